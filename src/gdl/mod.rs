@@ -1,0 +1,34 @@
+//! The Game Description Language: reading KIF ([`parse`]), the AST over interned
+//! symbols ([`ast`], [`symbol`]), printing back to KIF ([`print`]), validation
+//! ([`validate`]) and the normal form every engine starts from ([`Game`]).
+
+pub mod ast;
+pub mod error;
+pub mod normal;
+pub mod parser;
+pub mod print;
+pub mod symbol;
+pub mod validate;
+
+use std::path::Path;
+
+pub use ast::{Description, Literal, Pos, Relation, Rule, Term};
+pub use error::{Diagnostic, GdlError, Severity};
+pub use normal::{Game, Phase};
+pub use parser::{parse, parse_bytes};
+pub use symbol::{kw, Sym, Symbols};
+
+/// Reads, parses and validates a game file.
+pub fn load(path: &Path) -> Result<Game, GdlError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| GdlError::single(&name, Pos::default(), format!("cannot read the file: {e}")))?;
+    load_bytes(&bytes, &name)
+}
+
+/// Parses and validates a game from bytes.
+pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Game, GdlError> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(GdlError::single(name, Pos { line: 1, col: 1 }, "the file is empty: no rules"));
+    }
+    Game::new(parse_bytes(bytes, name)?)
+}

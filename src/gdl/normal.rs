@@ -1,0 +1,452 @@
+//! The normal form every engine starts from: a [`Game`].
+//!
+//! Building a `Game` removes `or` (each rule splits into one rule per choice),
+//! validates the rules (see [`super::validate`]), and analyses dependencies *per
+//! rule*, not per relation: rule `A` depends on rule `B` when a body literal of `A`
+//! unifies with the head of `B`. That finer graph is what lets real files such as
+//! `(<= (goal r 100) (not (goal r 0)))`, which are stratified only once ground, be
+//! evaluated correctly. From it come
+//! - an evaluation order: strongly connected components of rules, dependencies
+//!   first, never with `not` inside a component;
+//! - each rule's [`Phase`]: static (no `true`, no `does`), state (reads `true`) or
+//!   move (reads `does`); and each relation's phase, the latest of its rules'.
+
+use std::collections::HashMap;
+
+use super::ast::{Description, Literal, Pos, Relation, Rule, Term};
+use super::error::{Diagnostic, GdlError, Severity};
+use super::print::{rule_to_string, term_to_string};
+use super::symbol::{kw, Sym, Symbols};
+use super::validate;
+
+/// When a rule's truth can change: never, with the state, or with the moves.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Phase {
+    Static,
+    State,
+    Move,
+}
+
+/// One step of bottom-up evaluation: rules to run to a fixpoint together.
+#[derive(Clone, Debug)]
+pub struct Component {
+    /// Indices into [`Game::rules`].
+    pub rules: Vec<usize>,
+    /// True when a rule of the component depends on a rule of the component.
+    pub recursive: bool,
+    pub phase: Phase,
+}
+
+/// A validated game in normal form.
+#[derive(Clone, Debug)]
+pub struct Game {
+    pub symbols: Symbols,
+    /// The file the game came from, for diagnostics.
+    pub source: String,
+    /// The roles, in the order of their `role` facts.
+    pub roles: Vec<Term>,
+    /// The rules without `or`; positions point at the rule in the source.
+    pub rules: Vec<Rule>,
+    /// The phase of each rule (parallel to `rules`).
+    pub rule_phase: Vec<Phase>,
+    /// Components in evaluation order (dependencies first).
+    pub components: Vec<Component>,
+    /// The phase of every relation defined by a rule or fact.
+    pub relations: HashMap<Relation, Phase>,
+    /// Problems that do not make the rules meaningless.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// How many rules one rule with several `or`s may expand to.
+const MAX_OR_EXPANSION: usize = 4096;
+
+impl Game {
+    /// Normalises and validates a description. Errors make the game unusable;
+    /// warnings are kept in [`Game::warnings`].
+    pub fn new(desc: Description) -> Result<Game, GdlError> {
+        let Description {
+            symbols,
+            rules: raw,
+            source,
+        } = desc;
+        let mut diags = Vec::new();
+        let mut rules = Vec::with_capacity(raw.len());
+        for r in raw {
+            match expand_or(&r) {
+                Some(expanded) => rules.extend(expanded),
+                None => diags.push(diag(
+                    &source,
+                    Severity::Error,
+                    r.pos,
+                    format!("'or' expands to more than {MAX_OR_EXPANSION} rules"),
+                    Some(rule_to_string(&r, &symbols)),
+                )),
+            }
+        }
+        validate::check_rules(&rules, &symbols, &source, &mut diags);
+
+        let roles: Vec<Term> = rules
+            .iter()
+            .filter(|r| r.head.name() == Some(kw::ROLE) && r.head.args().len() == 1)
+            .map(|r| r.head.args()[0].clone())
+            .collect();
+        if roles.is_empty() {
+            diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, "the game has no roles: no '(role ...)' fact".into(), None));
+        }
+        for (i, r) in roles.iter().enumerate() {
+            if roles[..i].contains(r) {
+                diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, format!("role {} is declared twice", term_to_string(r, &symbols)), None));
+            }
+        }
+
+        let graph = DependencyGraph::build(&rules);
+        // Facts carry no edges (see `DependencyGraph::build`), so they must come
+        // before every rule; they depend on nothing, so that order is valid.
+        let (mut components, rest): (Vec<_>, Vec<_>) = graph
+            .components()
+            .into_iter()
+            .partition(|c| c.iter().all(|&r| rules[r].is_fact()));
+        components.extend(rest);
+        let mut rule_phase = vec![Phase::Static; rules.len()];
+        let mut comps = Vec::with_capacity(components.len());
+        for comp in components {
+            let mut phase = Phase::Static;
+            let mut recursive = false;
+            for &r in &comp {
+                phase = phase.max(direct_phase(&rules[r]));
+                for &(dep, negative) in &graph.edges[r] {
+                    if comp.contains(&dep) {
+                        recursive = true;
+                        if negative {
+                            diags.push(diag(
+                                &source,
+                                Severity::Error,
+                                rules[r].pos,
+                                "recursion through 'not': this rule depends negatively on itself (the rules are not stratified)".into(),
+                                Some(rule_to_string(&rules[r], &symbols)),
+                            ));
+                        }
+                    } else {
+                        phase = phase.max(rule_phase[dep]);
+                    }
+                }
+            }
+            for &r in &comp {
+                rule_phase[r] = phase;
+            }
+            comps.push(Component {
+                rules: comp,
+                recursive,
+                phase,
+            });
+        }
+
+        let mut relations: HashMap<Relation, Phase> = HashMap::new();
+        for (r, p) in rules.iter().zip(&rule_phase) {
+            if let Some(rel) = r.head.relation() {
+                let e = relations.entry(rel).or_insert(Phase::Static);
+                *e = (*e).max(*p);
+            }
+        }
+        validate::check_phases(&rules, &rule_phase, &symbols, &source, &mut diags);
+
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            diags.into_iter().partition(|d| d.severity == Severity::Error);
+        if !errors.is_empty() {
+            return Err(GdlError { diagnostics: errors });
+        }
+        Ok(Game {
+            symbols,
+            source,
+            roles,
+            rules,
+            rule_phase,
+            components: comps,
+            relations,
+            warnings,
+        })
+    }
+
+    /// The phase of a relation; relations without rules are static (always false).
+    pub fn phase(&self, rel: Relation) -> Phase {
+        if rel.name == kw::TRUE {
+            return Phase::State;
+        }
+        if rel.name == kw::DOES {
+            return Phase::Move;
+        }
+        self.relations.get(&rel).copied().unwrap_or(Phase::Static)
+    }
+
+    pub fn role_names(&self) -> Vec<String> {
+        self.roles.iter().map(|r| term_to_string(r, &self.symbols)).collect()
+    }
+}
+
+pub(crate) fn diag(file: &str, severity: Severity, pos: Pos, message: String, rule: Option<String>) -> Diagnostic {
+    Diagnostic {
+        severity,
+        file: file.to_string(),
+        pos,
+        message,
+        rule,
+    }
+}
+
+/// Splits a rule with `or` literals into one rule per combination of choices.
+/// `None` when that would exceed [`MAX_OR_EXPANSION`].
+pub fn expand_or(rule: &Rule) -> Option<Vec<Rule>> {
+    let mut bodies: Vec<Vec<Literal>> = vec![Vec::new()];
+    for lit in &rule.body {
+        match lit {
+            Literal::Or(alts) => {
+                let flat = flatten_or(alts);
+                if bodies.len() * flat.len() > MAX_OR_EXPANSION {
+                    return None;
+                }
+                bodies = bodies
+                    .iter()
+                    .flat_map(|b| {
+                        flat.iter().map(move |a| {
+                            let mut nb = b.clone();
+                            nb.push(a.clone());
+                            nb
+                        })
+                    })
+                    .collect();
+            }
+            other => bodies.iter_mut().for_each(|b| b.push(other.clone())),
+        }
+    }
+    Some(
+        bodies
+            .into_iter()
+            .map(|body| Rule {
+                head: rule.head.clone(),
+                body,
+                pos: rule.pos,
+            })
+            .collect(),
+    )
+}
+
+fn flatten_or(alts: &[Literal]) -> Vec<Literal> {
+    let mut out = Vec::new();
+    for a in alts {
+        match a {
+            Literal::Or(inner) => out.extend(flatten_or(inner)),
+            other => out.push(other.clone()),
+        }
+    }
+    out
+}
+
+/// The phase a rule has from its own body alone (`true` -> state, `does` -> move).
+fn direct_phase(rule: &Rule) -> Phase {
+    let mut p = Phase::Static;
+    for l in &rule.body {
+        if let Literal::Pos(t) | Literal::Not(t) = l {
+            match t.name() {
+                Some(n) if n == kw::DOES => p = p.max(Phase::Move),
+                Some(n) if n == kw::TRUE => p = p.max(Phase::State),
+                _ => {}
+            }
+        }
+    }
+    p
+}
+
+/// Rule-level dependencies: `edges[a]` lists `(b, negative)` when a body literal of
+/// rule `a` unifies with the head of rule `b`.
+pub struct DependencyGraph {
+    pub edges: Vec<Vec<(usize, bool)>>,
+}
+
+impl DependencyGraph {
+    pub fn build(rules: &[Rule]) -> Self {
+        let mut by_rel: HashMap<Relation, Vec<usize>> = HashMap::new();
+        for (i, r) in rules.iter().enumerate() {
+            // Facts have no body and so no outgoing edges; as targets they are
+            // always evaluated first, so they need no edges either.
+            if !r.is_fact() {
+                if let Some(rel) = r.head.relation() {
+                    by_rel.entry(rel).or_default().push(i);
+                }
+            }
+        }
+        let edges = rules
+            .iter()
+            .map(|r| {
+                let mut out: Vec<(usize, bool)> = Vec::new();
+                for l in &r.body {
+                    let (atom, neg) = match l {
+                        Literal::Pos(t) => (t, false),
+                        Literal::Not(t) => (t, true),
+                        _ => continue,
+                    };
+                    let Some(rel) = atom.relation() else { continue };
+                    for &j in by_rel.get(&rel).map(Vec::as_slice).unwrap_or(&[]) {
+                        if unifiable(atom, &rules[j].head) {
+                            match out.iter_mut().find(|(k, _)| *k == j) {
+                                Some(e) => e.1 |= neg,
+                                None => out.push((j, neg)),
+                            }
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+        DependencyGraph { edges }
+    }
+
+    /// Strongly connected components, dependencies before dependents (Tarjan,
+    /// iterative so that long rule chains cannot overflow the stack).
+    pub fn components(&self) -> Vec<Vec<usize>> {
+        let n = self.edges.len();
+        let mut index = vec![usize::MAX; n];
+        let mut low = vec![0; n];
+        let mut on_stack = vec![false; n];
+        let mut stack = Vec::new();
+        let mut out = Vec::new();
+        let mut next = 0;
+        for root in 0..n {
+            if index[root] != usize::MAX {
+                continue;
+            }
+            let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+            index[root] = next;
+            low[root] = next;
+            next += 1;
+            stack.push(root);
+            on_stack[root] = true;
+            while let Some(&mut (v, ref mut ei)) = call.last_mut() {
+                if *ei < self.edges[v].len() {
+                    let w = self.edges[v][*ei].0;
+                    *ei += 1;
+                    if index[w] == usize::MAX {
+                        index[w] = next;
+                        low[w] = next;
+                        next += 1;
+                        stack.push(w);
+                        on_stack[w] = true;
+                        call.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                } else {
+                    call.pop();
+                    if let Some(&(u, _)) = call.last() {
+                        low[u] = low[u].min(low[v]);
+                    }
+                    if low[v] == index[v] {
+                        let mut comp = Vec::new();
+                        loop {
+                            let w = stack.pop().expect("tarjan stack");
+                            on_stack[w] = false;
+                            comp.push(w);
+                            if w == v {
+                                break;
+                            }
+                        }
+                        comp.sort_unstable();
+                        out.push(comp);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether two atoms unify once their variables are renamed apart.
+pub fn unifiable(a: &Term, b: &Term) -> bool {
+    let mut subst: HashMap<(bool, Sym), Term2> = HashMap::new();
+    unify(&Term2::new(a, false), &Term2::new(b, true), &mut subst)
+}
+
+/// A term tagged with the side it came from, so variables of the two sides differ.
+#[derive(Clone, Debug)]
+enum Term2 {
+    Var(bool, Sym),
+    Const(Sym),
+    Func(Sym, Vec<Term2>),
+}
+
+impl Term2 {
+    fn new(t: &Term, side: bool) -> Term2 {
+        match t {
+            Term::Var(v) => Term2::Var(side, *v),
+            Term::Const(c) => Term2::Const(*c),
+            Term::Func(f, args) => Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect()),
+        }
+    }
+}
+
+fn walk(t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> Term2 {
+    let mut t = t.clone();
+    while let Term2::Var(side, v) = t {
+        match s.get(&(side, v)) {
+            Some(b) => t = b.clone(),
+            None => break,
+        }
+    }
+    t
+}
+
+fn occurs(side: bool, v: Sym, t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> bool {
+    match walk(t, s) {
+        Term2::Var(s2, v2) => s2 == side && v2 == v,
+        Term2::Const(_) => false,
+        Term2::Func(_, args) => args.iter().any(|a| occurs(side, v, a, s)),
+    }
+}
+
+fn unify(a: &Term2, b: &Term2, s: &mut HashMap<(bool, Sym), Term2>) -> bool {
+    let (a, b) = (walk(a, s), walk(b, s));
+    match (&a, &b) {
+        (Term2::Var(s1, v1), Term2::Var(s2, v2)) if s1 == s2 && v1 == v2 => true,
+        (Term2::Var(side, v), t) | (t, Term2::Var(side, v)) => {
+            if occurs(*side, *v, t, s) {
+                return false;
+            }
+            s.insert((*side, *v), t.clone());
+            true
+        }
+        (Term2::Const(x), Term2::Const(y)) => x == y,
+        (Term2::Func(f, xs), Term2::Func(g, ys)) => {
+            f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| unify(x, y, s))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gdl::parse;
+
+    #[test]
+    fn goal_negation_is_stratified_per_rule() {
+        let d = parse(
+            "(role r) (init (p)) (<= (goal r 0) (true (p))) (<= (goal r 100) (not (goal r 0))) (<= terminal (true (p)))",
+            "t",
+        )
+        .unwrap();
+        let g = Game::new(d).unwrap();
+        assert_eq!(g.roles.len(), 1);
+    }
+
+    #[test]
+    fn real_negative_cycle_is_an_error() {
+        let d = parse("(role r) (<= (p ?x) (q ?x) (not (p ?x))) (q a)", "t").unwrap();
+        let e = Game::new(d).unwrap_err().to_string();
+        assert!(e.contains("recursion through 'not'"), "{e}");
+    }
+
+    #[test]
+    fn or_expands() {
+        let d = parse("(role r) (<= (p ?x) (q ?x) (or (a ?x) (b ?x)) (or (c) (d)))", "t").unwrap();
+        assert_eq!(expand_or(&d.rules[1]).unwrap().len(), 4);
+    }
+}

@@ -1,0 +1,414 @@
+//! The KIF reader: text -> s-expressions (with positions) -> [`Description`].
+//!
+//! Tokens are recognised with `nom`; the nesting is built with an explicit stack so
+//! that a deeply nested or huge input cannot overflow the call stack. Accepts `;`
+//! line comments, `#| ... |#` block comments, CRLF, any keyword case, numbers as
+//! constants, bodiless rules `(<= head)` and an `(and ...)` inside a body.
+
+use nom::{
+    branch::alt,
+    bytes::complete::{tag, take_until, take_while, take_while1},
+    character::complete::{char, multispace1},
+    combinator::{map, recognize, value},
+    sequence::{pair, preceded, tuple},
+    IResult,
+};
+
+use super::ast::{Description, Literal, Pos, Rule, Term};
+use super::error::GdlError;
+use super::symbol::{kw, Symbols};
+
+/// An s-expression with the byte offset where it starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SExpr {
+    Atom(String, usize),
+    List(Vec<SExpr>, usize),
+}
+
+impl SExpr {
+    pub fn offset(&self) -> usize {
+        match self {
+            SExpr::Atom(_, o) | SExpr::List(_, o) => *o,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token<'a> {
+    Open,
+    Close,
+    Atom(&'a str),
+}
+
+fn is_atom_char(c: char) -> bool {
+    !c.is_whitespace() && c != '(' && c != ')' && c != ';'
+}
+
+/// Whitespace and comments.
+fn skip(input: &str) -> IResult<&str, ()> {
+    let mut rest = input;
+    loop {
+        let r: IResult<&str, ()> = alt((
+            value((), multispace1),
+            value((), pair(char(';'), take_while(|c| c != '\n'))),
+            value((), recognize(tuple((tag("#|"), take_until("|#"), tag("|#"))))),
+        ))(rest);
+        match r {
+            Ok((r2, _)) => rest = r2,
+            Err(_) => return Ok((rest, ())),
+        }
+    }
+}
+
+fn token(input: &str) -> IResult<&str, Token<'_>> {
+    preceded(
+        skip,
+        alt((
+            value(Token::Open, char('(')),
+            value(Token::Close, char(')')),
+            map(take_while1(is_atom_char), Token::Atom),
+        )),
+    )(input)
+}
+
+/// Converts byte offsets to 1-based line and column (columns count characters).
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    pub fn pos(&self, offset: usize) -> Pos {
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let end = offset.min(self.text.len());
+        let col = self.text.get(start..end).map_or(end - start, |s| s.chars().count());
+        Pos {
+            line: line as u32 + 1,
+            col: col as u32 + 1,
+        }
+    }
+}
+
+/// How deep lists may nest. Real games stay below 20; the limit keeps recursive
+/// passes over terms (and dropping them) far from the stack's end.
+pub const MAX_DEPTH: usize = 1000;
+
+/// Reads all top-level s-expressions of `text`.
+pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
+    let lines = LineIndex::new(text);
+    let err = |offset: usize, msg: String| GdlError::single(file, lines.pos(offset), msg);
+    let mut top = Vec::new();
+    // Open lists: their start offset and the items read so far.
+    let mut stack: Vec<(usize, Vec<SExpr>)> = Vec::new();
+    let mut rest = text;
+    loop {
+        let offset = text.len() - rest.len();
+        match token(rest) {
+            Ok((r, tok)) => {
+                let start = text.len() - r.len() - token_len(&tok);
+                rest = r;
+                match tok {
+                    Token::Open => {
+                        if stack.len() >= MAX_DEPTH {
+                            return Err(err(start, format!("lists nested deeper than {MAX_DEPTH} levels")));
+                        }
+                        stack.push((start, Vec::new()))
+                    }
+                    Token::Close => match stack.pop() {
+                        Some((open, items)) => {
+                            let e = SExpr::List(items, open);
+                            match stack.last_mut() {
+                                Some((_, parent)) => parent.push(e),
+                                None => top.push(e),
+                            }
+                        }
+                        None => return Err(err(start, "unbalanced ')': no '(' is open here".into())),
+                    },
+                    Token::Atom(a) => {
+                        let e = SExpr::Atom(a.to_string(), start);
+                        match stack.last_mut() {
+                            Some((_, parent)) => parent.push(e),
+                            None => top.push(e),
+                        }
+                    }
+                }
+            }
+            Err(_) => {
+                let (r, _) = skip(rest).unwrap_or((rest, ()));
+                if !r.is_empty() {
+                    let at = text.len() - r.len();
+                    if r.starts_with("#|") {
+                        return Err(err(at, "unterminated block comment: '#|' without '|#'".into()));
+                    }
+                    return Err(err(at.max(offset), format!("unexpected input {:?}", r.chars().next().unwrap())));
+                }
+                break;
+            }
+        }
+    }
+    if let Some((open, _)) = stack.last() {
+        return Err(err(
+            *open,
+            format!(
+                "unbalanced '(': {} list(s) still open at the end of the input; this one is never closed",
+                stack.len()
+            ),
+        ));
+    }
+    Ok(top)
+}
+
+fn token_len(t: &Token) -> usize {
+    match t {
+        Token::Open | Token::Close => 1,
+        Token::Atom(a) => a.len(),
+    }
+}
+
+/// Reads a game description from KIF text.
+pub fn parse(text: &str, file: &str) -> Result<Description, GdlError> {
+    let sexprs = parse_sexprs(text, file)?;
+    let lines = LineIndex::new(text);
+    let mut conv = Converter {
+        symbols: Symbols::with_keywords(),
+        lines: &lines,
+        file,
+    };
+    let mut rules = Vec::with_capacity(sexprs.len());
+    for e in &sexprs {
+        rules.push(conv.rule(e)?);
+    }
+    Ok(Description {
+        symbols: conv.symbols,
+        rules,
+        source: file.to_string(),
+    })
+}
+
+/// Reads a game description from bytes, reporting invalid UTF-8 with its position.
+pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<Description, GdlError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text, file),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let text = std::str::from_utf8(good).unwrap_or("");
+            let pos = LineIndex::new(text).pos(text.len());
+            Err(GdlError::single(
+                file,
+                pos,
+                format!("invalid UTF-8 (byte 0x{:02x}); GDL files must be text", bytes[e.valid_up_to()]),
+            ))
+        }
+    }
+}
+
+struct Converter<'a> {
+    symbols: Symbols,
+    lines: &'a LineIndex<'a>,
+    file: &'a str,
+}
+
+impl Converter<'_> {
+    fn err(&self, e: &SExpr, msg: impl Into<String>) -> GdlError {
+        GdlError::single(self.file, self.lines.pos(e.offset()), msg)
+    }
+
+    fn rule(&mut self, e: &SExpr) -> Result<Rule, GdlError> {
+        let pos = self.lines.pos(e.offset());
+        if let SExpr::List(items, _) = e {
+            if let Some(SExpr::Atom(a, _)) = items.first() {
+                if a == "<=" {
+                    let head = items
+                        .get(1)
+                        .ok_or_else(|| self.err(e, "rule '(<= ...)' without a head"))?;
+                    let head = self.atom(head)?;
+                    let mut body = Vec::new();
+                    for b in &items[2..] {
+                        self.literal(b, &mut body)?;
+                    }
+                    return Ok(Rule { head, body, pos });
+                }
+            }
+        }
+        Ok(Rule {
+            head: self.atom(e)?,
+            body: Vec::new(),
+            pos,
+        })
+    }
+
+    fn check_gdl2(&self, e: &SExpr, t: &Term) -> Result<(), GdlError> {
+        if let Some(n) = t.name() {
+            if n == kw::SEES || (n == kw::RANDOM && matches!(t, Term::Const(_))) {
+                return Err(self.err(
+                    e,
+                    format!(
+                        "GDL-II is not supported: this game uses '{}' (incomplete information or chance)",
+                        self.symbols.name(n)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An atom: a constant or a relation applied to terms.
+    fn atom(&mut self, e: &SExpr) -> Result<Term, GdlError> {
+        let t = self.term(e)?;
+        match &t {
+            Term::Var(_) => Err(self.err(e, "a variable cannot stand where an atom is expected")),
+            _ => {
+                self.check_gdl2(e, &t)?;
+                Ok(t)
+            }
+        }
+    }
+
+    fn term(&mut self, e: &SExpr) -> Result<Term, GdlError> {
+        match e {
+            SExpr::Atom(a, _) => {
+                if let Some(v) = a.strip_prefix('?') {
+                    if v.is_empty() {
+                        return Err(self.err(e, "a variable needs a name after '?'"));
+                    }
+                    Ok(Term::Var(self.symbols.intern(a)))
+                } else {
+                    Ok(Term::Const(self.symbols.intern(a)))
+                }
+            }
+            SExpr::List(items, _) => {
+                let (first, rest) = items
+                    .split_first()
+                    .ok_or_else(|| self.err(e, "empty list '()' where a term is expected"))?;
+                let name = match first {
+                    SExpr::Atom(a, _) if !a.starts_with('?') => self.symbols.intern(a),
+                    SExpr::Atom(..) => return Err(self.err(first, "a variable cannot be a function name")),
+                    SExpr::List(..) => {
+                        return Err(self.err(first, "a list cannot be a function name: expected a symbol after '('"))
+                    }
+                };
+                if name == kw::IMPLIES {
+                    return Err(self.err(e, "a rule '(<= ...)' can only stand at the top level"));
+                }
+                let args = rest.iter().map(|a| self.term(a)).collect::<Result<Vec<_>, _>>()?;
+                Ok(Term::Func(name, args))
+            }
+        }
+    }
+
+    fn literal(&mut self, e: &SExpr, out: &mut Vec<Literal>) -> Result<(), GdlError> {
+        let t = self.atom(e)?;
+        let lit = match &t {
+            Term::Func(n, args) if *n == kw::NOT => {
+                if args.len() != 1 {
+                    return Err(self.err(e, format!("'not' takes one literal, found {}", args.len())));
+                }
+                let SExpr::List(items, _) = e else { unreachable!() };
+                let mut inner = Vec::new();
+                self.literal(&items[1], &mut inner)?;
+                match inner.pop() {
+                    Some(Literal::Pos(a)) if inner.is_empty() => Literal::Not(a),
+                    _ => return Err(self.err(e, "'not' must be applied to an atom")),
+                }
+            }
+            Term::Func(n, args) if *n == kw::DISTINCT => {
+                if args.len() != 2 {
+                    return Err(self.err(e, format!("'distinct' takes two terms, found {}", args.len())));
+                }
+                Literal::Distinct(args[0].clone(), args[1].clone())
+            }
+            Term::Func(n, _) if *n == kw::OR => {
+                let SExpr::List(items, _) = e else { unreachable!() };
+                let mut alts = Vec::new();
+                for i in &items[1..] {
+                    let mut conj = Vec::new();
+                    self.literal(i, &mut conj)?;
+                    if conj.len() != 1 {
+                        return Err(self.err(i, "'and' inside 'or' is not supported"));
+                    }
+                    alts.push(conj.pop().unwrap());
+                }
+                if alts.is_empty() {
+                    return Err(self.err(e, "'or' needs at least one literal"));
+                }
+                Literal::Or(alts)
+            }
+            Term::Func(n, _) if *n == kw::AND => {
+                let SExpr::List(items, _) = e else { unreachable!() };
+                for i in &items[1..] {
+                    self.literal(i, out)?;
+                }
+                return Ok(());
+            }
+            Term::Const(n) if *n == kw::NOT || *n == kw::DISTINCT || *n == kw::OR => {
+                return Err(self.err(e, format!("'{}' needs arguments", self.symbols.name(*n))))
+            }
+            _ => Literal::Pos(t),
+        };
+        out.push(lit);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_comments_and_crlf() {
+        let d = parse("; c\r\n(role x) #| block\n |# (<= (p ?X) (q ?x))\r\n(<= terminal)", "t").unwrap();
+        assert_eq!(d.rules.len(), 3);
+        assert_eq!(d.rules[1].pos, Pos { line: 2, col: 5 });
+        assert!(matches!(&d.rules[1].head, Term::Func(_, a) if a[0] == Term::Var(d.symbols.get("?x").unwrap())));
+    }
+
+    #[test]
+    fn unbalanced() {
+        let e = parse("(role x)\n(init (a)", "f.kif").unwrap_err();
+        assert!(e.to_string().starts_with("f.kif:2:1: error: unbalanced '('"), "{e}");
+        let e = parse("(role x))", "f.kif").unwrap_err();
+        assert!(e.to_string().contains("1:9"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow_the_parser() {
+        let text = format!("(init {}a{})", "(f ".repeat(900), ")".repeat(900));
+        assert!(parse(&text, "t").is_ok());
+        let text = format!("(init {}a{})", "(f ".repeat(5000), ")".repeat(5000));
+        assert!(parse(&text, "t").unwrap_err().to_string().contains("nested deeper"));
+    }
+}
+
+/// Reads a list of ground terms such as `((mark 1 1) noop)` against a game's symbols,
+/// without adding symbols: a term with an unknown symbol cannot be a move of the game.
+pub fn parse_ground_terms(text: &str, symbols: &Symbols) -> Result<Vec<Term>, String> {
+    let sexprs = parse_sexprs(text, "<moves>").map_err(|e| e.to_string())?;
+    let list = match sexprs.as_slice() {
+        [SExpr::List(items, _)] => items.clone(),
+        _ => return Err(format!("expected one list of moves, found {text:?}")),
+    };
+    list.iter().map(|e| sexpr_to_ground(e, symbols)).collect()
+}
+
+/// A ground term from an s-expression, using only symbols the game knows.
+pub fn sexpr_to_ground(e: &SExpr, symbols: &Symbols) -> Result<Term, String> {
+    let sym = |a: &str| symbols.get(a).ok_or_else(|| format!("unknown symbol '{a}'"));
+    match e {
+        SExpr::Atom(a, _) if a.starts_with('?') => Err(format!("a move cannot contain the variable {a}")),
+        SExpr::Atom(a, _) => Ok(Term::Const(sym(a)?)),
+        SExpr::List(items, _) => match items.split_first() {
+            Some((SExpr::Atom(f, _), rest)) if !f.starts_with('?') => Ok(Term::Func(
+                sym(f)?,
+                rest.iter().map(|x| sexpr_to_ground(x, symbols)).collect::<Result<_, _>>()?,
+            )),
+            _ => Err("a compound term must start with a symbol".into()),
+        },
+    }
+}

@@ -1,0 +1,62 @@
+//! Game engines behind one trait, [`StateMachine`]: initial state, legal moves,
+//! next state, terminal test and goals. Search and the player only ever talk to a
+//! `StateMachine`, so they never know which engine runs the rules.
+//!
+//! - [`Prover`]: the reference engine, stratified bottom-up evaluation of the
+//!   non-ground rules. Simple enough to trust; the oracle in tests.
+
+pub mod prover;
+pub mod terms;
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use crate::gdl::{Game, Term};
+
+pub use prover::Prover;
+
+/// A role, by its index in the game's `role` facts.
+pub type RoleIdx = usize;
+
+/// The rules of a game, run by some engine. States and moves are the engine's
+/// own compact values; [`StateMachine::fluents`], [`StateMachine::move_term`] and
+/// [`StateMachine::parse_move`] translate them to and from the game's terms.
+pub trait StateMachine: Send + Sync {
+    type State: Clone + Eq + Hash + Debug + Send + Sync;
+    type Move: Clone + Eq + Hash + Debug + Send + Sync;
+
+    /// The game these rules come from (roles, symbols).
+    fn game(&self) -> &Game;
+    fn num_roles(&self) -> usize {
+        self.game().roles.len()
+    }
+    fn initial_state(&self) -> Self::State;
+    /// Appends the legal moves of `role` in `state` to `out` (cleared first).
+    fn legal_moves(&self, state: &Self::State, role: RoleIdx, out: &mut Vec<Self::Move>);
+    /// The state after `joint` (one move per role, in role order).
+    fn next_state(&self, state: &Self::State, joint: &[Self::Move]) -> Self::State;
+    fn is_terminal(&self, state: &Self::State) -> bool;
+    /// Every goal value `role` has in `state`, ascending.
+    fn goal_values(&self, state: &Self::State, role: RoleIdx) -> Vec<u8>;
+    /// The goal of `role`: `None` when the game gives it no value or several.
+    fn goal(&self, state: &Self::State, role: RoleIdx) -> Option<u8> {
+        match self.goal_values(state, role).as_slice() {
+            [v] => Some(*v),
+            _ => None,
+        }
+    }
+    /// The fluents that hold in `state`, as ground terms (without `true`).
+    fn fluents(&self, state: &Self::State) -> Vec<Term>;
+    /// A move as the game's ground term.
+    fn move_term(&self, m: &Self::Move) -> Term;
+    /// The engine's move for a ground term, if the engine knows it (it need not be
+    /// legal; check with [`StateMachine::legal_moves`]).
+    fn parse_move(&self, term: &Term) -> Option<Self::Move>;
+
+    /// Convenience: the legal moves as a new vector.
+    fn legal(&self, state: &Self::State, role: RoleIdx) -> Vec<Self::Move> {
+        let mut out = Vec::new();
+        self.legal_moves(state, role, &mut out);
+        out
+    }
+}
