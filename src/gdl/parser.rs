@@ -365,7 +365,7 @@ mod tests {
     fn parses_comments_and_crlf() {
         let d = parse("; c\r\n(role x) #| block\n |# (<= (p ?X) (q ?x))\r\n(<= terminal)", "t").unwrap();
         assert_eq!(d.rules.len(), 3);
-        assert_eq!(d.rules[1].pos, Pos { line: 2, col: 5 });
+        assert_eq!(d.rules[1].pos, Pos { line: 3, col: 5 });
         assert!(matches!(&d.rules[1].head, Term::Func(_, a) if a[0] == Term::Var(d.symbols.get("?x").unwrap())));
     }
 
