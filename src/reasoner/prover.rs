@@ -791,6 +791,8 @@ impl StateMachine for Prover {
     }
 
     fn parse_move(&self, term: &Term) -> Option<TermId> {
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.find_term(term)
+        // Interned, not only looked up: a move the rules derive only in states not
+        // yet visited (a replay's later moves, an opponent's move) has no id yet.
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.from_term(term)
     }
 }
