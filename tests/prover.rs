@@ -1,0 +1,305 @@
+//! Facts about our own puzzles (`puzzles/`), checked with the reference prover:
+//! legal moves, terminal states and goals after given move sequences, game values
+//! by minimax, exhaustive checks that the small games are valid GDL, and replays
+//! of the optimal solutions in `tests/data/` (computed independently by
+//! `puzzles/optimum.py`).
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{explore, joint, joint_moves, legal_text, minimax, play, prover, solution};
+use ggp_asp::reasoner::StateMachine;
+
+fn goals(m: &ggp_asp::reasoner::Prover, s: &common::State) -> Vec<Option<u8>> {
+    (0..m.num_roles()).map(|r| m.goal(s, r)).collect()
+}
+
+#[test]
+fn tictactoe_start() {
+    let m = prover("tictactoe");
+    let s = m.initial_state();
+    assert!(!m.is_terminal(&s));
+    assert_eq!(m.legal(&s, 0).len(), 9);
+    assert_eq!(legal_text(&m, &s, 1), ["noop"]);
+    assert_eq!(joint_moves(&m, &s).len(), 9);
+}
+
+#[test]
+fn tictactoe_win_for_x() {
+    let m = prover("tictactoe");
+    let moves = ["((mark 1 1) noop)", "(noop (mark 2 1))", "((mark 1 2) noop)", "(noop (mark 2 2))", "((mark 1 3) noop)"];
+    let before = play(&m, &moves[..4]);
+    assert!(!m.is_terminal(&before));
+    assert_eq!(legal_text(&m, &before, 1), ["noop"]);
+    assert_eq!(m.legal(&before, 0).len(), 5);
+    let s = play(&m, &moves);
+    assert!(m.is_terminal(&s));
+    assert_eq!(goals(&m, &s), [Some(100), Some(0)]);
+}
+
+#[test]
+fn tictactoe_diagonal_win_for_o() {
+    let m = prover("tictactoe");
+    let s = play(
+        &m,
+        &["((mark 1 2) noop)", "(noop (mark 1 3))", "((mark 2 1) noop)", "(noop (mark 2 2))", "((mark 3 3) noop)", "(noop (mark 3 1))"],
+    );
+    assert!(m.is_terminal(&s));
+    assert_eq!(goals(&m, &s), [Some(0), Some(100)]);
+}
+
+#[test]
+fn tictactoe_draw() {
+    let m = prover("tictactoe");
+    // x o x is avoided throughout: the board fills without a line.
+    //   x x o
+    //   o o x
+    //   x o x
+    let moves = [
+        "((mark 1 1) noop)",
+        "(noop (mark 2 2))",
+        "((mark 3 3) noop)",
+        "(noop (mark 1 3))",
+        "((mark 3 1) noop)",
+        "(noop (mark 2 1))",
+        "((mark 2 3) noop)",
+        "(noop (mark 3 2))",
+        "((mark 1 2) noop)",
+    ];
+    let before = play(&m, &moves[..8]);
+    assert!(!m.is_terminal(&before));
+    assert_eq!(legal_text(&m, &before, 0), ["(mark 1 2)"]);
+    let s = play(&m, &moves);
+    assert!(m.is_terminal(&s));
+    assert_eq!(goals(&m, &s), [Some(50), Some(50)]);
+}
+
+#[test]
+fn tictactoe_is_valid_and_a_draw() {
+    let m = prover("tictactoe");
+    let ex = explore(&m, 10_000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    // 5478 legal positions, counted with whose turn it is implied by the marks.
+    assert_eq!(ex.states, 5478);
+    assert_eq!(ex.terminals, 958);
+    assert_eq!(ex.depth, 9);
+    let mut memo = HashMap::new();
+    assert_eq!(minimax(&m, &m.initial_state(), 0, &mut memo), 50);
+}
+
+#[test]
+fn connect4_start_and_full_column() {
+    let m = prover("connect4");
+    let s = m.initial_state();
+    assert_eq!(legal_text(&m, &s, 0), ["(drop 1)", "(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]);
+    assert_eq!(legal_text(&m, &s, 1), ["noop"]);
+    // Six discs fill column 1, alternating colours so that nobody wins.
+    let s = play(
+        &m,
+        &["((drop 1) noop)", "(noop (drop 1))", "((drop 1) noop)", "(noop (drop 1))", "((drop 1) noop)", "(noop (drop 1))"],
+    );
+    assert!(!m.is_terminal(&s));
+    assert_eq!(legal_text(&m, &s, 0), ["(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]);
+}
+
+#[test]
+fn connect4_vertical_and_diagonal_wins() {
+    let m = prover("connect4");
+    let vertical = ["((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)"];
+    let s = play(&m, &vertical[..6]);
+    assert!(!m.is_terminal(&s));
+    let s = play(&m, &vertical);
+    assert!(m.is_terminal(&s));
+    assert_eq!(goals(&m, &s), [Some(100), Some(0)]);
+
+    // Red builds (1,1) (2,2) (3,3) (4,4) (column, row); yellow's row 1 stays broken.
+    let red = |c: u8| format!("((drop {c}) noop)");
+    let yellow = |c: u8| format!("(noop (drop {c}))");
+    let seq = [red(1), yellow(2), red(2), yellow(3), red(3), yellow(7), red(3), yellow(4), red(4), yellow(4), red(4)];
+    let seq: Vec<&str> = seq.iter().map(String::as_str).collect();
+    let s = play(&m, &seq[..10]);
+    assert!(!m.is_terminal(&s));
+    let s = play(&m, &seq);
+    assert!(m.is_terminal(&s));
+    assert_eq!(goals(&m, &s), [Some(100), Some(0)]);
+}
+
+#[test]
+fn nim_moves_and_value() {
+    let m = prover("nim");
+    let s = m.initial_state();
+    // Heaps of 3, 4 and 5: 12 ways to take.
+    assert_eq!(m.legal(&s, 0).len(), 12);
+    assert_eq!(legal_text(&m, &s, 1), ["noop"]);
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    // Heap sizes 4 x 5 x 6, times whose turn it is, minus the unreachable ones.
+    assert!(ex.states <= 240 && ex.terminals == 2, "{} states, {} terminal", ex.states, ex.terminals);
+    let mut memo = HashMap::new();
+    assert_eq!(minimax(&m, &s, 0, &mut memo), 100, "3 xor 4 xor 5 != 0: the first player wins");
+    // (take a 2) leaves 1 4 5, xor 0: every reply loses for the second player.
+    let after = m.next_state(&s, &joint(&m, "((take a 2) noop)"));
+    assert_eq!(minimax(&m, &after, 0, &mut memo), 100);
+    let after = m.next_state(&s, &joint(&m, "((take a 1) noop)"));
+    assert_eq!(minimax(&m, &after, 0, &mut memo), 0);
+    // Taking everything in turn: first empties a, second b, first c; first took last.
+    let end = play(&m, &["((take a 3) noop)", "(noop (take b 4))", "((take c 5) noop)"]);
+    assert!(m.is_terminal(&end));
+    assert_eq!(goals(&m, &end), [Some(100), Some(0)]);
+}
+
+#[test]
+fn nim3_three_players() {
+    let m = prover("nim3");
+    let s = m.initial_state();
+    assert_eq!(m.num_roles(), 3);
+    assert_eq!(legal_text(&m, &s, 0), ["(take 1)", "(take 2)", "(take 3)"]);
+    assert_eq!(legal_text(&m, &s, 1), ["noop"]);
+    assert_eq!(legal_text(&m, &s, 2), ["noop"]);
+    assert_eq!(joint_moves(&m, &s).len(), 3);
+    let s2 = play(&m, &["((take 3) noop noop)"]);
+    assert_eq!(legal_text(&m, &s2, 0), ["noop"]);
+    assert_eq!(legal_text(&m, &s2, 1), ["(take 1)", "(take 2)", "(take 3)"]);
+    // 10 - 3 - 3 - 3 = 1: red takes the last token.
+    let end = play(&m, &["((take 3) noop noop)", "(noop (take 3) noop)", "(noop noop (take 3))", "((take 1) noop noop)"]);
+    assert!(m.is_terminal(&end));
+    assert_eq!(goals(&m, &end), [Some(100), Some(0), Some(0)]);
+    // With one token left, only (take 1) is legal.
+    let one = play(&m, &["((take 3) noop noop)", "(noop (take 3) noop)", "(noop noop (take 3))"]);
+    assert_eq!(legal_text(&m, &one, 0), ["(take 1)"]);
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+}
+
+#[test]
+fn rps3_simultaneous_moves() {
+    let m = prover("rps3");
+    let s = m.initial_state();
+    assert_eq!(legal_text(&m, &s, 0), ["paper", "rock", "scissors"]);
+    assert_eq!(legal_text(&m, &s, 1), ["paper", "rock", "scissors"]);
+    assert_eq!(joint_moves(&m, &s).len(), 9);
+    // One round each and a tie: 50 each.
+    let tie = play(&m, &["(rock scissors)", "(paper paper)", "(scissors rock)"]);
+    assert!(m.is_terminal(&tie));
+    assert_eq!(goals(&m, &tie), [Some(50), Some(50)]);
+    // Bob wins two rounds.
+    let bob = play(&m, &["(rock paper)", "(rock rock)", "(paper scissors)"]);
+    assert!(m.is_terminal(&bob));
+    assert_eq!(goals(&m, &bob), [Some(0), Some(100)]);
+    let two = play(&m, &["(rock paper)", "(rock rock)"]);
+    assert!(!m.is_terminal(&two));
+    assert_eq!(joint_moves(&m, &two).len(), 9);
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.depth, 3);
+}
+
+/// Replays `tests/data/NAME.solution` and checks that it ends, and only ends, at a
+/// terminal state with goal `goal` after `len` moves.
+fn replay(name: &str, len: usize, goal: u8) {
+    let m = prover(name);
+    let plan = solution(name);
+    assert_eq!(plan.len(), len, "{name}: plan length");
+    let moves: Vec<&str> = plan.iter().map(String::as_str).collect();
+    let s = play(&m, &moves);
+    assert!(m.is_terminal(&s), "{name}: the plan ends in a non-terminal state");
+    assert_eq!(m.goal(&s, 0), Some(goal), "{name}: goal at the end of the plan");
+}
+
+#[test]
+fn eight_puzzle_solution() {
+    replay("8puzzle", 30, 100);
+    let m = prover("8puzzle");
+    let s = m.initial_state();
+    // The blank starts in the bottom-left corner: it can go up or right.
+    assert_eq!(legal_text(&m, &s, 0), ["(move right)", "(move up)"]);
+    assert_eq!(m.goal(&s, 0), Some(0));
+}
+
+#[test]
+fn lights_out_solution() {
+    replay("lightsout", 6, 100);
+    let m = prover("lightsout");
+    assert_eq!(m.legal(&m.initial_state(), 0).len(), 25);
+    // The presses commute: the reverse order solves the board too.
+    let mut plan = solution("lightsout");
+    plan.reverse();
+    let moves: Vec<&str> = plan.iter().map(String::as_str).collect();
+    let s = play(&m, &moves);
+    assert!(m.is_terminal(&s) && m.goal(&s, 0) == Some(100));
+}
+
+#[test]
+fn hanoi_solution_and_optimum() {
+    replay("hanoi", 31, 100);
+    let m = prover("hanoi");
+    assert_eq!(legal_text(&m, &m.initial_state(), 0), ["(move a b)", "(move a c)"]);
+    let ex = explore(&m, 20_000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(31));
+    assert_eq!(ex.depth, 34, "the step limit ends every playout");
+}
+
+#[test]
+fn buttons_solution_and_optimum() {
+    replay("buttons", 10, 100);
+    let m = prover("buttons");
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(10));
+    // Partial credit when the step limit ends the game: one light on is worth 20.
+    let s = play(&m, &["(a)"; 12].to_vec());
+    assert!(m.is_terminal(&s));
+    assert_eq!(m.goal(&s, 0), Some(0), "a pressed 12 times leaves p off");
+    let s = play(&m, &[&["(a)"][..], &["(b)"; 11][..]].concat());
+    assert_eq!(m.goal(&s, 0), Some(20));
+}
+
+#[test]
+fn maze_solution_and_optimum() {
+    replay("maze", 18, 100);
+    let m = prover("maze");
+    assert_eq!(legal_text(&m, &m.initial_state(), 0), ["(move east)"]);
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(18));
+}
+
+#[test]
+fn queens_solution_and_dead_ends() {
+    replay("queens", 6, 100);
+    let m = prover("queens");
+    let ex = explore(&m, 10_000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(6));
+    // Rows 1 to 3 at columns 1, 3, 6 leave row 4 one safe square, column 2;
+    // after it every square of row 5 is attacked: stuck with four queens.
+    let s = play(&m, &["((place 1))", "((place 3))"]);
+    assert_eq!(legal_text(&m, &s, 0), ["(place 5)", "(place 6)"]);
+    let s = play(&m, &["((place 1))", "((place 3))", "((place 6))"]);
+    assert_eq!(legal_text(&m, &s, 0), ["(place 2)"]);
+    let stuck = play(&m, &["((place 1))", "((place 3))", "((place 6))", "((place 2))"]);
+    assert!(m.is_terminal(&stuck));
+    assert_eq!(m.goal(&stuck, 0), Some(40));
+}
+
+#[test]
+fn best_goal_is_80() {
+    replay("best-goal", 3, 80);
+    let m = prover("best-goal");
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, None, "100 is unreachable");
+    assert_eq!(ex.best_goal, Some(80));
+}
+
+#[test]
+fn no_plan_reaches_100() {
+    let m = prover("no-plan");
+    let ex = explore(&m, 1000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, None);
+    assert_eq!(ex.best_goal, Some(0));
+    assert_eq!(ex.depth, 5);
+}
