@@ -85,17 +85,17 @@ impl Game {
         }
         validate::check_rules(&rules, &symbols, &source, &mut diags);
 
-        let roles: Vec<Term> = rules
+        let role_facts: Vec<&Rule> = rules
             .iter()
             .filter(|r| r.head.name() == Some(kw::ROLE) && r.head.args().len() == 1)
-            .map(|r| r.head.args()[0].clone())
             .collect();
+        let roles: Vec<Term> = role_facts.iter().map(|r| r.head.args()[0].clone()).collect();
         if roles.is_empty() {
             diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, "the game has no roles: no '(role ...)' fact".into(), None));
         }
         for (i, r) in roles.iter().enumerate() {
             if roles[..i].contains(r) {
-                diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, format!("role {} is declared twice", term_to_string(r, &symbols)), None));
+                diags.push(diag(&source, Severity::Error, role_facts[i].pos, format!("role {} is declared twice", term_to_string(r, &symbols)), None));
             }
         }
 

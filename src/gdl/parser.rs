@@ -132,6 +132,11 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                         None => return Err(err(start, "unbalanced ')': no '(' is open here".into())),
                     },
                     Token::Atom(a) => {
+                        // `skip` consumes every closed comment, so a token that
+                        // starts with `#|` opens a comment that never ends.
+                        if a.starts_with("#|") {
+                            return Err(err(start, "unterminated block comment: '#|' without '|#'".into()));
+                        }
                         let e = SExpr::Atom(a.to_string(), start);
                         match stack.last_mut() {
                             Some((_, parent)) => parent.push(e),
