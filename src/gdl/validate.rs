@@ -4,8 +4,8 @@
 //! built ([`super::normal`]).
 //!
 //! Hard errors only where the rules lose their meaning (an unbound variable in a
-//! head or in `distinct`, `does` inside `legal`, a wrong keyword arity); the rest are
-//! warnings. A variable that occurs only inside `(not ...)` is read as "there is no
+//! head or in `distinct`, `does` inside `legal`, a wrong keyword arity other than
+//! `base`'s or `input`'s); the rest are warnings. A variable that occurs only inside `(not ...)` is read as "there is no
 //! such value" (negation of an existential), which is what Prolog-based players do.
 
 use std::collections::{HashMap, HashSet};
@@ -47,7 +47,15 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             let Some(rel) = a.relation() else { continue };
             arities.entry(rel.name).or_default().insert(rel.arity);
             if let Some(k) = keyword_arity(rel.name) {
-                if k != rel.arity {
+                if k != rel.arity && (rel.name == kw::BASE || rel.name == kw::INPUT) {
+                    // Early ggp-base games declare `(base cell (x 1 2) (val b))`. The
+                    // declarations are optional hints, so the game keeps its meaning.
+                    err(
+                        r,
+                        Severity::Warning,
+                        format!("'{}' takes {} argument(s), found {}; not read as a declaration", syms.name(rel.name), k, rel.arity),
+                    );
+                } else if k != rel.arity {
                     err(r, Severity::Error, format!("'{}' takes {} argument(s), found {}", syms.name(rel.name), k, rel.arity));
                 }
             }
