@@ -207,6 +207,9 @@ pub fn trace<M: StateMachine>(
                 legal_json.join(","),
                 goals_json.join(",")
             )?;
+            // One line at a time: when a step of some engine hangs or crashes, the
+            // trace so far is already out.
+            out.flush()?;
             match (end, joint) {
                 (Some(e), _) => {
                     writeln!(out, "{{\"playout\":{p},\"end\":{},\"steps\":{step}}}", json_str(e))?;
