@@ -144,9 +144,27 @@ def maze():
     return bfs((0, 0), moves, lambda s: rows[s[0]][s[1]] == "G")
 
 
+def blocks():
+    # A state maps each block to what it stands on ("table" or a block).
+    start = (("a", "table"), ("b", "table"), ("c", "a"), ("d", "b"))
+    goal = (("a", "b"), ("b", "c"), ("c", "d"), ("d", "table"))
+
+    def moves(s):
+        under = dict(s)
+        clear = [x for x in under if x not in under.values()]
+        for x in clear:
+            for y in clear:
+                if x != y:
+                    yield f"stack {x} {y}", tuple(sorted({**under, x: y}.items()))
+            if under[x] != "table":
+                yield f"unstack {x}", tuple(sorted({**under, x: "table"}.items()))
+
+    return bfs(start, moves, lambda s: s == goal)
+
+
 def main():
     for name, solve in [("8puzzle", eight_puzzle), ("lightsout", lights_out), ("hanoi", hanoi),
-                        ("buttons", buttons), ("maze", maze)]:
+                        ("buttons", buttons), ("maze", maze), ("blocks", blocks)]:
         plan, size = solve()
         write(name, plan)
         print(f"{name}: optimum {len(plan)} ({size} states or solutions examined)")

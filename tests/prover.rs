@@ -267,6 +267,19 @@ fn maze_solution_and_optimum() {
 }
 
 #[test]
+fn blocks_solution_and_optimum() {
+    replay("blocks", 4, 100);
+    let m = prover("blocks");
+    let s = m.initial_state();
+    // c and d are clear: stack either on the other, or put either on the table.
+    assert_eq!(legal_text(&m, &s, 0), ["(stack c d)", "(stack d c)", "(unstack c)", "(unstack d)"]);
+    let ex = explore(&m, 10_000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(4));
+    assert_eq!(ex.depth, 6);
+}
+
+#[test]
 fn queens_solution_and_dead_ends() {
     replay("queens", 6, 100);
     let m = prover("queens");
@@ -302,4 +315,30 @@ fn no_plan_reaches_100() {
     assert_eq!(ex.shortest_win, None);
     assert_eq!(ex.best_goal, Some(0));
     assert_eq!(ex.depth, 5);
+}
+
+#[test]
+fn every_puzzle_loads_cleanly_and_plays() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("puzzles");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("puzzles/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 13, "{names:?}");
+    for name in &names {
+        let path = common::puzzle_path(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(&format!("; {name}.kif -- ")), "{name}: header comment");
+        let game = ggp_asp::gdl::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(game.warnings.is_empty(), "{name}: {:?}", game.warnings);
+        let m = ggp_asp::reasoner::Prover::new(game);
+        let stats = ggp_asp::simulate::random_playouts(&m, 50, 1, 100).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(stats.terminal, 50, "{name}: every playout ends within 100 steps");
+        for (r, dist) in stats.goals.iter().enumerate() {
+            assert!(!dist.contains_key(&None), "{name}: role {r} without a single goal value at a terminal state");
+        }
+    }
 }
