@@ -50,7 +50,11 @@ fn run_for(args: &[&str], limit: Duration) -> Output {
     };
     let stdout = String::from_utf8_lossy(&out.join().unwrap().expect("read stdout")).into_owned();
     let stderr = String::from_utf8_lossy(&err.join().unwrap().expect("read stderr")).into_owned();
-    Output { code: status.code(), stdout, stderr }
+    Output {
+        code: status.code(),
+        stdout,
+        stderr,
+    }
 }
 
 fn run(args: &[&str]) -> Output {
@@ -60,7 +64,12 @@ fn run(args: &[&str]) -> Output {
 /// A bad input: non-zero exit, no panic, and stderr says each of `expect`.
 fn assert_fails(o: &Output, expect: &[&str]) {
     assert!(!o.stderr.contains("panicked"), "panic:\n{}", o.stderr);
-    assert!(o.code.is_some_and(|c| c != 0), "exit {:?}; stderr:\n{}", o.code, o.stderr);
+    assert!(
+        o.code.is_some_and(|c| c != 0),
+        "exit {:?}; stderr:\n{}",
+        o.code,
+        o.stderr
+    );
     for e in expect {
         assert!(o.stderr.contains(e), "stderr lacks {e:?}:\n{}", o.stderr);
     }
@@ -102,21 +111,48 @@ fn bad_files_get_a_message_with_position() {
     let dir = temp_dir("bad");
     let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
         ("empty.kif", Vec::new(), vec!["empty.kif:1:1", "empty"]),
-        ("open.kif", VALID.replace("(succ 1 2)", "(succ 1 2").into_bytes(), vec!["open.kif:8:12", "unbalanced '('"]),
-        ("close.kif", VALID.replace("(succ 1 2)", "(succ 1 2))").into_bytes(), vec!["close.kif:8:22", "unbalanced ')'"]),
-        ("utf8.kif", [VALID.as_bytes(), b"(f \xc3\x28)\n"].concat(), vec!["utf8.kif:9:4", "invalid UTF-8"]),
+        (
+            "open.kif",
+            VALID.replace("(succ 1 2)", "(succ 1 2").into_bytes(),
+            vec!["open.kif:8:12", "unbalanced '('"],
+        ),
+        (
+            "close.kif",
+            VALID.replace("(succ 1 2)", "(succ 1 2))").into_bytes(),
+            vec!["close.kif:8:22", "unbalanced ')'"],
+        ),
+        (
+            "utf8.kif",
+            [VALID.as_bytes(), b"(f \xc3\x28)\n"].concat(),
+            vec!["utf8.kif:9:4", "invalid UTF-8"],
+        ),
         (
             "unbound.kif",
-            VALID.replace("(legal player inc)", "(legal ?who inc)").into_bytes(),
-            vec!["unbound.kif:3:1", "unsafe rule", "?who", "in rule: (<= (legal ?who inc)"],
+            VALID
+                .replace("(legal player inc)", "(legal ?who inc)")
+                .into_bytes(),
+            vec![
+                "unbound.kif:3:1",
+                "unsafe rule",
+                "?who",
+                "in rule: (<= (legal ?who inc)",
+            ],
         ),
         (
             "notrec.kif",
             format!("{VALID}(<= (odd ?m) (succ ?n ?m) (not (odd ?n)))\n").into_bytes(),
             vec!["notrec.kif:9:1", "recursion through 'not'"],
         ),
-        ("noroles.kif", VALID.replace("(role player)", "").into_bytes(), vec!["noroles.kif:1:1", "no roles"]),
-        ("comment.kif", format!("{VALID}#| unterminated").into_bytes(), vec!["comment.kif:9:1", "unterminated block comment"]),
+        (
+            "noroles.kif",
+            VALID.replace("(role player)", "").into_bytes(),
+            vec!["noroles.kif:1:1", "no roles"],
+        ),
+        (
+            "comment.kif",
+            format!("{VALID}#| unterminated").into_bytes(),
+            vec!["comment.kif:9:1", "unterminated block comment"],
+        ),
     ];
     for (name, bytes, expect) in cases {
         let path = write(&dir, name, &bytes);
@@ -157,7 +193,11 @@ fn fifty_megabytes_of_facts() {
     let o = run_for(&["check", &path], Duration::from_secs(300));
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
     match o.code {
-        Some(0) => assert!(o.stdout.contains(&format!("({} facts)", n + 4)), "{}", o.stdout),
+        Some(0) => assert!(
+            o.stdout.contains(&format!("({} facts)", n + 4)),
+            "{}",
+            o.stdout
+        ),
         Some(_) => assert!(o.stderr.contains("big.kif"), "{}", o.stderr),
         None => panic!("killed by a signal: {}", o.stderr),
     }
@@ -167,7 +207,11 @@ fn fifty_megabytes_of_facts() {
 #[test]
 fn deep_nesting_is_refused_cleanly() {
     let dir = temp_dir("deep");
-    let text = format!("(role p)\n(init {}x{})\n", "(f ".repeat(100_000), ")".repeat(100_000));
+    let text = format!(
+        "(role p)\n(init {}x{})\n",
+        "(f ".repeat(100_000),
+        ")".repeat(100_000)
+    );
     let path = write(&dir, "deep.kif", text.as_bytes());
     let o = run(&["check", &path]);
     assert_fails(&o, &["deep.kif:2:", "nested deeper"]);
@@ -189,7 +233,11 @@ fn simulate_names_the_step_and_role_without_a_legal_move() {
 (succ 0 1) (succ 1 2) (succ 2 3)
 ";
     let path = write(&dir, "stuck.kif", text.as_bytes());
-    assert_eq!(run(&["check", &path]).code, Some(0), "the rules themselves are valid");
+    assert_eq!(
+        run(&["check", &path]).code,
+        Some(0),
+        "the rules themselves are valid"
+    );
     let o = run(&["simulate", &path, "--playouts", "5"]);
     assert_fails(&o, &["step 2", "role player has no legal move"]);
     let o = run(&["simulate", &path, "--trace"]);
@@ -198,13 +246,24 @@ fn simulate_names_the_step_and_role_without_a_legal_move() {
 }
 
 fn trace_lines(stdout: &str) -> Vec<Value> {
-    stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
 }
 
 #[test]
 fn trace_format() {
     let path = common::puzzle_path("tictactoe");
-    let o = run(&["simulate", path.to_str().unwrap(), "--trace", "--playouts", "3", "--seed", "7"]);
+    let o = run(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--trace",
+        "--playouts",
+        "3",
+        "--seed",
+        "7",
+    ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let lines = trace_lines(&o.stdout);
     assert_eq!(lines[0], serde_json::json!({"roles": ["x", "o"]}));
@@ -221,7 +280,12 @@ fn trace_format() {
         }
         assert_eq!(l["step"].as_u64(), Some(expected_step), "{l}");
         expected_step += 1;
-        let state: Vec<&str> = l["state"].as_array().expect("state").iter().map(|f| f.as_str().unwrap()).collect();
+        let state: Vec<&str> = l["state"]
+            .as_array()
+            .expect("state")
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
         let mut sorted = state.clone();
         sorted.sort();
         assert_eq!(state, sorted, "fluents sorted");
@@ -230,48 +294,84 @@ fn trace_format() {
         let legal = l["legal"].as_object().expect("legal per role");
         assert_eq!(legal.keys().collect::<Vec<_>>(), ["o", "x"]);
         let goals = l["goals"].as_object().expect("goals per role");
-        assert!(goals.values().all(|g| g.is_null() || g.as_u64().is_some_and(|v| v <= 100)));
+        assert!(goals
+            .values()
+            .all(|g| g.is_null() || g.as_u64().is_some_and(|v| v <= 100)));
         if terminal {
             assert!(l["joint"].is_null());
-            assert!(goals.values().all(|g| g.is_u64()), "one goal each at the end: {l}");
+            assert!(
+                goals.values().all(|g| g.is_u64()),
+                "one goal each at the end: {l}"
+            );
         } else {
             let joint = l["joint"].as_array().expect("joint move");
             assert_eq!(joint.len(), 2);
             for (role, mv) in ["x", "o"].iter().zip(joint) {
-                assert!(legal[*role].as_array().unwrap().contains(mv), "{mv} legal for {role}");
+                assert!(
+                    legal[*role].as_array().unwrap().contains(mv),
+                    "{mv} legal for {role}"
+                );
             }
         }
     }
     assert_eq!(ends, 3);
     // Same seed, same trace.
-    let again = run(&["simulate", path.to_str().unwrap(), "--trace", "--playouts", "3", "--seed", "7"]);
+    let again = run(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--trace",
+        "--playouts",
+        "3",
+        "--seed",
+        "7",
+    ]);
     assert_eq!(again.stdout, o.stdout);
 }
 
 #[test]
 fn trace_stops_at_max_steps() {
     let path = common::puzzle_path("8puzzle");
-    let o = run(&["simulate", path.to_str().unwrap(), "--trace", "--playouts", "1", "--max-steps", "3"]);
+    let o = run(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--trace",
+        "--playouts",
+        "1",
+        "--max-steps",
+        "3",
+    ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let lines = trace_lines(&o.stdout);
     assert_eq!(lines.len(), 1 + 4 + 1);
     assert_eq!(lines[4]["step"], 3);
     assert!(lines[4]["joint"].is_null());
-    assert_eq!(lines[5], serde_json::json!({"playout": 0, "end": "max-steps", "steps": 3}));
+    assert_eq!(
+        lines[5],
+        serde_json::json!({"playout": 0, "end": "max-steps", "steps": 3})
+    );
 }
 
 #[test]
 fn replay_of_a_solution() {
     let game = common::puzzle_path("hanoi");
     let plan = common::data_path("hanoi.solution");
-    let o = run(&["simulate", game.to_str().unwrap(), "--trace", "--replay", plan.to_str().unwrap()]);
+    let o = run(&[
+        "simulate",
+        game.to_str().unwrap(),
+        "--trace",
+        "--replay",
+        plan.to_str().unwrap(),
+    ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let lines = trace_lines(&o.stdout);
     let last = &lines[lines.len() - 2];
     assert_eq!(last["step"], 31);
     assert_eq!(last["terminal"], true);
     assert_eq!(last["goals"]["player"], 100);
-    assert_eq!(lines[lines.len() - 1], serde_json::json!({"playout": 0, "end": "terminal", "steps": 31}));
+    assert_eq!(
+        lines[lines.len() - 1],
+        serde_json::json!({"playout": 0, "end": "terminal", "steps": 31})
+    );
 }
 
 #[test]
@@ -280,19 +380,33 @@ fn replay_errors_name_the_step_or_line() {
     let game = common::puzzle_path("tictactoe");
     let game = game.to_str().unwrap();
     // The third joint move marks a square that is already taken.
-    let illegal = write(&dir, "illegal.txt", b"((mark 1 1) noop)\n(noop (mark 2 2))\n((mark 1 1) noop)\n");
+    let illegal = write(
+        &dir,
+        "illegal.txt",
+        b"((mark 1 1) noop)\n(noop (mark 2 2))\n((mark 1 1) noop)\n",
+    );
     let o = run(&["simulate", game, "--trace", "--replay", &illegal]);
     assert_fails(&o, &["step 2", "(mark 1 1)", "role x", "not legal"]);
     let wrong_count = write(&dir, "count.txt", b"; comment line\n((mark 1 1))\n");
     let o = run(&["simulate", game, "--trace", "--replay", &wrong_count]);
     assert_fails(&o, &["line 2", "1 move(s) for 2 role(s)"]);
-    let unknown = write(&dir, "unknown.txt", b"((mark 1 1) noop)\n(noop (paint 2 2))\n");
+    let unknown = write(
+        &dir,
+        "unknown.txt",
+        b"((mark 1 1) noop)\n(noop (paint 2 2))\n",
+    );
     let o = run(&["simulate", game, "--trace", "--replay", &unknown]);
     assert_fails(&o, &["line 2", "paint"]);
     let garbage = write(&dir, "garbage.txt", b"((mark 1 1) noop\n");
     let o = run(&["simulate", game, "--trace", "--replay", &garbage]);
     assert_fails(&o, &["line 1"]);
-    let o = run(&["simulate", game, "--trace", "--replay", "/nonexistent/plan.txt"]);
+    let o = run(&[
+        "simulate",
+        game,
+        "--trace",
+        "--replay",
+        "/nonexistent/plan.txt",
+    ]);
     assert_fails(&o, &["/nonexistent/plan.txt"]);
     std::fs::remove_dir_all(dir).ok();
 }

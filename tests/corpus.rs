@@ -38,7 +38,8 @@ const BUDGET: Duration = Duration::from_millis(1000);
 fn corpus_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     for dir in [PathBuf::from(CORPUS), Path::new(CORPUS).join("tests")] {
-        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
         for e in entries {
             let p = e.expect("directory entry").path();
             if p.extension().is_some_and(|x| x == "kif") {
@@ -47,16 +48,26 @@ fn corpus_files() -> Vec<PathBuf> {
         }
     }
     files.sort();
-    assert!(files.len() > 400, "the corpus should hold over 400 games, found {}", files.len());
+    assert!(
+        files.len() > 400,
+        "the corpus should hold over 400 games, found {}",
+        files.len()
+    );
     files
 }
 
 /// The manifest's `problems` column, by file path relative to the corpus folder.
 fn manifest_problems() -> HashMap<String, String> {
-    let text = std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
+    let text =
+        std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("manifest column {name}"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("manifest column {name}"))
+    };
     let (file, problems) = (col("file"), col("problems"));
     lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
@@ -66,7 +77,10 @@ fn manifest_problems() -> HashMap<String, String> {
 }
 
 fn relative(p: &Path) -> String {
-    p.strip_prefix(CORPUS).expect("inside the corpus").to_string_lossy().into_owned()
+    p.strip_prefix(CORPUS)
+        .expect("inside the corpus")
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Rules without their positions: printing moves rules to other lines.
@@ -84,7 +98,8 @@ fn check_parse(path: &Path) -> Result<(), String> {
         Err(e) => return Err(format!("does not parse: {e}")),
     };
     let text = description_to_string(&desc);
-    let again = gdl::parse(&text, "printed").map_err(|e| format!("printed text does not parse: {e}"))?;
+    let again =
+        gdl::parse(&text, "printed").map_err(|e| format!("printed text does not parse: {e}"))?;
     if shape(&again.rules) != shape(&desc.rules) {
         let first = desc
             .rules
@@ -111,7 +126,12 @@ fn every_file_parses_and_prints_back() {
             Err(_) => failures.push(format!("{}: the parser panicked", relative(&path))),
         }
     }
-    assert!(failures.is_empty(), "{} file(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} file(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -139,26 +159,40 @@ fn every_file_validates_or_says_where_it_fails() {
                 }
                 for d in &e.diagnostics {
                     if d.file.is_empty() || d.pos.line == 0 || d.message.trim().is_empty() {
-                        failures.push(format!("{rel}: a diagnostic without file, line or message: {d}"));
+                        failures.push(format!(
+                            "{rel}: a diagnostic without file, line or message: {d}"
+                        ));
                     }
                 }
                 e.diagnostics.iter().map(|d| d.message.clone()).collect()
             }
         };
         let problem = problems.get(&rel).map(String::as_str).unwrap_or("");
-        if problem.starts_with("eval_error:unsafe") && !messages.iter().any(|m| m.contains("unsafe")) {
-            failures.push(format!("{rel}: the manifest marks it {problem:?}, but no diagnostic names 'unsafe'"));
+        if problem.starts_with("eval_error:unsafe")
+            && !messages.iter().any(|m| m.contains("unsafe"))
+        {
+            failures.push(format!(
+                "{rel}: the manifest marks it {problem:?}, but no diagnostic names 'unsafe'"
+            ));
         }
         // A game that other GDL tools ran without any problem must load here too.
         if problem.is_empty() {
             if let Err(e) = &result {
-                failures.push(format!("{rel}: the manifest lists no problem, but it fails: {}", e.diagnostics[0]));
+                failures.push(format!(
+                    "{rel}: the manifest lists no problem, but it fails: {}",
+                    e.diagnostics[0]
+                ));
             }
         }
     }
     eprintln!("{valid} valid games");
     assert!(valid > 380, "only {valid} corpus games are valid");
-    assert!(failures.is_empty(), "{} file(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} file(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// What random play on one game showed.
@@ -184,25 +218,32 @@ fn check_trace(stdout: &str, problem: &str, report: &mut PlayReport) -> Result<(
         .map(|r| r.as_str().unwrap_or_default().to_string())
         .collect();
     for line in lines {
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bad trace line ({e}): {line}"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("bad trace line ({e}): {line}"))?;
         if v.get("end").is_some() {
             continue;
         }
         report.states += 1;
         let at = format!("playout {}, step {}", v["playout"], v["step"]);
-        let terminal = v["terminal"].as_bool().ok_or_else(|| format!("{at}: no terminal flag"))?;
+        let terminal = v["terminal"]
+            .as_bool()
+            .ok_or_else(|| format!("{at}: no terminal flag"))?;
         if terminal {
             report.terminals += 1;
             for r in &roles {
                 if !v["goals"][r].is_u64() && !problem.contains("goal_") {
-                    return Err(format!("{at}: terminal state where role {r} has no single goal value"));
+                    return Err(format!(
+                        "{at}: terminal state where role {r} has no single goal value"
+                    ));
                 }
             }
         } else {
             for r in &roles {
                 let empty = v["legal"][r].as_array().is_none_or(|l| l.is_empty());
                 if empty && !problem.contains("no_legal_move") {
-                    return Err(format!("{at}: role {r} has no legal move in a non-terminal state"));
+                    return Err(format!(
+                        "{at}: role {r} has no legal move in a non-terminal state"
+                    ));
                 }
             }
         }
@@ -218,9 +259,22 @@ fn play(path: &Path, problem: &str, seed: u64, scratch: &Path) -> Result<PlayRep
     let err_path = scratch.join(format!("{seed}.err"));
     let out_file = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let err_file = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
-    let (playouts, max_steps, seed_arg) = (PLAYOUTS.to_string(), MAX_STEPS.to_string(), seed.to_string());
+    let (playouts, max_steps, seed_arg) = (
+        PLAYOUTS.to_string(),
+        MAX_STEPS.to_string(),
+        seed.to_string(),
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .args(["simulate", "--trace", "--playouts", &playouts, "--max-steps", &max_steps, "--seed", &seed_arg])
+        .args([
+            "simulate",
+            "--trace",
+            "--playouts",
+            &playouts,
+            "--max-steps",
+            &max_steps,
+            "--seed",
+            &seed_arg,
+        ])
         .arg(path)
         .stdout(out_file)
         .stderr(err_file)
@@ -277,7 +331,9 @@ fn random_playouts_on_every_valid_game() {
         for _ in 0..2 {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((seed, path)) = games.get(i) else { break };
+                let Some((seed, path)) = games.get(i) else {
+                    break;
+                };
                 let rel = relative(path);
                 let problem = problems.get(&rel).cloned().unwrap_or_default();
                 let r = play(path, &problem, *seed as u64, &scratch);
@@ -308,7 +364,12 @@ fn random_playouts_on_every_valid_game() {
         all.elapsed().as_secs_f64()
     );
     eprintln!("stopped by the time budget: {}", out_of_time.join(", "));
-    assert!(failures.is_empty(), "{} game(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} game(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(results.len() > 400, "only {} valid games", results.len());
     // Most games end well within two playouts of 200 steps; a loaded machine plays fewer.
     assert!(terminals > 300, "only {terminals} terminal states reached");

@@ -42,7 +42,10 @@ fn unclosed_parenthesis() {
 
 #[test]
 fn extra_closing_parenthesis() {
-    let text = BASE.replace("(<= terminal (true (count 2)))", "(<= terminal (true (count 2))))");
+    let text = BASE.replace(
+        "(<= terminal (true (count 2)))",
+        "(<= terminal (true (count 2))))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
@@ -72,19 +75,28 @@ fn unterminated_block_comment() {
 
 #[test]
 fn unbound_head_variable() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal ?who inc) (true (count ?n)))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal ?who inc) (true (count ?n)))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
 #[test]
 fn unbound_variable_in_distinct() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player inc) (true (count ?n)) (distinct ?n ?limit))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n)) (distinct ?n ?limit))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
 #[test]
 fn variable_only_inside_not_is_a_warning() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player inc) (true (count ?n)) (not (succ ?n ?m)))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n)) (not (succ ?n ?m)))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
@@ -108,13 +120,19 @@ fn duplicate_role() {
 
 #[test]
 fn wrong_keyword_arity() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player) (true (count ?n)))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player) (true (count ?n)))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
 #[test]
 fn does_in_a_legal_rule() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player inc) (true (count ?n)) (does player inc))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n)) (does player inc))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
@@ -162,20 +180,32 @@ fn nested_rule() {
 
 #[test]
 fn goal_value_out_of_range_is_a_warning() {
-    let text = BASE.replace("(<= (goal player 100) (true (count 2)))", "(<= (goal player 150) (true (count 2)))");
+    let text = BASE.replace(
+        "(<= (goal player 100) (true (count 2)))",
+        "(<= (goal player 150) (true (count 2)))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
 #[test]
 fn undefined_relation_is_a_warning() {
-    let text = BASE.replace("(<= terminal (true (count 2)))", "(<= terminal (true (count 2)) (finished))");
+    let text = BASE.replace(
+        "(<= terminal (true (count 2)))",
+        "(<= terminal (true (count 2)) (finished))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
 #[test]
 fn several_errors_are_all_reported() {
     let text = BASE
-        .replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal ?who inc) (true (count ?n)))")
-        .replace("(<= terminal (true (count 2)))", "(<= terminal (true (count 2)) (does player inc))");
+        .replace(
+            "(<= (legal player inc) (true (count ?n)))",
+            "(<= (legal ?who inc) (true (count ?n)))",
+        )
+        .replace(
+            "(<= terminal (true (count 2)))",
+            "(<= terminal (true (count 2)) (does player inc))",
+        );
     insta::assert_snapshot!(report(text.as_bytes()));
 }

@@ -28,7 +28,13 @@ fn tictactoe_start() {
 #[test]
 fn tictactoe_win_for_x() {
     let m = prover("tictactoe");
-    let moves = ["((mark 1 1) noop)", "(noop (mark 2 1))", "((mark 1 2) noop)", "(noop (mark 2 2))", "((mark 1 3) noop)"];
+    let moves = [
+        "((mark 1 1) noop)",
+        "(noop (mark 2 1))",
+        "((mark 1 2) noop)",
+        "(noop (mark 2 2))",
+        "((mark 1 3) noop)",
+    ];
     let before = play(&m, &moves[..4]);
     assert!(!m.is_terminal(&before));
     assert_eq!(legal_text(&m, &before, 1), ["noop"]);
@@ -43,7 +49,14 @@ fn tictactoe_diagonal_win_for_o() {
     let m = prover("tictactoe");
     let s = play(
         &m,
-        &["((mark 1 2) noop)", "(noop (mark 1 3))", "((mark 2 1) noop)", "(noop (mark 2 2))", "((mark 3 3) noop)", "(noop (mark 3 1))"],
+        &[
+            "((mark 1 2) noop)",
+            "(noop (mark 1 3))",
+            "((mark 2 1) noop)",
+            "(noop (mark 2 2))",
+            "((mark 3 3) noop)",
+            "(noop (mark 3 1))",
+        ],
     );
     assert!(m.is_terminal(&s));
     assert_eq!(goals(&m, &s), [Some(0), Some(100)]);
@@ -92,21 +105,42 @@ fn tictactoe_is_valid_and_a_draw() {
 fn connect4_start_and_full_column() {
     let m = prover("connect4");
     let s = m.initial_state();
-    assert_eq!(legal_text(&m, &s, 0), ["(drop 1)", "(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]);
+    assert_eq!(
+        legal_text(&m, &s, 0),
+        ["(drop 1)", "(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]
+    );
     assert_eq!(legal_text(&m, &s, 1), ["noop"]);
     // Six discs fill column 1, alternating colours so that nobody wins.
     let s = play(
         &m,
-        &["((drop 1) noop)", "(noop (drop 1))", "((drop 1) noop)", "(noop (drop 1))", "((drop 1) noop)", "(noop (drop 1))"],
+        &[
+            "((drop 1) noop)",
+            "(noop (drop 1))",
+            "((drop 1) noop)",
+            "(noop (drop 1))",
+            "((drop 1) noop)",
+            "(noop (drop 1))",
+        ],
     );
     assert!(!m.is_terminal(&s));
-    assert_eq!(legal_text(&m, &s, 0), ["(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]);
+    assert_eq!(
+        legal_text(&m, &s, 0),
+        ["(drop 2)", "(drop 3)", "(drop 4)", "(drop 5)", "(drop 6)", "(drop 7)"]
+    );
 }
 
 #[test]
 fn connect4_vertical_and_diagonal_wins() {
     let m = prover("connect4");
-    let vertical = ["((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)", "(noop (drop 2))", "((drop 1) noop)"];
+    let vertical = [
+        "((drop 1) noop)",
+        "(noop (drop 2))",
+        "((drop 1) noop)",
+        "(noop (drop 2))",
+        "((drop 1) noop)",
+        "(noop (drop 2))",
+        "((drop 1) noop)",
+    ];
     let s = play(&m, &vertical[..6]);
     assert!(!m.is_terminal(&s));
     let s = play(&m, &vertical);
@@ -116,7 +150,19 @@ fn connect4_vertical_and_diagonal_wins() {
     // Red builds (1,1) (2,2) (3,3) (4,4) (column, row); yellow's row 1 stays broken.
     let red = |c: u8| format!("((drop {c}) noop)");
     let yellow = |c: u8| format!("(noop (drop {c}))");
-    let seq = [red(1), yellow(2), red(2), yellow(3), red(3), yellow(7), red(3), yellow(4), red(4), yellow(4), red(4)];
+    let seq = [
+        red(1),
+        yellow(2),
+        red(2),
+        yellow(3),
+        red(3),
+        yellow(7),
+        red(3),
+        yellow(4),
+        red(4),
+        yellow(4),
+        red(4),
+    ];
     let seq: Vec<&str> = seq.iter().map(String::as_str).collect();
     let s = play(&m, &seq[..10]);
     assert!(!m.is_terminal(&s));
@@ -135,16 +181,32 @@ fn nim_moves_and_value() {
     let ex = explore(&m, 1000);
     assert!(ex.problems.is_empty(), "{:?}", ex.problems);
     // Heap sizes 4 x 5 x 6, times whose turn it is, minus the unreachable ones.
-    assert!(ex.states <= 240 && ex.terminals == 2, "{} states, {} terminal", ex.states, ex.terminals);
+    assert!(
+        ex.states <= 240 && ex.terminals == 2,
+        "{} states, {} terminal",
+        ex.states,
+        ex.terminals
+    );
     let mut memo = HashMap::new();
-    assert_eq!(minimax(&m, &s, 0, &mut memo), 100, "3 xor 4 xor 5 != 0: the first player wins");
+    assert_eq!(
+        minimax(&m, &s, 0, &mut memo),
+        100,
+        "3 xor 4 xor 5 != 0: the first player wins"
+    );
     // (take a 2) leaves 1 4 5, xor 0: every reply loses for the second player.
     let after = m.next_state(&s, &joint(&m, "((take a 2) noop)"));
     assert_eq!(minimax(&m, &after, 0, &mut memo), 100);
     let after = m.next_state(&s, &joint(&m, "((take a 1) noop)"));
     assert_eq!(minimax(&m, &after, 0, &mut memo), 0);
     // Taking everything in turn: first empties a, second b, first c; first took last.
-    let end = play(&m, &["((take a 3) noop)", "(noop (take b 4))", "((take c 5) noop)"]);
+    let end = play(
+        &m,
+        &[
+            "((take a 3) noop)",
+            "(noop (take b 4))",
+            "((take c 5) noop)",
+        ],
+    );
     assert!(m.is_terminal(&end));
     assert_eq!(goals(&m, &end), [Some(100), Some(0)]);
 }
@@ -162,11 +224,26 @@ fn nim3_three_players() {
     assert_eq!(legal_text(&m, &s2, 0), ["noop"]);
     assert_eq!(legal_text(&m, &s2, 1), ["(take 1)", "(take 2)", "(take 3)"]);
     // 10 - 3 - 3 - 3 = 1: red takes the last token.
-    let end = play(&m, &["((take 3) noop noop)", "(noop (take 3) noop)", "(noop noop (take 3))", "((take 1) noop noop)"]);
+    let end = play(
+        &m,
+        &[
+            "((take 3) noop noop)",
+            "(noop (take 3) noop)",
+            "(noop noop (take 3))",
+            "((take 1) noop noop)",
+        ],
+    );
     assert!(m.is_terminal(&end));
     assert_eq!(goals(&m, &end), [Some(100), Some(0), Some(0)]);
     // With one token left, only (take 1) is legal.
-    let one = play(&m, &["((take 3) noop noop)", "(noop (take 3) noop)", "(noop noop (take 3))"]);
+    let one = play(
+        &m,
+        &[
+            "((take 3) noop noop)",
+            "(noop (take 3) noop)",
+            "(noop noop (take 3))",
+        ],
+    );
     assert_eq!(legal_text(&m, &one, 0), ["(take 1)"]);
     let ex = explore(&m, 1000);
     assert!(ex.problems.is_empty(), "{:?}", ex.problems);
@@ -203,8 +280,15 @@ fn replay(name: &str, len: usize, goal: u8) {
     assert_eq!(plan.len(), len, "{name}: plan length");
     let moves: Vec<&str> = plan.iter().map(String::as_str).collect();
     let s = play(&m, &moves);
-    assert!(m.is_terminal(&s), "{name}: the plan ends in a non-terminal state");
-    assert_eq!(m.goal(&s, 0), Some(goal), "{name}: goal at the end of the plan");
+    assert!(
+        m.is_terminal(&s),
+        "{name}: the plan ends in a non-terminal state"
+    );
+    assert_eq!(
+        m.goal(&s, 0),
+        Some(goal),
+        "{name}: goal at the end of the plan"
+    );
 }
 
 #[test]
@@ -234,7 +318,10 @@ fn lights_out_solution() {
 fn hanoi_solution_and_optimum() {
     replay("hanoi", 31, 100);
     let m = prover("hanoi");
-    assert_eq!(legal_text(&m, &m.initial_state(), 0), ["(move a b)", "(move a c)"]);
+    assert_eq!(
+        legal_text(&m, &m.initial_state(), 0),
+        ["(move a b)", "(move a c)"]
+    );
     let ex = explore(&m, 20_000);
     assert!(ex.problems.is_empty(), "{:?}", ex.problems);
     assert_eq!(ex.shortest_win, Some(31));
@@ -272,7 +359,10 @@ fn blocks_solution_and_optimum() {
     let m = prover("blocks");
     let s = m.initial_state();
     // c and d are clear: stack either on the other, or put either on the table.
-    assert_eq!(legal_text(&m, &s, 0), ["(stack c d)", "(stack d c)", "(unstack c)", "(unstack d)"]);
+    assert_eq!(
+        legal_text(&m, &s, 0),
+        ["(stack c d)", "(stack d c)", "(unstack c)", "(unstack d)"]
+    );
     let ex = explore(&m, 10_000);
     assert!(ex.problems.is_empty(), "{:?}", ex.problems);
     assert_eq!(ex.shortest_win, Some(4));
@@ -292,7 +382,10 @@ fn queens_solution_and_dead_ends() {
     assert_eq!(legal_text(&m, &s, 0), ["(place 5)", "(place 6)"]);
     let s = play(&m, &["((place 1))", "((place 3))", "((place 6))"]);
     assert_eq!(legal_text(&m, &s, 0), ["(place 2)"]);
-    let stuck = play(&m, &["((place 1))", "((place 3))", "((place 6))", "((place 2))"]);
+    let stuck = play(
+        &m,
+        &["((place 1))", "((place 3))", "((place 6))", "((place 2))"],
+    );
     assert!(m.is_terminal(&stuck));
     assert_eq!(m.goal(&stuck, 0), Some(40));
 }
@@ -331,14 +424,24 @@ fn every_puzzle_loads_cleanly_and_plays() {
     for name in &names {
         let path = common::puzzle_path(name);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with(&format!("; {name}.kif -- ")), "{name}: header comment");
+        assert!(
+            text.starts_with(&format!("; {name}.kif -- ")),
+            "{name}: header comment"
+        );
         let game = ggp_asp::gdl::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(game.warnings.is_empty(), "{name}: {:?}", game.warnings);
         let m = ggp_asp::reasoner::Prover::new(game);
-        let stats = ggp_asp::simulate::random_playouts(&m, 50, 1, 100).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(stats.terminal, 50, "{name}: every playout ends within 100 steps");
+        let stats = ggp_asp::simulate::random_playouts(&m, 50, 1, 100)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            stats.terminal, 50,
+            "{name}: every playout ends within 100 steps"
+        );
         for (r, dist) in stats.goals.iter().enumerate() {
-            assert!(!dist.contains_key(&None), "{name}: role {r} without a single goal value at a terminal state");
+            assert!(
+                !dist.contains_key(&None),
+                "{name}: role {r} without a single goal value at a terminal state"
+            );
         }
     }
 }

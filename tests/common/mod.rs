@@ -13,25 +13,38 @@ pub type State = <Prover as StateMachine>::State;
 pub type Move = <Prover as StateMachine>::Move;
 
 pub fn puzzle_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("puzzles").join(format!("{name}.kif"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("puzzles")
+        .join(format!("{name}.kif"))
 }
 
 pub fn data_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("data").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(name)
 }
 
 /// The reference prover for one of our puzzles.
 pub fn prover(name: &str) -> Prover {
     let path = puzzle_path(name);
-    let game = gdl::load(&path).unwrap_or_else(|e| panic!("{} does not load:\n{e}", path.display()));
+    let game =
+        gdl::load(&path).unwrap_or_else(|e| panic!("{} does not load:\n{e}", path.display()));
     Prover::new(game)
 }
 
 /// A joint move from KIF text such as `((mark 1 1) noop)`.
 pub fn joint(m: &Prover, text: &str) -> Vec<Move> {
-    let terms = parse_ground_terms(text, &m.game().symbols).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let terms =
+        parse_ground_terms(text, &m.game().symbols).unwrap_or_else(|e| panic!("{text}: {e}"));
     assert_eq!(terms.len(), m.num_roles(), "{text}: one move per role");
-    terms.iter().map(|t| m.parse_move(t).unwrap_or_else(|| panic!("{text}: not a move"))).collect()
+    terms
+        .iter()
+        .map(|t| {
+            m.parse_move(t)
+                .unwrap_or_else(|| panic!("{text}: not a move"))
+        })
+        .collect()
 }
 
 /// The legal moves of `role` as sorted KIF text.
@@ -50,10 +63,16 @@ pub fn legal_text(m: &Prover, state: &State, role: usize) -> Vec<String> {
 pub fn play(m: &Prover, moves: &[&str]) -> State {
     let mut state = m.initial_state();
     for (step, text) in moves.iter().enumerate() {
-        assert!(!m.is_terminal(&state), "step {step}: terminal before {text}");
+        assert!(
+            !m.is_terminal(&state),
+            "step {step}: terminal before {text}"
+        );
         let j = joint(m, text);
         for (r, mv) in j.iter().enumerate() {
-            assert!(m.legal(&state, r).contains(mv), "step {step}: {text} is not legal for role {r}");
+            assert!(
+                m.legal(&state, r).contains(mv),
+                "step {step}: {text} is not legal for role {r}"
+            );
         }
         state = m.next_state(&state, &j);
     }
@@ -111,7 +130,14 @@ pub fn explore(m: &Prover, limit: usize) -> Exploration {
     let init = m.initial_state();
     let mut depth: HashMap<State, usize> = HashMap::from([(init.clone(), 0)]);
     let mut queue = VecDeque::from([init]);
-    let mut ex = Exploration { states: 0, terminals: 0, depth: 0, problems: Vec::new(), shortest_win: None, best_goal: None };
+    let mut ex = Exploration {
+        states: 0,
+        terminals: 0,
+        depth: 0,
+        problems: Vec::new(),
+        shortest_win: None,
+        best_goal: None,
+    };
     while let Some(s) = queue.pop_front() {
         ex.states += 1;
         assert!(ex.states <= limit, "more than {limit} reachable states");
@@ -122,7 +148,9 @@ pub fn explore(m: &Prover, limit: usize) -> Exploration {
             for r in 0..m.num_roles() {
                 let v = m.goal_values(&s, r);
                 if v.len() != 1 {
-                    ex.problems.push(format!("terminal state at depth {d}, role {r}: goal values {v:?}"));
+                    ex.problems.push(format!(
+                        "terminal state at depth {d}, role {r}: goal values {v:?}"
+                    ));
                 }
             }
             if m.num_roles() == 1 {
@@ -136,7 +164,9 @@ pub fn explore(m: &Prover, limit: usize) -> Exploration {
         }
         for r in 0..m.num_roles() {
             if m.legal(&s, r).is_empty() {
-                ex.problems.push(format!("non-terminal state at depth {d}: role {r} has no legal move"));
+                ex.problems.push(format!(
+                    "non-terminal state at depth {d}: role {r} has no legal move"
+                ));
             }
         }
         for j in joint_moves(m, &s) {
@@ -158,12 +188,17 @@ pub fn minimax(m: &Prover, state: &State, role: usize, memo: &mut HashMap<State,
         return v;
     }
     let v = if m.is_terminal(state) {
-        m.goal(state, role).expect("one goal value at a terminal state")
+        m.goal(state, role)
+            .expect("one goal value at a terminal state")
     } else {
-        let choosers = (0..m.num_roles()).filter(|&r| m.legal(state, r).len() > 1).count();
+        let choosers = (0..m.num_roles())
+            .filter(|&r| m.legal(state, r).len() > 1)
+            .count();
         assert!(choosers <= 1, "minimax needs a turn-taking game");
         let maximise = m.legal(state, role).len() > 1;
-        let values = joint_moves(m, state).into_iter().map(|j| minimax(m, &m.next_state(state, &j), role, memo));
+        let values = joint_moves(m, state)
+            .into_iter()
+            .map(|j| minimax(m, &m.next_state(state, &j), role, memo));
         if maximise {
             values.max().expect("a legal move")
         } else {
