@@ -263,12 +263,26 @@ fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
     (!acc.spec.is_empty()).then_some(acc)
 }
 
+/// Rules evaluated together. A recursive component runs semi-naively: after a
+/// first full round, each round joins at least one recursive literal against only
+/// the rows the previous round added, so long chains (counters, paths) cost
+/// linear rather than quadratic work.
+struct Comp {
+    rules: Vec<usize>,
+    recursive: bool,
+    /// The relations the component defines.
+    heads: Vec<RelId>,
+    /// Per rule: for each positive body literal over `heads`, its relation and
+    /// the rule's plan with that literal joined first.
+    delta_plans: Vec<Vec<(RelId, CRule)>>,
+}
+
 /// What the prover evaluates, built once from a game.
 struct Program {
     rules: Vec<CRule>,
-    /// Components by phase: (rule indices, recursive).
-    state_comps: Vec<(Vec<usize>, bool)>,
-    move_comps: Vec<(Vec<usize>, bool)>,
+    /// Components run per state and per joint move, in order.
+    state_comps: Vec<Comp>,
+    move_comps: Vec<Comp>,
     true_rel: RelId,
     does_rel: RelId,
     legal_rel: RelId,
@@ -289,6 +303,9 @@ struct Db {
     /// Scratch for bindings and derived tuples.
     bindings: Vec<TermId>,
     scratch: Vec<TermId>,
+    /// During a semi-naive round: (body position, first row, end row) of the
+    /// literal restricted to the previous round's new rows.
+    delta: Option<(usize, usize, usize)>,
 }
 
 /// The reference engine. See the module documentation.
@@ -344,20 +361,9 @@ impl Prover {
         let mut rules: Vec<CRule> = game
             .rules
             .iter()
-            .map(|r| compile_rule(r, &mut pool, &rel_of, &sizes))
+            .map(|r| compile_rule(r, &mut pool, &rel_of, &sizes, None))
             .collect();
 
-        let mut static_comps = Vec::new();
-        let mut state_comps = Vec::new();
-        let mut move_comps = Vec::new();
-        for c in &game.components {
-            let entry = (c.rules.clone(), c.recursive);
-            match c.phase {
-                Phase::Static => static_comps.push(entry),
-                Phase::State => state_comps.push(entry),
-                Phase::Move => move_comps.push(entry),
-            }
-        }
         let mut db = Db {
             pool,
             tables: arities.iter().map(|&a| Table::new(a)).collect(),
@@ -365,12 +371,19 @@ impl Prover {
             loaded: None,
             bindings: Vec::new(),
             scratch: Vec::new(),
+            delta: None,
         };
         register_slots(&mut rules, &mut db.tables);
+        let static_comps: Vec<Comp> = game
+            .components
+            .iter()
+            .filter(|c| c.phase == Phase::Static)
+            .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
+            .collect();
         let mut program = Program {
             rules,
-            state_comps,
-            move_comps,
+            state_comps: Vec::new(),
+            move_comps: Vec::new(),
             true_rel,
             does_rel,
             legal_rel,
@@ -379,8 +392,8 @@ impl Prover {
             terminal_rel,
             dynamic_rels: (0..arities.len()).filter(|&r| dynamic[r]).collect(),
         };
-        for (comp, recursive) in &static_comps {
-            db.run_component(&program, comp, *recursive);
+        for comp in &static_comps {
+            db.run_component(&program, comp);
         }
         for t in db.tables.iter_mut() {
             t.static_len = t.len();
@@ -400,10 +413,19 @@ impl Prover {
         sizes[true_rel] = init.len().max(1) as f64;
         for (i, r) in game.rules.iter().enumerate() {
             if game.rule_phase[i] != Phase::Static {
-                program.rules[i] = compile_rule(r, &mut db.pool, &rel_of, &sizes);
+                program.rules[i] = compile_rule(r, &mut db.pool, &rel_of, &sizes, None);
             }
         }
         register_slots(&mut program.rules, &mut db.tables);
+        // Body positions moved with the new join orders.
+        for c in &game.components {
+            let mut comp = || make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables);
+            match c.phase {
+                Phase::Static => {}
+                Phase::State => program.state_comps.push(comp()),
+                Phase::Move => program.move_comps.push(comp()),
+            }
+        }
 
         let roles = game
             .roles
@@ -445,6 +467,44 @@ fn boundness(t: &Term, bound: &[bool], var_ix: &dyn Fn(Sym) -> u16) -> f64 {
     }
 }
 
+/// Builds a component, with the semi-naive plans of its recursive rules.
+fn make_comp(
+    c: &crate::gdl::normal::Component,
+    game: &Game,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    tables: &mut [Table],
+) -> Comp {
+    let mut heads: Vec<RelId> = c.rules.iter().map(|&r| rel_of(game.rules[r].head.relation().expect("atom"))).collect();
+    heads.sort_unstable();
+    heads.dedup();
+    let mut delta_plans = Vec::new();
+    for &r in &c.rules {
+        let rule = &game.rules[r];
+        let mut plans = Vec::new();
+        if c.recursive {
+            for (j, l) in rule.body.iter().enumerate() {
+                if let Literal::Pos(t) = l {
+                    let rel = rel_of(t.relation().expect("atom"));
+                    if heads.contains(&rel) {
+                        let mut plan = compile_rule(rule, pool, rel_of, sizes, Some(j));
+                        register_slots(std::slice::from_mut(&mut plan), tables);
+                        plans.push((rel, plan));
+                    }
+                }
+            }
+        }
+        delta_plans.push(plans);
+    }
+    Comp {
+        rules: c.rules.clone(),
+        recursive: c.recursive,
+        heads,
+        delta_plans,
+    }
+}
+
 /// Gives every index key spec of `rules` a slot in its table.
 fn register_slots(rules: &mut [CRule], tables: &mut [Table]) {
     for rule in rules.iter_mut() {
@@ -465,7 +525,16 @@ fn register_slots(rules: &mut [CRule], tables: &mut [Table]) {
 
 /// Compiles a rule into a join plan. `sizes` estimates each relation's table size;
 /// the plan takes next the positive literal expected to match the fewest rows.
-fn compile_rule(r: &Rule, pool: &mut TermPool, rel_of: &dyn Fn(Relation) -> RelId, sizes: &[f64]) -> CRule {
+///
+/// With `first`, the body literal at that position is joined first: the plan for
+/// a semi-naive round in which that literal sees only new rows.
+fn compile_rule(
+    r: &Rule,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    first: Option<usize>,
+) -> CRule {
     let vars = r.vars();
     let var_ix = |v: Sym| vars.iter().position(|&w| w == v).expect("variable of the rule") as u16;
     fn pat(t: &Term, pool: &mut TermPool, var_ix: &dyn Fn(Sym) -> u16) -> Pat {
@@ -494,9 +563,11 @@ fn compile_rule(r: &Rule, pool: &mut TermPool, rel_of: &dyn Fn(Relation) -> RelI
         l.for_each_var(&mut |v| vs.push(var_ix(v) as usize));
         vs
     };
+    let mut forced = first;
     while !pending.is_empty() {
         // Filters whose variables are all bound go first.
         if let Some(i) = pending.iter().position(|l| {
+            forced.is_none() &&
             matches!(l, Literal::Not(_) | Literal::Distinct(..)) && vars_of(l).iter().all(|&v| bound[v])
         }) {
             let l = pending.remove(i);
@@ -510,7 +581,10 @@ fn compile_rule(r: &Rule, pool: &mut TermPool, rel_of: &dyn Fn(Relation) -> RelI
             });
             continue;
         }
-        let best = pending
+        let best = if let Some(j) = forced.take() {
+            Some(j)
+        } else {
+            pending
             .iter()
             .enumerate()
             .filter_map(|(i, l)| match l {
@@ -532,7 +606,8 @@ fn compile_rule(r: &Rule, pool: &mut TermPool, rel_of: &dyn Fn(Relation) -> RelI
                 (i, est, t.vars().len())
             })
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
-            .map(|(i, _, _)| i);
+            .map(|(i, _, _)| i)
+        };
         let i = match best {
             Some(i) => i,
             // Only filters with unbound variables remain: `not` with variables
@@ -583,8 +658,8 @@ impl Db {
         for &f in state {
             self.tables[prog.true_rel].insert(&h, &[f]);
         }
-        for (comp, rec) in &prog.state_comps {
-            self.run_component(prog, comp, *rec);
+        for comp in &prog.state_comps {
+            self.run_component(prog, comp);
         }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
@@ -603,20 +678,38 @@ impl Db {
         for (&r, &m) in roles.iter().zip(joint) {
             self.tables[prog.does_rel].insert(&h, &[r, m]);
         }
-        for (comp, rec) in &prog.move_comps {
-            self.run_component(prog, comp, *rec);
+        for comp in &prog.move_comps {
+            self.run_component(prog, comp);
         }
     }
 
-    fn run_component(&mut self, prog: &Program, comp: &[usize], recursive: bool) {
-        loop {
-            let mut changed = false;
-            for &ri in comp {
-                changed |= self.run_rule(&prog.rules[ri]);
+    fn run_component(&mut self, prog: &Program, comp: &Comp) {
+        if !comp.recursive {
+            for &ri in &comp.rules {
+                self.run_rule(&prog.rules[ri]);
             }
-            if !recursive || !changed {
+            return;
+        }
+        let mut lo: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+        for &ri in &comp.rules {
+            self.run_rule(&prog.rules[ri]);
+        }
+        loop {
+            let hi: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+            if hi == lo {
                 break;
             }
+            for plans in &comp.delta_plans {
+                for (rel, plan) in plans {
+                    let h = comp.heads.iter().position(|x| x == rel).expect("a head of the component");
+                    if lo[h] < hi[h] {
+                        self.delta = Some((0, lo[h], hi[h]));
+                        self.run_rule(plan);
+                        self.delta = None;
+                    }
+                }
+            }
+            lo = hi;
         }
     }
 
@@ -679,6 +772,11 @@ impl Db {
                     return;
                 }
                 let mut trail: Vec<u16> = Vec::new();
+                // In a semi-naive round, one recursive literal sees only new rows.
+                let (lo, hi) = match self.delta {
+                    Some((j, lo, hi)) if j == i => (lo, hi),
+                    _ => (0, usize::MAX),
+                };
                 match access {
                     Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
                         let mut key = Vec::with_capacity(acc.parts.len());
@@ -688,15 +786,18 @@ impl Db {
                                 Resolved::Absent | Resolved::Unknown => return,
                             }
                         }
-                        let rows: Vec<u32> = self.tables[rel].lookup(&self.pool, acc.slot, &key).to_vec();
+                        let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
+                        let from = all.partition_point(|&r| (r as usize) < lo);
+                        let to = all.partition_point(|&r| (r as usize) < hi);
+                        let rows: Vec<u32> = all[from..to].to_vec();
                         for r in rows {
                             self.try_row(rule, i, rel, r as usize, args, b, out, &mut trail);
                         }
                     }
                     _ => {
                         // Rows added while we iterate (recursion) are seen next round.
-                        let n = self.tables[rel].len();
-                        for r in 0..n {
+                        let n = self.tables[rel].len().min(hi);
+                        for r in lo..n {
                             self.try_row(rule, i, rel, r, args, b, out, &mut trail);
                         }
                     }
