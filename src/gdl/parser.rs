@@ -315,7 +315,8 @@ impl Converter<'_> {
                 self.literal(&items[1], &mut inner)?;
                 match inner.pop() {
                     Some(Literal::Pos(a)) if inner.is_empty() => Literal::Not(a),
-                    _ => return Err(self.err(e, "'not' must be applied to an atom")),
+                    Some(Literal::Distinct(a, b)) if inner.is_empty() => Literal::Equal(a, b),
+                    _ => return Err(self.err(e, "'not' must be applied to an atom or a 'distinct'")),
                 }
             }
             Term::Func(n, args) if *n == kw::DISTINCT => {
@@ -330,10 +331,10 @@ impl Converter<'_> {
                 for i in &items[1..] {
                     let mut conj = Vec::new();
                     self.literal(i, &mut conj)?;
-                    if conj.len() != 1 {
-                        return Err(self.err(i, "'and' inside 'or' is not supported"));
+                    match conj.len() {
+                        1 => alts.push(conj.pop().expect("one literal")),
+                        _ => alts.push(Literal::And(conj)),
                     }
-                    alts.push(conj.pop().unwrap());
                 }
                 if alts.is_empty() {
                     return Err(self.err(e, "'or' needs at least one literal"));

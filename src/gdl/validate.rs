@@ -48,7 +48,10 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             arities.entry(rel.name).or_default().insert(rel.arity);
             if let Some(k) = keyword_arity(rel.name) {
                 if k != rel.arity {
-                    err(r, Severity::Error, format!("'{}' takes {} argument(s), found {}", syms.name(rel.name), k, rel.arity));
+                    // `base` and `input` only describe the game; older files use
+                    // them with other arities as ordinary relations.
+                    let sev = if rel.name == kw::BASE || rel.name == kw::INPUT { Severity::Warning } else { Severity::Error };
+                    err(r, sev, format!("'{}' takes {} argument(s), found {}", syms.name(rel.name), k, rel.arity));
                 }
             }
         }

@@ -627,7 +627,9 @@ fn compile_rule(
                 Lit::Not { rel, args }
             }
             Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix)),
-            Literal::Or(_) => unreachable!("the normal form has no 'or'"),
+            Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
+                unreachable!("the normal form has no 'or', 'and' or equality")
+            }
         };
         if matches!(l, Literal::Pos(_)) {
             for v in vars_of(l) {
