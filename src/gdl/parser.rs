@@ -102,9 +102,23 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// Reads all top-level s-expressions of `text`.
 pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
-    let lines = LineIndex::new(text);
-    let err = |offset: usize, msg: String| GdlError::single(file, lines.pos(offset), msg);
     let mut top = Vec::new();
+    for_each_sexpr(text, file, &LineIndex::new(text), |e| {
+        top.push(e);
+        Ok(())
+    })?;
+    Ok(top)
+}
+
+/// Calls `f` with each top-level s-expression as soon as it is complete, so a large
+/// file never holds more than one expression's tree besides what `f` keeps.
+pub fn for_each_sexpr(
+    text: &str,
+    file: &str,
+    lines: &LineIndex,
+    mut f: impl FnMut(SExpr) -> Result<(), GdlError>,
+) -> Result<(), GdlError> {
+    let err = |offset: usize, msg: String| GdlError::single(file, lines.pos(offset), msg);
     // Open lists: their start offset and the items read so far.
     let mut stack: Vec<(usize, Vec<SExpr>)> = Vec::new();
     let mut rest = text;
@@ -126,7 +140,7 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                             let e = SExpr::List(items, open);
                             match stack.last_mut() {
                                 Some((_, parent)) => parent.push(e),
-                                None => top.push(e),
+                                None => f(e)?,
                             }
                         }
                         None => return Err(err(start, "unbalanced ')': no '(' is open here".into())),
@@ -135,7 +149,7 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                         let e = SExpr::Atom(a.to_string(), start);
                         match stack.last_mut() {
                             Some((_, parent)) => parent.push(e),
-                            None => top.push(e),
+                            None => f(e)?,
                         }
                     }
                 }
@@ -162,7 +176,7 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
             ),
         ));
     }
-    Ok(top)
+    Ok(())
 }
 
 fn token_len(t: &Token) -> usize {
@@ -174,17 +188,17 @@ fn token_len(t: &Token) -> usize {
 
 /// Reads a game description from KIF text.
 pub fn parse(text: &str, file: &str) -> Result<Description, GdlError> {
-    let sexprs = parse_sexprs(text, file)?;
     let lines = LineIndex::new(text);
     let mut conv = Converter {
         symbols: Symbols::with_keywords(),
         lines: &lines,
         file,
     };
-    let mut rules = Vec::with_capacity(sexprs.len());
-    for e in &sexprs {
-        rules.push(conv.rule(e)?);
-    }
+    let mut rules = Vec::new();
+    for_each_sexpr(text, file, &lines, |e| {
+        rules.push(conv.rule(&e)?);
+        Ok(())
+    })?;
     Ok(Description {
         symbols: conv.symbols,
         rules,
