@@ -82,7 +82,7 @@ pub struct Relation {
 }
 
 impl Relation {
-    pub fn display<'a>(&self, symbols: &'a Symbols) -> String {
+    pub fn display(&self, symbols: &Symbols) -> String {
         format!("{}/{}", symbols.name(self.name), self.arity)
     }
 }

@@ -91,11 +91,23 @@ impl Game {
             .map(|r| r.head.args()[0].clone())
             .collect();
         if roles.is_empty() {
-            diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, "the game has no roles: no '(role ...)' fact".into(), None));
+            diags.push(diag(
+                &source,
+                Severity::Error,
+                Pos { line: 1, col: 1 },
+                "the game has no roles: no '(role ...)' fact".into(),
+                None,
+            ));
         }
         for (i, r) in roles.iter().enumerate() {
             if roles[..i].contains(r) {
-                diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, format!("role {} is declared twice", term_to_string(r, &symbols)), None));
+                diags.push(diag(
+                    &source,
+                    Severity::Error,
+                    Pos { line: 1, col: 1 },
+                    format!("role {} is declared twice", term_to_string(r, &symbols)),
+                    None,
+                ));
             }
         }
 
@@ -150,10 +162,13 @@ impl Game {
         }
         validate::check_phases(&rules, &rule_phase, &symbols, &source, &mut diags);
 
-        let (errors, warnings): (Vec<_>, Vec<_>) =
-            diags.into_iter().partition(|d| d.severity == Severity::Error);
+        let (errors, warnings): (Vec<_>, Vec<_>) = diags
+            .into_iter()
+            .partition(|d| d.severity == Severity::Error);
         if !errors.is_empty() {
-            return Err(GdlError { diagnostics: errors });
+            return Err(GdlError {
+                diagnostics: errors,
+            });
         }
         Ok(Game {
             symbols,
@@ -179,11 +194,20 @@ impl Game {
     }
 
     pub fn role_names(&self) -> Vec<String> {
-        self.roles.iter().map(|r| term_to_string(r, &self.symbols)).collect()
+        self.roles
+            .iter()
+            .map(|r| term_to_string(r, &self.symbols))
+            .collect()
     }
 }
 
-pub(crate) fn diag(file: &str, severity: Severity, pos: Pos, message: String, rule: Option<String>) -> Diagnostic {
+pub(crate) fn diag(
+    file: &str,
+    severity: Severity,
+    pos: Pos,
+    message: String,
+    rule: Option<String>,
+) -> Diagnostic {
     Diagnostic {
         severity,
         file: file.to_string(),
@@ -252,14 +276,20 @@ fn flatten_and(body: Vec<Literal>, out: &mut Vec<Literal>) {
 /// Removes `(not (distinct a b))` by unifying `a` and `b` in the whole rule; a rule
 /// whose terms cannot be equal never fires and is dropped (`None`).
 fn eliminate_equal(mut rule: Rule) -> Option<Rule> {
-    while let Some(i) = rule.body.iter().position(|l| matches!(l, Literal::Equal(..))) {
-        let Literal::Equal(a, b) = rule.body.remove(i) else { unreachable!() };
+    while let Some(i) = rule
+        .body
+        .iter()
+        .position(|l| matches!(l, Literal::Equal(..)))
+    {
+        let Literal::Equal(a, b) = rule.body.remove(i) else {
+            unreachable!()
+        };
         let mut s: HashMap<(bool, Sym), Term2> = HashMap::new();
         if !unify(&Term2::new(&a, false), &Term2::new(&b, false), &mut s) {
             return None;
         }
         let apply = |t: &Term| resolve_term(&Term2::new(t, false), &s);
-        rule.head = apply(&rule.head);
+        rule.head = resolve_term(&Term2::new(&rule.head, false), &s);
         rule.body = rule.body.iter().map(|l| map_literal(l, &apply)).collect();
     }
     Some(rule)
@@ -433,7 +463,9 @@ impl Term2 {
         match t {
             Term::Var(v) => Term2::Var(side, *v),
             Term::Const(c) => Term2::Const(*c),
-            Term::Func(f, args) => Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect()),
+            Term::Func(f, args) => {
+                Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect())
+            }
         }
     }
 }
@@ -508,7 +540,10 @@ mod tests {
         .unwrap();
         let rules = expand_or(&d.rules[1]).unwrap();
         assert_eq!(rules.len(), 1);
-        assert_eq!(crate::gdl::print::rule_to_string(&rules[0], &d.symbols), "(<= (p ?y ?y) (q ?y) (q ?y))");
+        assert_eq!(
+            crate::gdl::print::rule_to_string(&rules[0], &d.symbols),
+            "(<= (p ?y ?y) (q ?y) (q ?y))"
+        );
         let rules = expand_or(&d.rules[2]).unwrap();
         assert_eq!(rules.len(), 2);
         assert_eq!(rules[0].body.len(), 3);
@@ -516,7 +551,11 @@ mod tests {
 
     #[test]
     fn or_expands() {
-        let d = parse("(role r) (<= (p ?x) (q ?x) (or (a ?x) (b ?x)) (or (c) (d)))", "t").unwrap();
+        let d = parse(
+            "(role r) (<= (p ?x) (q ?x) (or (a ?x) (b ?x)) (or (c) (d)))",
+            "t",
+        )
+        .unwrap();
         assert_eq!(expand_or(&d.rules[1]).unwrap().len(), 4);
     }
 }

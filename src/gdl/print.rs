@@ -51,7 +51,11 @@ pub fn write_literal(out: &mut impl Write, l: &Literal, s: &Symbols) -> fmt::Res
             out.write_str("))")
         }
         Literal::Or(ls) | Literal::And(ls) => {
-            let kw = if matches!(l, Literal::Or(_)) { kw::OR } else { kw::AND };
+            let kw = if matches!(l, Literal::Or(_)) {
+                kw::OR
+            } else {
+                kw::AND
+            };
             write!(out, "({}", s.name(kw))?;
             for l in ls {
                 out.write_char(' ')?;

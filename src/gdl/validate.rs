@@ -26,7 +26,9 @@ fn keyword_arity(s: Sym) -> Option<usize> {
 }
 
 pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
-    let mut err = |r: &Rule, sev: Severity, msg: String| out.push(diag(file, sev, r.pos, msg, Some(rule_to_string(r, syms))));
+    let mut err = |r: &Rule, sev: Severity, msg: String| {
+        out.push(diag(file, sev, r.pos, msg, Some(rule_to_string(r, syms))))
+    };
     let mut defined: HashSet<Relation> = HashSet::new();
     let mut arities: HashMap<Sym, HashSet<usize>> = HashMap::new();
     for r in rules {
@@ -50,15 +52,38 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 if k != rel.arity {
                     // `base` and `input` only describe the game; older files use
                     // them with other arities as ordinary relations.
-                    let sev = if rel.name == kw::BASE || rel.name == kw::INPUT { Severity::Warning } else { Severity::Error };
-                    err(r, sev, format!("'{}' takes {} argument(s), found {}", syms.name(rel.name), k, rel.arity));
+                    let sev = if rel.name == kw::BASE || rel.name == kw::INPUT {
+                        Severity::Warning
+                    } else {
+                        Severity::Error
+                    };
+                    err(
+                        r,
+                        sev,
+                        format!(
+                            "'{}' takes {} argument(s), found {}",
+                            syms.name(rel.name),
+                            k,
+                            rel.arity
+                        ),
+                    );
                 }
             }
         }
         // What may stand in a head.
         let head = r.head.name().expect("heads are atoms");
-        if head == kw::TRUE || head == kw::DOES || head == kw::DISTINCT || head == kw::NOT || head == kw::OR || head == kw::AND {
-            err(r, Severity::Error, format!("'{}' cannot be defined by a rule or fact", syms.name(head)));
+        if head == kw::TRUE
+            || head == kw::DOES
+            || head == kw::DISTINCT
+            || head == kw::NOT
+            || head == kw::OR
+            || head == kw::AND
+        {
+            err(
+                r,
+                Severity::Error,
+                format!("'{}' cannot be defined by a rule or fact", syms.name(head)),
+            );
         }
         // Safety.
         let mut bound: HashSet<Sym> = HashSet::new();
@@ -70,7 +95,11 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             }
         }
         let unbound = |t: &Term| -> Vec<String> {
-            t.vars().into_iter().filter(|v| !bound.contains(v)).map(|v| syms.name(v).to_string()).collect()
+            t.vars()
+                .into_iter()
+                .filter(|v| !bound.contains(v))
+                .map(|v| syms.name(v).to_string())
+                .collect()
         };
         let head_unbound = unbound(&r.head);
         if !head_unbound.is_empty() {
@@ -113,7 +142,10 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 other => err(
                     r,
                     Severity::Warning,
-                    format!("goal value {} is not a number from 0 to 100", super::print::term_to_string(other, syms)),
+                    format!(
+                        "goal value {} is not a number from 0 to 100",
+                        super::print::term_to_string(other, syms)
+                    ),
                 ),
             }
         }
@@ -122,7 +154,14 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             if let Literal::Pos(t) | Literal::Not(t) = l {
                 if let Some(rel) = t.relation() {
                     if keyword_arity(rel.name).is_none() && !defined.contains(&rel) {
-                        err(r, Severity::Warning, format!("relation {} is used but never defined (always false)", rel.display(syms)));
+                        err(
+                            r,
+                            Severity::Warning,
+                            format!(
+                                "relation {} is used but never defined (always false)",
+                                rel.display(syms)
+                            ),
+                        );
                     }
                 }
             }
@@ -136,7 +175,11 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 file,
                 Severity::Warning,
                 Default::default(),
-                format!("'{}' is used with several arities {:?}; each is a separate relation", syms.name(name), a),
+                format!(
+                    "'{}' is used with several arities {:?}; each is a separate relation",
+                    syms.name(name),
+                    a
+                ),
                 None,
             ));
         }
@@ -146,19 +189,37 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
 
 /// `does` may only influence `next` (and relations only `next` uses); `init`, `role`,
 /// `base` and `input` must not depend on the state.
-pub(crate) fn check_phases(rules: &[Rule], phases: &[Phase], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check_phases(
+    rules: &[Rule],
+    phases: &[Phase],
+    syms: &Symbols,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     for (r, &p) in rules.iter().zip(phases) {
         let head = r.head.name().expect("heads are atoms");
         let msg = match head {
             kw::LEGAL | kw::GOAL | kw::TERMINAL if p == Phase::Move => {
-                format!("'{}' depends on 'does': GDL allows moves to influence only 'next'", syms.name(head))
+                format!(
+                    "'{}' depends on 'does': GDL allows moves to influence only 'next'",
+                    syms.name(head)
+                )
             }
             kw::INIT | kw::ROLE | kw::BASE | kw::INPUT if p != Phase::Static => {
-                format!("'{}' depends on the state ('true' or 'does'); it must be static", syms.name(head))
+                format!(
+                    "'{}' depends on the state ('true' or 'does'); it must be static",
+                    syms.name(head)
+                )
             }
             _ => continue,
         };
-        out.push(diag(file, Severity::Error, r.pos, msg, Some(rule_to_string(r, syms))));
+        out.push(diag(
+            file,
+            Severity::Error,
+            r.pos,
+            msg,
+            Some(rule_to_string(r, syms)),
+        ));
     }
 }
 
@@ -166,7 +227,12 @@ pub(crate) fn check_phases(rules: &[Rule], phases: &[Phase], syms: &Symbols, fil
 /// the head, each argument of that literal must be ground, an argument of the head,
 /// or bound by a non-recursive positive literal. Violations may make the set of
 /// terms infinite; reported as warnings, since engines bound their work anyway.
-fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
+fn check_recursion_restriction(
+    rules: &[Rule],
+    syms: &Symbols,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     let graph = DependencyGraph::build(rules);
     let comps = graph.components();
     let mut comp_of = vec![0; rules.len()];
@@ -183,9 +249,9 @@ fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: 
             .filter(|(_, l)| matches!(l, Literal::Pos(_)))
             .filter(|(_, l)| {
                 let Literal::Pos(t) = l else { return false };
-                graph.edges[ri]
-                    .iter()
-                    .any(|&(dep, _)| comp_of[dep] == comp_of[ri] && super::normal::unifiable(t, &rules[dep].head))
+                graph.edges[ri].iter().any(|&(dep, _)| {
+                    comp_of[dep] == comp_of[ri] && super::normal::unifiable(t, &rules[dep].head)
+                })
             })
             .map(|(i, _)| i)
             .collect();
@@ -203,9 +269,13 @@ fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: 
             }
         }
         for &i in &recursive_lits {
-            let Literal::Pos(t) = &r.body[i] else { continue };
+            let Literal::Pos(t) = &r.body[i] else {
+                continue;
+            };
             for a in t.args() {
-                let ok = a.is_ground() || r.head.args().contains(a) || a.vars().iter().all(|v| safe_vars.contains(v));
+                let ok = a.is_ground()
+                    || r.head.args().contains(a)
+                    || a.vars().iter().all(|v| safe_vars.contains(v));
                 if !ok {
                     out.push(diag(
                         file,

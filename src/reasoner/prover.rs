@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hashbrown::HashTable;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
@@ -61,8 +61,15 @@ struct Access {
 
 #[derive(Clone, Debug)]
 enum Lit {
-    Pos { rel: RelId, args: Vec<Pat>, access: Option<Access> },
-    Not { rel: RelId, args: Vec<Pat> },
+    Pos {
+        rel: RelId,
+        args: Vec<Pat>,
+        access: Option<Access>,
+    },
+    Not {
+        rel: RelId,
+        args: Vec<Pat>,
+    },
     Distinct(Pat, Pat),
 }
 
@@ -103,11 +110,11 @@ impl Table {
     }
 
     fn len(&self) -> usize {
-        if self.arity == 0 {
-            self.rows.len()
-        } else {
-            self.rows.len() / self.arity
-        }
+        // A proposition's rows are markers of no width.
+        self.rows
+            .len()
+            .checked_div(self.arity)
+            .unwrap_or(self.rows.len())
     }
 
     fn row(&self, i: usize) -> &[TermId] {
@@ -115,9 +122,7 @@ impl Table {
     }
 
     fn hash(h: &std::hash::RandomState, t: &[TermId]) -> u64 {
-        let mut s = h.build_hasher();
-        t.hash(&mut s);
-        s.finish()
+        h.hash_one(t)
     }
 
     fn contains(&self, h: &std::hash::RandomState, t: &[TermId]) -> bool {
@@ -140,13 +145,21 @@ impl Table {
         }
         let hv = Self::hash(h, t);
         let arity = self.arity;
-        if self.set.find(hv, |&r| &self.rows[r as usize * arity..(r as usize + 1) * arity] == t).is_some() {
+        if self
+            .set
+            .find(hv, |&r| {
+                &self.rows[r as usize * arity..(r as usize + 1) * arity] == t
+            })
+            .is_some()
+        {
             return false;
         }
         let r = self.len() as u32;
         self.rows.extend_from_slice(t);
         let rows = &self.rows;
-        self.set.insert_unique(hv, r, |&r| Self::hash(h, &rows[r as usize * arity..(r as usize + 1) * arity]));
+        self.set.insert_unique(hv, r, |&r| {
+            Self::hash(h, &rows[r as usize * arity..(r as usize + 1) * arity])
+        });
         true
     }
 
@@ -187,11 +200,17 @@ impl Table {
         while ix.covered < n {
             let r = ix.covered;
             buf.clear();
-            if extract_key(pool, &ix.spec, &self.rows[r * arity..(r + 1) * arity], &mut buf) {
+            if extract_key(
+                pool,
+                &ix.spec,
+                &self.rows[r * arity..(r + 1) * arity],
+                &mut buf,
+            ) {
                 match ix.map.get_mut(buf.as_slice()) {
                     Some(rows) => rows.push(r as u32),
                     None => {
-                        ix.map.insert(buf.clone().into_boxed_slice(), vec![r as u32]);
+                        ix.map
+                            .insert(buf.clone().into_boxed_slice(), vec![r as u32]);
                     }
                 }
             }
@@ -241,14 +260,28 @@ fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
             Pat::Func(_, args) => args.iter().all(|a| known(a, bound)),
         }
     }
-    fn walk(p: &Pat, argpos: u16, steps: &mut Vec<(Sym, u16, u16)>, bound: &[bool], acc: &mut Access) {
+    fn walk(
+        p: &Pat,
+        argpos: u16,
+        steps: &mut Vec<(Sym, u16, u16)>,
+        bound: &[bool],
+        acc: &mut Access,
+    ) {
         if known(p, bound) {
-            acc.spec.push(KeyLeaf { argpos, steps: steps.clone(), functor: None });
+            acc.spec.push(KeyLeaf {
+                argpos,
+                steps: steps.clone(),
+                functor: None,
+            });
             acc.parts.push(p.clone());
             return;
         }
         if let Pat::Func(f, args) = p {
-            acc.spec.push(KeyLeaf { argpos, steps: steps.clone(), functor: Some((*f, args.len() as u16)) });
+            acc.spec.push(KeyLeaf {
+                argpos,
+                steps: steps.clone(),
+                functor: Some((*f, args.len() as u16)),
+            });
             for (i, a) in args.iter().enumerate() {
                 steps.push((*f, args.len() as u16, i as u16));
                 walk(a, argpos, steps, bound, acc);
@@ -256,7 +289,11 @@ fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
             }
         }
     }
-    let mut acc = Access { spec: Vec::new(), parts: Vec::new(), slot: usize::MAX };
+    let mut acc = Access {
+        spec: Vec::new(),
+        parts: Vec::new(),
+        slot: usize::MAX,
+    };
     for (i, a) in args.iter().enumerate() {
         walk(a, i as u16, &mut Vec::new(), bound, &mut acc);
     }
@@ -329,13 +366,34 @@ impl Prover {
                 arities.len() - 1
             })
         };
-        let true_rel = add(Relation { name: kw::TRUE, arity: 1 });
-        let does_rel = add(Relation { name: kw::DOES, arity: 2 });
-        let legal_rel = add(Relation { name: kw::LEGAL, arity: 2 });
-        let next_rel = add(Relation { name: kw::NEXT, arity: 1 });
-        let goal_rel = add(Relation { name: kw::GOAL, arity: 2 });
-        let terminal_rel = add(Relation { name: kw::TERMINAL, arity: 0 });
-        let init_rel = add(Relation { name: kw::INIT, arity: 1 });
+        let true_rel = add(Relation {
+            name: kw::TRUE,
+            arity: 1,
+        });
+        let does_rel = add(Relation {
+            name: kw::DOES,
+            arity: 2,
+        });
+        let legal_rel = add(Relation {
+            name: kw::LEGAL,
+            arity: 2,
+        });
+        let next_rel = add(Relation {
+            name: kw::NEXT,
+            arity: 1,
+        });
+        let goal_rel = add(Relation {
+            name: kw::GOAL,
+            arity: 2,
+        });
+        let terminal_rel = add(Relation {
+            name: kw::TERMINAL,
+            arity: 0,
+        });
+        let init_rel = add(Relation {
+            name: kw::INIT,
+            arity: 1,
+        });
         for r in &game.rules {
             add(r.head.relation().expect("heads are atoms"));
             for l in &r.body {
@@ -356,7 +414,9 @@ impl Prover {
         }
         // Before static tables exist, guess their sizes; the rules that run per
         // state are compiled again below with the real sizes.
-        let mut sizes: Vec<f64> = (0..arities.len()).map(|r| if dynamic[r] { 30.0 } else { 100.0 }).collect();
+        let mut sizes: Vec<f64> = (0..arities.len())
+            .map(|r| if dynamic[r] { 30.0 } else { 100.0 })
+            .collect();
         sizes[does_rel] = 1.0;
         let mut rules: Vec<CRule> = game
             .rules
@@ -399,7 +459,9 @@ impl Prover {
             t.static_len = t.len();
             t.state_len = t.len();
         }
-        let mut init: ProverState = (0..db.tables[init_rel].len()).map(|i| db.tables[init_rel].row(i)[0]).collect();
+        let mut init: ProverState = (0..db.tables[init_rel].len())
+            .map(|i| db.tables[init_rel].row(i)[0])
+            .collect();
         init.sort_unstable();
         init.dedup();
 
@@ -476,7 +538,11 @@ fn make_comp(
     sizes: &[f64],
     tables: &mut [Table],
 ) -> Comp {
-    let mut heads: Vec<RelId> = c.rules.iter().map(|&r| rel_of(game.rules[r].head.relation().expect("atom"))).collect();
+    let mut heads: Vec<RelId> = c
+        .rules
+        .iter()
+        .map(|&r| rel_of(game.rules[r].head.relation().expect("atom")))
+        .collect();
     heads.sort_unstable();
     heads.dedup();
     let mut delta_plans = Vec::new();
@@ -509,12 +575,21 @@ fn make_comp(
 fn register_slots(rules: &mut [CRule], tables: &mut [Table]) {
     for rule in rules.iter_mut() {
         for lit in rule.body.iter_mut() {
-            if let Lit::Pos { rel, access: Some(acc), .. } = lit {
+            if let Lit::Pos {
+                rel,
+                access: Some(acc),
+                ..
+            } = lit
+            {
                 let t = &mut tables[*rel];
                 acc.slot = match t.index.iter().position(|ix| ix.spec == acc.spec) {
                     Some(i) => i,
                     None => {
-                        t.index.push(Index { spec: acc.spec.clone(), map: HashMap::new(), covered: 0 });
+                        t.index.push(Index {
+                            spec: acc.spec.clone(),
+                            map: HashMap::new(),
+                            covered: 0,
+                        });
                         t.index.len() - 1
                     }
                 };
@@ -536,20 +611,32 @@ fn compile_rule(
     first: Option<usize>,
 ) -> CRule {
     let vars = r.vars();
-    let var_ix = |v: Sym| vars.iter().position(|&w| w == v).expect("variable of the rule") as u16;
+    let var_ix = |v: Sym| {
+        vars.iter()
+            .position(|&w| w == v)
+            .expect("variable of the rule") as u16
+    };
     fn pat(t: &Term, pool: &mut TermPool, var_ix: &dyn Fn(Sym) -> u16) -> Pat {
         if t.is_ground() {
             return Pat::Ground(pool.from_term(t).expect("ground"));
         }
         match t {
             Term::Var(v) => Pat::Var(var_ix(*v)),
-            Term::Func(f, args) => Pat::Func(*f, args.iter().map(|a| pat(a, pool, var_ix)).collect()),
+            Term::Func(f, args) => {
+                Pat::Func(*f, args.iter().map(|a| pat(a, pool, var_ix)).collect())
+            }
             Term::Const(_) => unreachable!("constants are ground"),
         }
     }
     let atom = |t: &Term, pool: &mut TermPool| {
         let rel = rel_of(t.relation().expect("atoms have a relation"));
-        (rel, t.args().iter().map(|a| pat(a, pool, &var_ix)).collect::<Vec<_>>())
+        (
+            rel,
+            t.args()
+                .iter()
+                .map(|a| pat(a, pool, &var_ix))
+                .collect::<Vec<_>>(),
+        )
     };
     let (head, head_args) = atom(&r.head, pool);
 
@@ -567,8 +654,9 @@ fn compile_rule(
     while !pending.is_empty() {
         // Filters whose variables are all bound go first.
         if let Some(i) = pending.iter().position(|l| {
-            forced.is_none() &&
-            matches!(l, Literal::Not(_) | Literal::Distinct(..)) && vars_of(l).iter().all(|&v| bound[v])
+            forced.is_none()
+                && matches!(l, Literal::Not(_) | Literal::Distinct(..))
+                && vars_of(l).iter().all(|&v| bound[v])
         }) {
             let l = pending.remove(i);
             body.push(match l {
@@ -576,7 +664,9 @@ fn compile_rule(
                     let (rel, args) = atom(t, pool);
                     Lit::Not { rel, args }
                 }
-                Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix)),
+                Literal::Distinct(a, b) => {
+                    Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix))
+                }
                 _ => unreachable!(),
             });
             continue;
@@ -585,36 +675,33 @@ fn compile_rule(
             Some(j)
         } else {
             pending
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| match l {
-                Literal::Pos(t) => Some((i, t)),
-                _ => None,
-            })
-            .map(|(i, t)| {
-                // Expected matches: the table's size to the power of the share of
-                // arguments still unknown (a known argument counts fully, a partly
-                // known function term half).
-                let args = t.args();
-                let known: f64 = args.iter().map(|a| boundness(a, &bound, &var_ix)).sum();
-                let rel = rel_of(t.relation().expect("atoms have a relation"));
-                let est = if args.is_empty() || known >= args.len() as f64 {
-                    0.5
-                } else {
-                    sizes[rel].max(1.0).powf(1.0 - known / args.len() as f64)
-                };
-                (i, est, t.vars().len())
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
-            .map(|(i, _, _)| i)
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| match l {
+                    Literal::Pos(t) => Some((i, t)),
+                    _ => None,
+                })
+                .map(|(i, t)| {
+                    // Expected matches: the table's size to the power of the share of
+                    // arguments still unknown (a known argument counts fully, a partly
+                    // known function term half).
+                    let args = t.args();
+                    let known: f64 = args.iter().map(|a| boundness(a, &bound, &var_ix)).sum();
+                    let rel = rel_of(t.relation().expect("atoms have a relation"));
+                    let est = if args.is_empty() || known >= args.len() as f64 {
+                        0.5
+                    } else {
+                        sizes[rel].max(1.0).powf(1.0 - known / args.len() as f64)
+                    };
+                    (i, est, t.vars().len())
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
+                .map(|(i, _, _)| i)
         };
-        let i = match best {
-            Some(i) => i,
-            // Only filters with unbound variables remain: `not` with variables
-            // that occur nowhere else is read existentially; unsafe `distinct`
-            // was rejected by validation.
-            None => 0,
-        };
+        // When only filters with unbound variables remain, take them in order: a
+        // `not` with variables that occur nowhere else is read existentially;
+        // unsafe `distinct` was rejected by validation.
+        let i = best.unwrap_or_default();
         let l = pending.remove(i);
         let lit = match l {
             Literal::Pos(t) => {
@@ -703,7 +790,11 @@ impl Db {
             }
             for plans in &comp.delta_plans {
                 for (rel, plan) in plans {
-                    let h = comp.heads.iter().position(|x| x == rel).expect("a head of the component");
+                    let h = comp
+                        .heads
+                        .iter()
+                        .position(|x| x == rel)
+                        .expect("a head of the component");
                     if lo[h] < hi[h] {
                         self.delta = Some((0, lo[h], hi[h]));
                         self.run_rule(plan);
@@ -823,7 +914,10 @@ impl Db {
         trail.clear();
         let t = &self.tables[rel];
         let row = &t.rows[r * t.arity..(r + 1) * t.arity];
-        let ok = args.iter().zip(row).all(|(p, &v)| matches(&self.pool, p, v, b, trail));
+        let ok = args
+            .iter()
+            .zip(row)
+            .all(|(p, &v)| matches(&self.pool, p, v, b, trail));
         if ok {
             let saved: Vec<u16> = std::mem::take(trail);
             self.join(rule, i + 1, b, out);
@@ -857,7 +951,10 @@ impl Db {
         let mut trail = Vec::new();
         for r in 0..t.len() {
             trail.clear();
-            let ok = args.iter().zip(t.row(r)).all(|(p, &v)| matches(&self.pool, p, v, b, &mut trail));
+            let ok = args
+                .iter()
+                .zip(t.row(r))
+                .all(|(p, &v)| matches(&self.pool, p, v, b, &mut trail));
             for &v in &trail {
                 b[v as usize] = UNBOUND;
             }
@@ -979,7 +1076,11 @@ fn matches(pool: &TermPool, p: &Pat, v: TermId, b: &mut [TermId], trail: &mut Ve
                 return false;
             }
             let vargs = pool.args(v);
-            vargs.len() == args.len() && args.iter().zip(vargs).all(|(a, &x)| matches(pool, a, x, b, trail))
+            vargs.len() == args.len()
+                && args
+                    .iter()
+                    .zip(vargs)
+                    .all(|(a, &x)| matches(pool, a, x, b, trail))
         }
     }
 }
@@ -1035,7 +1136,13 @@ impl StateMachine for Prover {
                 .filter_map(|row| {
                     db.pool
                         .is_const(row[1])
-                        .then(|| self.game.symbols.name(db.pool.functor(row[1])).parse::<u8>().ok())
+                        .then(|| {
+                            self.game
+                                .symbols
+                                .name(db.pool.functor(row[1]))
+                                .parse::<u8>()
+                                .ok()
+                        })
                         .flatten()
                 })
                 .filter(|&v| v <= 100)
@@ -1052,10 +1159,18 @@ impl StateMachine for Prover {
     }
 
     fn move_term(&self, m: &TermId) -> Term {
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.to_term(*m)
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .to_term(*m)
     }
 
     fn parse_move(&self, term: &Term) -> Option<TermId> {
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.find_term(term)
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .find_term(term)
     }
 }
