@@ -280,7 +280,9 @@ impl Converter<'_> {
 
     fn check_gdl2(&self, e: &SExpr, t: &Term) -> Result<(), GdlError> {
         if let Some(n) = t.name() {
-            if n == kw::SEES || (n == kw::RANDOM && matches!(t, Term::Const(_))) {
+            let random_role = n == kw::ROLE && t.args() == [Term::Const(kw::RANDOM)];
+            if n == kw::SEES || random_role {
+                let n = if random_role { kw::RANDOM } else { n };
                 return Err(self.err(
                     e,
                     format!(
