@@ -50,18 +50,22 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             arities.entry(rel.name).or_default().insert(rel.arity);
             if let Some(k) = keyword_arity(rel.name) {
                 if k != rel.arity {
-                    // `base` and `input` only describe the game; older files use
-                    // them with other arities as ordinary relations.
-                    let sev = if rel.name == kw::BASE || rel.name == kw::INPUT {
-                        Severity::Warning
+                    // Older files use some keywords with other arities as ordinary
+                    // relations (`(next ?x ?y)` as a successor, `(base f (val ..))`);
+                    // a relation is its name and arity, so those keep their meaning.
+                    // `true`, `does` and `distinct` have none with another arity.
+                    let input_kw =
+                        rel.name == kw::TRUE || rel.name == kw::DOES || rel.name == kw::DISTINCT;
+                    let (sev, how) = if input_kw {
+                        (Severity::Error, "")
                     } else {
-                        Severity::Error
+                        (Severity::Warning, "; treated as an ordinary relation")
                     };
                     err(
                         r,
                         sev,
                         format!(
-                            "'{}' takes {} argument(s), found {}",
+                            "'{}' takes {} argument(s), found {}{how}",
                             syms.name(rel.name),
                             k,
                             rel.arity
