@@ -1167,10 +1167,12 @@ impl StateMachine for Prover {
     }
 
     fn parse_move(&self, term: &Term) -> Option<TermId> {
+        // Interned, not only looked up: a move the rules derive only in states not
+        // yet visited (a replay's later moves, an opponent's move) has no id yet.
         self.db
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .pool
-            .find_term(term)
+            .from_term(term)
     }
 }
