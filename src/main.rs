@@ -12,7 +12,11 @@ use ggp_asp::reasoner::{Prover, StateMachine};
 use ggp_asp::simulate;
 
 #[derive(Parser)]
-#[command(name = "ggp-asp", version, about = "General Game Playing with answer set programming")]
+#[command(
+    name = "ggp-asp",
+    version,
+    about = "General Game Playing with answer set programming"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,12 +75,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let prover = Prover::new(g);
             if trace {
                 let replay_text = match &replay {
-                    Some(p) => Some(std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?),
+                    Some(p) => Some(
+                        std::fs::read_to_string(p)
+                            .with_context(|| format!("cannot read {}", p.display()))?,
+                    ),
                     None => None,
                 };
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
-                simulate::trace(&prover, &mut out, playouts, seed, max_steps, replay_text.as_deref())?;
+                simulate::trace(
+                    &prover,
+                    &mut out,
+                    playouts,
+                    seed,
+                    max_steps,
+                    replay_text.as_deref(),
+                )?;
                 return Ok(ExitCode::SUCCESS);
             }
             let stats = simulate::random_playouts(&prover, playouts, seed, max_steps)?;
@@ -104,11 +118,27 @@ fn check(games: &[PathBuf]) -> Result<ExitCode> {
                 };
                 println!("{}: ok", path.display());
                 println!("  roles: {}", g.role_names().join(" "));
-                println!("  rules: {} ({} facts)", g.rules.len(), g.rules.iter().filter(|r| r.is_fact()).count());
+                println!(
+                    "  rules: {} ({} facts)",
+                    g.rules.len(),
+                    g.rules.iter().filter(|r| r.is_fact()).count()
+                );
                 println!("  relations: {}", g.relations.len());
-                println!("  static ({}): {}", count(Phase::Static), names(Phase::Static));
-                println!("  state-dependent ({}): {}", count(Phase::State), names(Phase::State));
-                println!("  move-dependent ({}): {}", count(Phase::Move), names(Phase::Move));
+                println!(
+                    "  static ({}): {}",
+                    count(Phase::Static),
+                    names(Phase::Static)
+                );
+                println!(
+                    "  state-dependent ({}): {}",
+                    count(Phase::State),
+                    names(Phase::State)
+                );
+                println!(
+                    "  move-dependent ({}): {}",
+                    count(Phase::Move),
+                    names(Phase::Move)
+                );
                 for w in &g.warnings {
                     println!("{w}");
                 }
@@ -122,7 +152,11 @@ fn check(games: &[PathBuf]) -> Result<ExitCode> {
             }
         }
     }
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
@@ -133,12 +167,20 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
         s.terminal,
         s.steps as f64 / s.playouts.max(1) as f64
     );
-    println!("speed: {:.1} playouts/s, {:.1} states/s", s.playouts_per_s(), s.states_per_s());
+    println!(
+        "speed: {:.1} playouts/s, {:.1} states/s",
+        s.playouts_per_s(),
+        s.states_per_s()
+    );
     for (r, dist) in g.roles.iter().zip(&s.goals) {
         let parts: Vec<String> = dist
             .iter()
             .map(|(v, n)| format!("{}: {}", v.map_or("none".to_string(), |v| v.to_string()), n))
             .collect();
-        println!("goals of {}: {}", term_to_string(r, &g.symbols), parts.join(", "));
+        println!(
+            "goals of {}: {}",
+            term_to_string(r, &g.symbols),
+            parts.join(", ")
+        );
     }
 }

@@ -24,10 +24,21 @@ pub enum End {
 /// A rule problem met while playing: what and where.
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
-    #[error("playout {playout}, step {step}: role {role} has no legal move in a non-terminal state")]
-    NoLegalMove { playout: usize, step: usize, role: String },
+    #[error(
+        "playout {playout}, step {step}: role {role} has no legal move in a non-terminal state"
+    )]
+    NoLegalMove {
+        playout: usize,
+        step: usize,
+        role: String,
+    },
     #[error("replay, step {step}: move {mv} of role {role} is not legal here (legal: {legal})")]
-    IllegalMove { step: usize, role: String, mv: String, legal: String },
+    IllegalMove {
+        step: usize,
+        role: String,
+        mv: String,
+        legal: String,
+    },
     #[error("replay, line {line}: {message}")]
     BadReplay { line: usize, message: String },
     #[error("writing the trace: {0}")]
@@ -55,7 +66,12 @@ impl Stats {
 }
 
 /// Plays `n` random playouts of at most `max_steps` joint moves.
-pub fn random_playouts<M: StateMachine>(m: &M, n: usize, seed: u64, max_steps: usize) -> Result<Stats, PlayError> {
+pub fn random_playouts<M: StateMachine>(
+    m: &M,
+    n: usize,
+    seed: u64,
+    max_steps: usize,
+) -> Result<Stats, PlayError> {
     let mut rng = StdRng::seed_from_u64(seed);
     let roles = m.num_roles();
     let mut stats = Stats {
@@ -137,32 +153,50 @@ pub fn trace<M: StateMachine>(
         let mut state = m.initial_state();
         let mut step = 0;
         loop {
-            let mut fluents: Vec<String> = m.fluents(&state).iter().map(|f| term_to_string(f, syms)).collect();
+            let mut fluents: Vec<String> = m
+                .fluents(&state)
+                .iter()
+                .map(|f| term_to_string(f, syms))
+                .collect();
             fluents.sort();
             let terminal = m.is_terminal(&state);
             let mut legal: Vec<Vec<(String, M::Move)>> = Vec::new();
             for r in 0..role_names.len() {
                 m.legal_moves(&state, r, &mut buf);
-                let mut l: Vec<(String, M::Move)> = buf.iter().map(|mv| (term_to_string(&m.move_term(mv), syms), mv.clone())).collect();
+                let mut l: Vec<(String, M::Move)> = buf
+                    .iter()
+                    .map(|mv| (term_to_string(&m.move_term(mv), syms), mv.clone()))
+                    .collect();
                 l.sort_by(|a, b| a.0.cmp(&b.0));
                 legal.push(l);
             }
             let legal_json: Vec<String> = role_names
                 .iter()
                 .zip(&legal)
-                .map(|(r, l)| format!("{}:{}", json_str(r), json_list(&l.iter().map(|x| x.0.clone()).collect::<Vec<_>>())))
+                .map(|(r, l)| {
+                    format!(
+                        "{}:{}",
+                        json_str(r),
+                        json_list(&l.iter().map(|x| x.0.clone()).collect::<Vec<_>>())
+                    )
+                })
                 .collect();
             let goals_json: Vec<String> = role_names
                 .iter()
                 .enumerate()
                 .map(|(i, r)| {
-                    let g = m.goal(&state, i).map_or("null".to_string(), |v| v.to_string());
+                    let g = m
+                        .goal(&state, i)
+                        .map_or("null".to_string(), |v| v.to_string());
                     format!("{}:{}", json_str(r), g)
                 })
                 .collect();
             let end = if terminal {
                 Some("terminal")
-            } else if replay_moves.as_ref().map_or(step >= max_steps, |rm| step >= rm.len()) {
+            } else if replay_moves
+                .as_ref()
+                .map_or(step >= max_steps, |rm| step >= rm.len())
+            {
                 Some("max-steps")
             } else {
                 None
@@ -180,14 +214,22 @@ pub fn trace<M: StateMachine>(
                                         step,
                                         role: role_names[r].clone(),
                                         mv: text,
-                                        legal: l.iter().map(|x| x.0.as_str()).collect::<Vec<_>>().join(" "),
+                                        legal: l
+                                            .iter()
+                                            .map(|x| x.0.as_str())
+                                            .collect::<Vec<_>>()
+                                            .join(" "),
                                     });
                                 }
                                 j.push((text, mv));
                             }
                             None => {
                                 if l.is_empty() {
-                                    return Err(PlayError::NoLegalMove { playout: p, step, role: role_names[r].clone() });
+                                    return Err(PlayError::NoLegalMove {
+                                        playout: p,
+                                        step,
+                                        role: role_names[r].clone(),
+                                    });
                                 }
                                 j.push(l[rng.gen_range(0..l.len())].clone());
                             }
@@ -212,7 +254,11 @@ pub fn trace<M: StateMachine>(
             out.flush()?;
             match (end, joint) {
                 (Some(e), _) => {
-                    writeln!(out, "{{\"playout\":{p},\"end\":{},\"steps\":{step}}}", json_str(e))?;
+                    writeln!(
+                        out,
+                        "{{\"playout\":{p},\"end\":{},\"steps\":{step}}}",
+                        json_str(e)
+                    )?;
                     break;
                 }
                 (None, Some(j)) => {
@@ -227,24 +273,36 @@ pub fn trace<M: StateMachine>(
     Ok(())
 }
 
+/// A joint move with each move's KIF text.
+type JointMoveText<M> = Vec<(String, <M as StateMachine>::Move)>;
+
 /// Reads joint moves, one per line: `((mark 1 1) noop)`; blank lines and `;` comments are skipped.
-fn parse_replay<M: StateMachine>(m: &M, text: &str) -> Result<Vec<Vec<(String, M::Move)>>, PlayError> {
+fn parse_replay<M: StateMachine>(m: &M, text: &str) -> Result<Vec<JointMoveText<M>>, PlayError> {
     let game = m.game();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let bad = |message: String| PlayError::BadReplay { line: i + 1, message };
+        let bad = |message: String| PlayError::BadReplay {
+            line: i + 1,
+            message,
+        };
         let l = line.split(';').next().unwrap_or("").trim();
         if l.is_empty() {
             continue;
         }
         let terms = crate::gdl::parser::parse_ground_terms(l, &game.symbols).map_err(bad)?;
         if terms.len() != game.roles.len() {
-            return Err(bad(format!("{} move(s) for {} role(s)", terms.len(), game.roles.len())));
+            return Err(bad(format!(
+                "{} move(s) for {} role(s)",
+                terms.len(),
+                game.roles.len()
+            )));
         }
         let mut joint = Vec::new();
         for t in terms {
             let text = term_to_string(&t, &game.symbols);
-            let mv = m.parse_move(&t).ok_or_else(|| bad(format!("{text} is not a move of this game")))?;
+            let mv = m
+                .parse_move(&t)
+                .ok_or_else(|| bad(format!("{text} is not a move of this game")))?;
             joint.push((text, mv));
         }
         out.push(joint);

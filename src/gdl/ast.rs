@@ -82,7 +82,7 @@ pub struct Relation {
 }
 
 impl Relation {
-    pub fn display<'a>(&self, symbols: &'a Symbols) -> String {
+    pub fn display(&self, symbols: &Symbols) -> String {
         format!("{}/{}", symbols.name(self.name), self.arity)
     }
 }
@@ -98,17 +98,22 @@ pub enum Literal {
     Distinct(Term, Term),
     /// `(or l1 l2 ...)`; removed by the normal form.
     Or(Vec<Literal>),
+    /// `(and l1 l2 ...)` as one alternative of an `or`; removed by the normal form.
+    And(Vec<Literal>),
+    /// `(not (distinct a b))`: the two terms are equal. The normal form removes it
+    /// by unifying the terms throughout the rule.
+    Equal(Term, Term),
 }
 
 impl Literal {
     pub fn for_each_var(&self, f: &mut impl FnMut(Sym)) {
         match self {
             Literal::Pos(t) | Literal::Not(t) => t.for_each_var(f),
-            Literal::Distinct(a, b) => {
+            Literal::Distinct(a, b) | Literal::Equal(a, b) => {
                 a.for_each_var(f);
                 b.for_each_var(f);
             }
-            Literal::Or(ls) => ls.iter().for_each(|l| l.for_each_var(f)),
+            Literal::Or(ls) | Literal::And(ls) => ls.iter().for_each(|l| l.for_each_var(f)),
         }
     }
 }

@@ -21,14 +21,20 @@ pub use symbol::{kw, Sym, Symbols};
 /// Reads, parses and validates a game file.
 pub fn load(path: &Path) -> Result<Game, GdlError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| GdlError::single(&name, Pos::default(), format!("cannot read the file: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        GdlError::single(&name, Pos::default(), format!("cannot read the file: {e}"))
+    })?;
     load_bytes(&bytes, &name)
 }
 
 /// Parses and validates a game from bytes.
 pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Game, GdlError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(GdlError::single(name, Pos { line: 1, col: 1 }, "the file is empty: no rules"));
+        return Err(GdlError::single(
+            name,
+            Pos { line: 1, col: 1 },
+            "the file is empty: no rules",
+        ));
     }
     Game::new(parse_bytes(bytes, name)?)
 }

@@ -89,13 +89,28 @@ impl Game {
             .iter()
             .filter(|r| r.head.name() == Some(kw::ROLE) && r.head.args().len() == 1)
             .collect();
-        let roles: Vec<Term> = role_facts.iter().map(|r| r.head.args()[0].clone()).collect();
+        let roles: Vec<Term> = role_facts
+            .iter()
+            .map(|r| r.head.args()[0].clone())
+            .collect();
         if roles.is_empty() {
-            diags.push(diag(&source, Severity::Error, Pos { line: 1, col: 1 }, "the game has no roles: no '(role ...)' fact".into(), None));
+            diags.push(diag(
+                &source,
+                Severity::Error,
+                Pos { line: 1, col: 1 },
+                "the game has no roles: no '(role ...)' fact".into(),
+                None,
+            ));
         }
         for (i, r) in roles.iter().enumerate() {
             if roles[..i].contains(r) {
-                diags.push(diag(&source, Severity::Error, role_facts[i].pos, format!("role {} is declared twice", term_to_string(r, &symbols)), None));
+                diags.push(diag(
+                    &source,
+                    Severity::Error,
+                    role_facts[i].pos,
+                    format!("role {} is declared twice", term_to_string(r, &symbols)),
+                    None,
+                ));
             }
         }
 
@@ -150,10 +165,13 @@ impl Game {
         }
         validate::check_phases(&rules, &rule_phase, &symbols, &source, &mut diags);
 
-        let (errors, warnings): (Vec<_>, Vec<_>) =
-            diags.into_iter().partition(|d| d.severity == Severity::Error);
+        let (errors, warnings): (Vec<_>, Vec<_>) = diags
+            .into_iter()
+            .partition(|d| d.severity == Severity::Error);
         if !errors.is_empty() {
-            return Err(GdlError { diagnostics: errors });
+            return Err(GdlError {
+                diagnostics: errors,
+            });
         }
         Ok(Game {
             symbols,
@@ -179,11 +197,20 @@ impl Game {
     }
 
     pub fn role_names(&self) -> Vec<String> {
-        self.roles.iter().map(|r| term_to_string(r, &self.symbols)).collect()
+        self.roles
+            .iter()
+            .map(|r| term_to_string(r, &self.symbols))
+            .collect()
     }
 }
 
-pub(crate) fn diag(file: &str, severity: Severity, pos: Pos, message: String, rule: Option<String>) -> Diagnostic {
+pub(crate) fn diag(
+    file: &str,
+    severity: Severity,
+    pos: Pos,
+    message: String,
+    rule: Option<String>,
+) -> Diagnostic {
     Diagnostic {
         severity,
         file: file.to_string(),
@@ -218,16 +245,76 @@ pub fn expand_or(rule: &Rule) -> Option<Vec<Rule>> {
             other => bodies.iter_mut().for_each(|b| b.push(other.clone())),
         }
     }
-    Some(
-        bodies
-            .into_iter()
-            .map(|body| Rule {
-                head: rule.head.clone(),
-                body,
-                pos: rule.pos,
-            })
-            .collect(),
-    )
+    // A conjunction chosen from an `or` joins the body; an `or` inside it expands again.
+    let mut out = Vec::new();
+    for body in bodies {
+        let mut flat = Vec::new();
+        flatten_and(body, &mut flat);
+        let r = Rule {
+            head: rule.head.clone(),
+            body: flat,
+            pos: rule.pos,
+        };
+        if r.body.iter().any(|l| matches!(l, Literal::Or(_))) {
+            out.extend(expand_or(&r)?);
+        } else if let Some(r) = eliminate_equal(r) {
+            out.push(r);
+        }
+        if out.len() > MAX_OR_EXPANSION {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+fn flatten_and(body: Vec<Literal>, out: &mut Vec<Literal>) {
+    for l in body {
+        match l {
+            Literal::And(inner) => flatten_and(inner, out),
+            other => out.push(other),
+        }
+    }
+}
+
+/// Removes `(not (distinct a b))` by unifying `a` and `b` in the whole rule; a rule
+/// whose terms cannot be equal never fires and is dropped (`None`).
+fn eliminate_equal(mut rule: Rule) -> Option<Rule> {
+    while let Some(i) = rule
+        .body
+        .iter()
+        .position(|l| matches!(l, Literal::Equal(..)))
+    {
+        let Literal::Equal(a, b) = rule.body.remove(i) else {
+            unreachable!()
+        };
+        let mut s: HashMap<(bool, Sym), Term2> = HashMap::new();
+        if !unify(&Term2::new(&a, false), &Term2::new(&b, false), &mut s) {
+            return None;
+        }
+        let apply = |t: &Term| resolve_term(&Term2::new(t, false), &s);
+        rule.head = resolve_term(&Term2::new(&rule.head, false), &s);
+        rule.body = rule.body.iter().map(|l| map_literal(l, &apply)).collect();
+    }
+    Some(rule)
+}
+
+fn map_literal(l: &Literal, f: &dyn Fn(&Term) -> Term) -> Literal {
+    match l {
+        Literal::Pos(t) => Literal::Pos(f(t)),
+        Literal::Not(t) => Literal::Not(f(t)),
+        Literal::Distinct(a, b) => Literal::Distinct(f(a), f(b)),
+        Literal::Equal(a, b) => Literal::Equal(f(a), f(b)),
+        Literal::Or(ls) => Literal::Or(ls.iter().map(|l| map_literal(l, f)).collect()),
+        Literal::And(ls) => Literal::And(ls.iter().map(|l| map_literal(l, f)).collect()),
+    }
+}
+
+fn resolve_term(t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> Term {
+    match walk(t, s) {
+        Term2::Var(_, v) => Term::Var(v),
+        Term2::Const(c) => Term::Const(c),
+        Term2::Func(f, args) => Term::Func(f, args.iter().map(|a| resolve_term(a, s)).collect()),
+    }
 }
 
 fn flatten_or(alts: &[Literal]) -> Vec<Literal> {
@@ -235,6 +322,7 @@ fn flatten_or(alts: &[Literal]) -> Vec<Literal> {
     for a in alts {
         match a {
             Literal::Or(inner) => out.extend(flatten_or(inner)),
+            Literal::And(inner) if inner.len() == 1 => out.extend(flatten_or(inner)),
             other => out.push(other.clone()),
         }
     }
@@ -378,7 +466,9 @@ impl Term2 {
         match t {
             Term::Var(v) => Term2::Var(side, *v),
             Term::Const(c) => Term2::Const(*c),
-            Term::Func(f, args) => Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect()),
+            Term::Func(f, args) => {
+                Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect())
+            }
         }
     }
 }
@@ -445,8 +535,30 @@ mod tests {
     }
 
     #[test]
+    fn not_distinct_unifies_and_and_inside_or_expands() {
+        let d = parse(
+            "(role r) (<= (p ?x ?y) (q ?x) (q ?y) (not (distinct ?x ?y))) (<= (s ?x) (q ?x) (or (and (a ?x) (b ?x)) (c ?x))) (q 1)",
+            "t",
+        )
+        .unwrap();
+        let rules = expand_or(&d.rules[1]).unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(
+            crate::gdl::print::rule_to_string(&rules[0], &d.symbols),
+            "(<= (p ?y ?y) (q ?y) (q ?y))"
+        );
+        let rules = expand_or(&d.rules[2]).unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].body.len(), 3);
+    }
+
+    #[test]
     fn or_expands() {
-        let d = parse("(role r) (<= (p ?x) (q ?x) (or (a ?x) (b ?x)) (or (c) (d)))", "t").unwrap();
+        let d = parse(
+            "(role r) (<= (p ?x) (q ?x) (or (a ?x) (b ?x)) (or (c) (d)))",
+            "t",
+        )
+        .unwrap();
         assert_eq!(expand_or(&d.rules[1]).unwrap().len(), 4);
     }
 }

@@ -51,7 +51,10 @@ fn skip(input: &str) -> IResult<&str, ()> {
         let r: IResult<&str, ()> = alt((
             value((), multispace1),
             value((), pair(char(';'), take_while(|c| c != '\n'))),
-            value((), recognize(tuple((tag("#|"), take_until("|#"), tag("|#"))))),
+            value(
+                (),
+                recognize(tuple((tag("#|"), take_until("|#"), tag("|#")))),
+            ),
         ))(rest);
         match r {
             Ok((r2, _)) => rest = r2,
@@ -88,7 +91,10 @@ impl<'a> LineIndex<'a> {
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
         let end = offset.min(self.text.len());
-        let col = self.text.get(start..end).map_or(end - start, |s| s.chars().count());
+        let col = self
+            .text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count());
         Pos {
             line: line as u32 + 1,
             col: col as u32 + 1,
@@ -102,9 +108,23 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// Reads all top-level s-expressions of `text`.
 pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
-    let lines = LineIndex::new(text);
-    let err = |offset: usize, msg: String| GdlError::single(file, lines.pos(offset), msg);
     let mut top = Vec::new();
+    for_each_sexpr(text, file, &LineIndex::new(text), |e| {
+        top.push(e);
+        Ok(())
+    })?;
+    Ok(top)
+}
+
+/// Calls `f` with each top-level s-expression as soon as it is complete, so a large
+/// file never holds more than one expression's tree besides what `f` keeps.
+pub fn for_each_sexpr(
+    text: &str,
+    file: &str,
+    lines: &LineIndex,
+    mut f: impl FnMut(SExpr) -> Result<(), GdlError>,
+) -> Result<(), GdlError> {
+    let err = |offset: usize, msg: String| GdlError::single(file, lines.pos(offset), msg);
     // Open lists: their start offset and the items read so far.
     let mut stack: Vec<(usize, Vec<SExpr>)> = Vec::new();
     let mut rest = text;
@@ -117,7 +137,10 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                 match tok {
                     Token::Open => {
                         if stack.len() >= MAX_DEPTH {
-                            return Err(err(start, format!("lists nested deeper than {MAX_DEPTH} levels")));
+                            return Err(err(
+                                start,
+                                format!("lists nested deeper than {MAX_DEPTH} levels"),
+                            ));
                         }
                         stack.push((start, Vec::new()))
                     }
@@ -126,21 +149,26 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                             let e = SExpr::List(items, open);
                             match stack.last_mut() {
                                 Some((_, parent)) => parent.push(e),
-                                None => top.push(e),
+                                None => f(e)?,
                             }
                         }
-                        None => return Err(err(start, "unbalanced ')': no '(' is open here".into())),
+                        None => {
+                            return Err(err(start, "unbalanced ')': no '(' is open here".into()))
+                        }
                     },
                     Token::Atom(a) => {
                         // `skip` consumes every closed comment, so a token that
                         // starts with `#|` opens a comment that never ends.
                         if a.starts_with("#|") {
-                            return Err(err(start, "unterminated block comment: '#|' without '|#'".into()));
+                            return Err(err(
+                                start,
+                                "unterminated block comment: '#|' without '|#'".into(),
+                            ));
                         }
                         let e = SExpr::Atom(a.to_string(), start);
                         match stack.last_mut() {
                             Some((_, parent)) => parent.push(e),
-                            None => top.push(e),
+                            None => f(e)?,
                         }
                     }
                 }
@@ -150,9 +178,15 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
                 if !r.is_empty() {
                     let at = text.len() - r.len();
                     if r.starts_with("#|") {
-                        return Err(err(at, "unterminated block comment: '#|' without '|#'".into()));
+                        return Err(err(
+                            at,
+                            "unterminated block comment: '#|' without '|#'".into(),
+                        ));
                     }
-                    return Err(err(at.max(offset), format!("unexpected input {:?}", r.chars().next().unwrap())));
+                    return Err(err(
+                        at.max(offset),
+                        format!("unexpected input {:?}", r.chars().next().unwrap()),
+                    ));
                 }
                 break;
             }
@@ -167,7 +201,7 @@ pub fn parse_sexprs(text: &str, file: &str) -> Result<Vec<SExpr>, GdlError> {
             ),
         ));
     }
-    Ok(top)
+    Ok(())
 }
 
 fn token_len(t: &Token) -> usize {
@@ -179,17 +213,17 @@ fn token_len(t: &Token) -> usize {
 
 /// Reads a game description from KIF text.
 pub fn parse(text: &str, file: &str) -> Result<Description, GdlError> {
-    let sexprs = parse_sexprs(text, file)?;
     let lines = LineIndex::new(text);
     let mut conv = Converter {
         symbols: Symbols::with_keywords(),
         lines: &lines,
         file,
     };
-    let mut rules = Vec::with_capacity(sexprs.len());
-    for e in &sexprs {
-        rules.push(conv.rule(e)?);
-    }
+    let mut rules = Vec::new();
+    for_each_sexpr(text, file, &lines, |e| {
+        rules.push(conv.rule(&e)?);
+        Ok(())
+    })?;
     Ok(Description {
         symbols: conv.symbols,
         rules,
@@ -208,7 +242,10 @@ pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<Description, GdlError> {
             Err(GdlError::single(
                 file,
                 pos,
-                format!("invalid UTF-8 (byte 0x{:02x}); GDL files must be text", bytes[e.valid_up_to()]),
+                format!(
+                    "invalid UTF-8 (byte 0x{:02x}); GDL files must be text",
+                    bytes[e.valid_up_to()]
+                ),
             ))
         }
     }
@@ -251,7 +288,9 @@ impl Converter<'_> {
 
     fn check_gdl2(&self, e: &SExpr, t: &Term) -> Result<(), GdlError> {
         if let Some(n) = t.name() {
-            if n == kw::SEES || (n == kw::RANDOM && matches!(t, Term::Const(_))) {
+            let random_role = n == kw::ROLE && t.args() == [Term::Const(kw::RANDOM)];
+            if n == kw::SEES || random_role {
+                let n = if random_role { kw::RANDOM } else { n };
                 return Err(self.err(
                     e,
                     format!(
@@ -294,15 +333,23 @@ impl Converter<'_> {
                     .ok_or_else(|| self.err(e, "empty list '()' where a term is expected"))?;
                 let name = match first {
                     SExpr::Atom(a, _) if !a.starts_with('?') => self.symbols.intern(a),
-                    SExpr::Atom(..) => return Err(self.err(first, "a variable cannot be a function name")),
+                    SExpr::Atom(..) => {
+                        return Err(self.err(first, "a variable cannot be a function name"))
+                    }
                     SExpr::List(..) => {
-                        return Err(self.err(first, "a list cannot be a function name: expected a symbol after '('"))
+                        return Err(self.err(
+                            first,
+                            "a list cannot be a function name: expected a symbol after '('",
+                        ))
                     }
                 };
                 if name == kw::IMPLIES {
                     return Err(self.err(e, "a rule '(<= ...)' can only stand at the top level"));
                 }
-                let args = rest.iter().map(|a| self.term(a)).collect::<Result<Vec<_>, _>>()?;
+                let args = rest
+                    .iter()
+                    .map(|a| self.term(a))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok(Term::Func(name, args))
             }
         }
@@ -313,32 +360,44 @@ impl Converter<'_> {
         let lit = match &t {
             Term::Func(n, args) if *n == kw::NOT => {
                 if args.len() != 1 {
-                    return Err(self.err(e, format!("'not' takes one literal, found {}", args.len())));
+                    return Err(
+                        self.err(e, format!("'not' takes one literal, found {}", args.len()))
+                    );
                 }
-                let SExpr::List(items, _) = e else { unreachable!() };
+                let SExpr::List(items, _) = e else {
+                    unreachable!()
+                };
                 let mut inner = Vec::new();
                 self.literal(&items[1], &mut inner)?;
                 match inner.pop() {
                     Some(Literal::Pos(a)) if inner.is_empty() => Literal::Not(a),
-                    _ => return Err(self.err(e, "'not' must be applied to an atom")),
+                    Some(Literal::Distinct(a, b)) if inner.is_empty() => Literal::Equal(a, b),
+                    _ => {
+                        return Err(self.err(e, "'not' must be applied to an atom or a 'distinct'"))
+                    }
                 }
             }
             Term::Func(n, args) if *n == kw::DISTINCT => {
                 if args.len() != 2 {
-                    return Err(self.err(e, format!("'distinct' takes two terms, found {}", args.len())));
+                    return Err(self.err(
+                        e,
+                        format!("'distinct' takes two terms, found {}", args.len()),
+                    ));
                 }
                 Literal::Distinct(args[0].clone(), args[1].clone())
             }
             Term::Func(n, _) if *n == kw::OR => {
-                let SExpr::List(items, _) = e else { unreachable!() };
+                let SExpr::List(items, _) = e else {
+                    unreachable!()
+                };
                 let mut alts = Vec::new();
                 for i in &items[1..] {
                     let mut conj = Vec::new();
                     self.literal(i, &mut conj)?;
-                    if conj.len() != 1 {
-                        return Err(self.err(i, "'and' inside 'or' is not supported"));
+                    match conj.len() {
+                        1 => alts.push(conj.pop().expect("one literal")),
+                        _ => alts.push(Literal::And(conj)),
                     }
-                    alts.push(conj.pop().unwrap());
                 }
                 if alts.is_empty() {
                     return Err(self.err(e, "'or' needs at least one literal"));
@@ -346,7 +405,9 @@ impl Converter<'_> {
                 Literal::Or(alts)
             }
             Term::Func(n, _) if *n == kw::AND => {
-                let SExpr::List(items, _) = e else { unreachable!() };
+                let SExpr::List(items, _) = e else {
+                    unreachable!()
+                };
                 for i in &items[1..] {
                     self.literal(i, out)?;
                 }
@@ -359,35 +420,6 @@ impl Converter<'_> {
         };
         out.push(lit);
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_comments_and_crlf() {
-        let d = parse("; c\r\n(role x) #| block\n |# (<= (p ?X) (q ?x))\r\n(<= terminal)", "t").unwrap();
-        assert_eq!(d.rules.len(), 3);
-        assert_eq!(d.rules[1].pos, Pos { line: 3, col: 5 });
-        assert!(matches!(&d.rules[1].head, Term::Func(_, a) if a[0] == Term::Var(d.symbols.get("?x").unwrap())));
-    }
-
-    #[test]
-    fn unbalanced() {
-        let e = parse("(role x)\n(init (a)", "f.kif").unwrap_err();
-        assert!(e.to_string().starts_with("f.kif:2:1: error: unbalanced '('"), "{e}");
-        let e = parse("(role x))", "f.kif").unwrap_err();
-        assert!(e.to_string().contains("1:9"), "{e}");
-    }
-
-    #[test]
-    fn deep_nesting_does_not_overflow_the_parser() {
-        let text = format!("(init {}a{})", "(f ".repeat(900), ")".repeat(900));
-        assert!(parse(&text, "t").is_ok());
-        let text = format!("(init {}a{})", "(f ".repeat(5000), ")".repeat(5000));
-        assert!(parse(&text, "t").unwrap_err().to_string().contains("nested deeper"));
     }
 }
 
@@ -404,16 +436,66 @@ pub fn parse_ground_terms(text: &str, symbols: &Symbols) -> Result<Vec<Term>, St
 
 /// A ground term from an s-expression, using only symbols the game knows.
 pub fn sexpr_to_ground(e: &SExpr, symbols: &Symbols) -> Result<Term, String> {
-    let sym = |a: &str| symbols.get(a).ok_or_else(|| format!("unknown symbol '{a}'"));
+    let sym = |a: &str| {
+        symbols
+            .get(a)
+            .ok_or_else(|| format!("unknown symbol '{a}'"))
+    };
     match e {
-        SExpr::Atom(a, _) if a.starts_with('?') => Err(format!("a move cannot contain the variable {a}")),
+        SExpr::Atom(a, _) if a.starts_with('?') => {
+            Err(format!("a move cannot contain the variable {a}"))
+        }
         SExpr::Atom(a, _) => Ok(Term::Const(sym(a)?)),
         SExpr::List(items, _) => match items.split_first() {
             Some((SExpr::Atom(f, _), rest)) if !f.starts_with('?') => Ok(Term::Func(
                 sym(f)?,
-                rest.iter().map(|x| sexpr_to_ground(x, symbols)).collect::<Result<_, _>>()?,
+                rest.iter()
+                    .map(|x| sexpr_to_ground(x, symbols))
+                    .collect::<Result<_, _>>()?,
             )),
             _ => Err("a compound term must start with a symbol".into()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_comments_and_crlf() {
+        let d = parse(
+            "; c\r\n(role x) #| block\n |# (<= (p ?X) (q ?x))\r\n(<= terminal)",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(d.rules.len(), 3);
+        assert_eq!(d.rules[1].pos, Pos { line: 3, col: 5 });
+        assert!(
+            matches!(&d.rules[1].head, Term::Func(_, a) if a[0] == Term::Var(d.symbols.get("?x").unwrap()))
+        );
+    }
+
+    #[test]
+    fn unbalanced() {
+        let e = parse("(role x)\n(init (a)", "f.kif").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("f.kif:2:1: error: unbalanced '('"),
+            "{e}"
+        );
+        let e = parse("(role x))", "f.kif").unwrap_err();
+        assert!(e.to_string().contains("1:9"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow_the_parser() {
+        let text = format!("(init {}a{})", "(f ".repeat(900), ")".repeat(900));
+        assert!(parse(&text, "t").is_ok());
+        let text = format!("(init {}a{})", "(f ".repeat(5000), ")".repeat(5000));
+        assert!(parse(&text, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("nested deeper"));
     }
 }

@@ -43,8 +43,20 @@ pub fn write_literal(out: &mut impl Write, l: &Literal, s: &Symbols) -> fmt::Res
             write_term(out, b, s)?;
             out.write_char(')')
         }
-        Literal::Or(ls) => {
-            write!(out, "({}", s.name(kw::OR))?;
+        Literal::Equal(a, b) => {
+            write!(out, "({} ({} ", s.name(kw::NOT), s.name(kw::DISTINCT))?;
+            write_term(out, a, s)?;
+            out.write_char(' ')?;
+            write_term(out, b, s)?;
+            out.write_str("))")
+        }
+        Literal::Or(ls) | Literal::And(ls) => {
+            let kw = if matches!(l, Literal::Or(_)) {
+                kw::OR
+            } else {
+                kw::AND
+            };
+            write!(out, "({}", s.name(kw))?;
             for l in ls {
                 out.write_char(' ')?;
                 write_literal(out, l, s)?;

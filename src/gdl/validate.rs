@@ -4,8 +4,8 @@
 //! built ([`super::normal`]).
 //!
 //! Hard errors only where the rules lose their meaning (an unbound variable in a
-//! head or in `distinct`, `does` inside `legal`, a wrong keyword arity other than
-//! `base`'s or `input`'s); the rest are warnings. A variable that occurs only inside `(not ...)` is read as "there is no
+//! head or in `distinct`, `does` inside `legal`, a wrong keyword arity); the rest are
+//! warnings. A variable that occurs only inside `(not ...)` is read as "there is no
 //! such value" (negation of an existential), which is what Prolog-based players do.
 
 use std::collections::{HashMap, HashSet};
@@ -26,7 +26,9 @@ fn keyword_arity(s: Sym) -> Option<usize> {
 }
 
 pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
-    let mut err = |r: &Rule, sev: Severity, msg: String| out.push(diag(file, sev, r.pos, msg, Some(rule_to_string(r, syms))));
+    let mut err = |r: &Rule, sev: Severity, msg: String| {
+        out.push(diag(file, sev, r.pos, msg, Some(rule_to_string(r, syms))))
+    };
     let mut defined: HashSet<Relation> = HashSet::new();
     let mut arities: HashMap<Sym, HashSet<usize>> = HashMap::new();
     for r in rules {
@@ -47,23 +49,45 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             let Some(rel) = a.relation() else { continue };
             arities.entry(rel.name).or_default().insert(rel.arity);
             if let Some(k) = keyword_arity(rel.name) {
-                if k != rel.arity && (rel.name == kw::BASE || rel.name == kw::INPUT) {
-                    // Early ggp-base games declare `(base cell (x 1 2) (val b))`. The
-                    // declarations are optional hints, so the game keeps its meaning.
+                if k != rel.arity {
+                    // Older files use some keywords with other arities as ordinary
+                    // relations (`(next ?x ?y)` as a successor, `(base f (val ..))`);
+                    // a relation is its name and arity, so those keep their meaning.
+                    // `true`, `does` and `distinct` have none with another arity.
+                    let input_kw =
+                        rel.name == kw::TRUE || rel.name == kw::DOES || rel.name == kw::DISTINCT;
+                    let (sev, how) = if input_kw {
+                        (Severity::Error, "")
+                    } else {
+                        (Severity::Warning, "; treated as an ordinary relation")
+                    };
                     err(
                         r,
-                        Severity::Warning,
-                        format!("'{}' takes {} argument(s), found {}; not read as a declaration", syms.name(rel.name), k, rel.arity),
+                        sev,
+                        format!(
+                            "'{}' takes {} argument(s), found {}{how}",
+                            syms.name(rel.name),
+                            k,
+                            rel.arity
+                        ),
                     );
-                } else if k != rel.arity {
-                    err(r, Severity::Error, format!("'{}' takes {} argument(s), found {}", syms.name(rel.name), k, rel.arity));
                 }
             }
         }
         // What may stand in a head.
         let head = r.head.name().expect("heads are atoms");
-        if head == kw::TRUE || head == kw::DOES || head == kw::DISTINCT || head == kw::NOT || head == kw::OR || head == kw::AND {
-            err(r, Severity::Error, format!("'{}' cannot be defined by a rule or fact", syms.name(head)));
+        if head == kw::TRUE
+            || head == kw::DOES
+            || head == kw::DISTINCT
+            || head == kw::NOT
+            || head == kw::OR
+            || head == kw::AND
+        {
+            err(
+                r,
+                Severity::Error,
+                format!("'{}' cannot be defined by a rule or fact", syms.name(head)),
+            );
         }
         // Safety.
         let mut bound: HashSet<Sym> = HashSet::new();
@@ -75,7 +99,11 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             }
         }
         let unbound = |t: &Term| -> Vec<String> {
-            t.vars().into_iter().filter(|v| !bound.contains(v)).map(|v| syms.name(v).to_string()).collect()
+            t.vars()
+                .into_iter()
+                .filter(|v| !bound.contains(v))
+                .map(|v| syms.name(v).to_string())
+                .collect()
         };
         let head_unbound = unbound(&r.head);
         if !head_unbound.is_empty() {
@@ -118,7 +146,10 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 other => err(
                     r,
                     Severity::Warning,
-                    format!("goal value {} is not a number from 0 to 100", super::print::term_to_string(other, syms)),
+                    format!(
+                        "goal value {} is not a number from 0 to 100",
+                        super::print::term_to_string(other, syms)
+                    ),
                 ),
             }
         }
@@ -127,7 +158,14 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             if let Literal::Pos(t) | Literal::Not(t) = l {
                 if let Some(rel) = t.relation() {
                     if keyword_arity(rel.name).is_none() && !defined.contains(&rel) {
-                        err(r, Severity::Warning, format!("relation {} is used but never defined (always false)", rel.display(syms)));
+                        err(
+                            r,
+                            Severity::Warning,
+                            format!(
+                                "relation {} is used but never defined (always false)",
+                                rel.display(syms)
+                            ),
+                        );
                     }
                 }
             }
@@ -141,7 +179,11 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 file,
                 Severity::Warning,
                 Default::default(),
-                format!("'{}' is used with several arities {:?}; each is a separate relation", syms.name(name), a),
+                format!(
+                    "'{}' is used with several arities {:?}; each is a separate relation",
+                    syms.name(name),
+                    a
+                ),
                 None,
             ));
         }
@@ -151,19 +193,37 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
 
 /// `does` may only influence `next` (and relations only `next` uses); `init`, `role`,
 /// `base` and `input` must not depend on the state.
-pub(crate) fn check_phases(rules: &[Rule], phases: &[Phase], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check_phases(
+    rules: &[Rule],
+    phases: &[Phase],
+    syms: &Symbols,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     for (r, &p) in rules.iter().zip(phases) {
         let head = r.head.name().expect("heads are atoms");
         let msg = match head {
             kw::LEGAL | kw::GOAL | kw::TERMINAL if p == Phase::Move => {
-                format!("'{}' depends on 'does': GDL allows moves to influence only 'next'", syms.name(head))
+                format!(
+                    "'{}' depends on 'does': GDL allows moves to influence only 'next'",
+                    syms.name(head)
+                )
             }
             kw::INIT | kw::ROLE | kw::BASE | kw::INPUT if p != Phase::Static => {
-                format!("'{}' depends on the state ('true' or 'does'); it must be static", syms.name(head))
+                format!(
+                    "'{}' depends on the state ('true' or 'does'); it must be static",
+                    syms.name(head)
+                )
             }
             _ => continue,
         };
-        out.push(diag(file, Severity::Error, r.pos, msg, Some(rule_to_string(r, syms))));
+        out.push(diag(
+            file,
+            Severity::Error,
+            r.pos,
+            msg,
+            Some(rule_to_string(r, syms)),
+        ));
     }
 }
 
@@ -171,7 +231,12 @@ pub(crate) fn check_phases(rules: &[Rule], phases: &[Phase], syms: &Symbols, fil
 /// the head, each argument of that literal must be ground, an argument of the head,
 /// or bound by a non-recursive positive literal. Violations may make the set of
 /// terms infinite; reported as warnings, since engines bound their work anyway.
-fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
+fn check_recursion_restriction(
+    rules: &[Rule],
+    syms: &Symbols,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     let graph = DependencyGraph::build(rules);
     let comps = graph.components();
     let mut comp_of = vec![0; rules.len()];
@@ -188,9 +253,9 @@ fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: 
             .filter(|(_, l)| matches!(l, Literal::Pos(_)))
             .filter(|(_, l)| {
                 let Literal::Pos(t) = l else { return false };
-                graph.edges[ri]
-                    .iter()
-                    .any(|&(dep, _)| comp_of[dep] == comp_of[ri] && super::normal::unifiable(t, &rules[dep].head))
+                graph.edges[ri].iter().any(|&(dep, _)| {
+                    comp_of[dep] == comp_of[ri] && super::normal::unifiable(t, &rules[dep].head)
+                })
             })
             .map(|(i, _)| i)
             .collect();
@@ -208,9 +273,13 @@ fn check_recursion_restriction(rules: &[Rule], syms: &Symbols, file: &str, out: 
             }
         }
         for &i in &recursive_lits {
-            let Literal::Pos(t) = &r.body[i] else { continue };
+            let Literal::Pos(t) = &r.body[i] else {
+                continue;
+            };
             for a in t.args() {
-                let ok = a.is_ground() || r.head.args().contains(a) || a.vars().iter().all(|v| safe_vars.contains(v));
+                let ok = a.is_ground()
+                    || r.head.args().contains(a)
+                    || a.vars().iter().all(|v| safe_vars.contains(v));
                 if !ok {
                     out.push(diag(
                         file,

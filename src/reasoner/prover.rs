@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hashbrown::HashTable;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
@@ -35,10 +35,41 @@ enum Pat {
     Func(Sym, Vec<Pat>),
 }
 
+/// One part of an index key: the value found at `argpos` and then down `steps`
+/// (functor, arity, child) in a row's terms, or only a check that the term there
+/// has a given functor and arity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct KeyLeaf {
+    argpos: u16,
+    steps: Vec<(Sym, u16, u16)>,
+    /// `None`: the leaf's value is part of the key; `Some(f, n)`: only a filter.
+    functor: Option<(Sym, u16)>,
+}
+
+type KeySpec = Vec<KeyLeaf>;
+
+/// How a positive literal finds its candidate rows: an index over the parts of
+/// its arguments that are known when the literal is reached in the join order.
+#[derive(Clone, Debug)]
+struct Access {
+    spec: KeySpec,
+    /// The patterns whose values make the key, one per value leaf of `spec`.
+    parts: Vec<Pat>,
+    /// The index slot in the table, assigned when the prover is built.
+    slot: usize,
+}
+
 #[derive(Clone, Debug)]
 enum Lit {
-    Pos { rel: RelId, args: Vec<Pat> },
-    Not { rel: RelId, args: Vec<Pat> },
+    Pos {
+        rel: RelId,
+        args: Vec<Pat>,
+        access: Option<Access>,
+    },
+    Not {
+        rel: RelId,
+        args: Vec<Pat>,
+    },
     Distinct(Pat, Pat),
 }
 
@@ -57,8 +88,8 @@ struct Table {
     arity: usize,
     rows: Vec<TermId>,
     set: HashTable<u32>,
-    /// `index[pos]`: rows by the value of argument `pos`, covering `indexed_len` rows.
-    index: Vec<Option<(HashMap<TermId, Vec<u32>>, usize)>>,
+    /// Indexes by key spec: rows by key, covering the first `covered` rows.
+    index: Vec<Index>,
     /// Rows that survive a new state (static) and a new move (static + state).
     static_len: usize,
     state_len: usize,
@@ -72,18 +103,18 @@ impl Table {
             arity,
             rows: Vec::new(),
             set: HashTable::new(),
-            index: vec![None; arity],
+            index: Vec::new(),
             static_len: 0,
             state_len: 0,
         }
     }
 
     fn len(&self) -> usize {
-        if self.arity == 0 {
-            self.rows.len()
-        } else {
-            self.rows.len() / self.arity
-        }
+        // A proposition's rows are markers of no width.
+        self.rows
+            .len()
+            .checked_div(self.arity)
+            .unwrap_or(self.rows.len())
     }
 
     fn row(&self, i: usize) -> &[TermId] {
@@ -91,9 +122,7 @@ impl Table {
     }
 
     fn hash(h: &std::hash::RandomState, t: &[TermId]) -> u64 {
-        let mut s = h.build_hasher();
-        t.hash(&mut s);
-        s.finish()
+        h.hash_one(t)
     }
 
     fn contains(&self, h: &std::hash::RandomState, t: &[TermId]) -> bool {
@@ -116,13 +145,21 @@ impl Table {
         }
         let hv = Self::hash(h, t);
         let arity = self.arity;
-        if self.set.find(hv, |&r| &self.rows[r as usize * arity..(r as usize + 1) * arity] == t).is_some() {
+        if self
+            .set
+            .find(hv, |&r| {
+                &self.rows[r as usize * arity..(r as usize + 1) * arity] == t
+            })
+            .is_some()
+        {
             return false;
         }
         let r = self.len() as u32;
         self.rows.extend_from_slice(t);
         let rows = &self.rows;
-        self.set.insert_unique(hv, r, |&r| Self::hash(h, &rows[r as usize * arity..(r as usize + 1) * arity]));
+        self.set.insert_unique(hv, r, |&r| {
+            Self::hash(h, &rows[r as usize * arity..(r as usize + 1) * arity])
+        });
         true
     }
 
@@ -143,34 +180,146 @@ impl Table {
         }
         self.rows.truncate(len * self.arity);
         for ix in self.index.iter_mut() {
-            if let Some((_, covered)) = ix {
-                if *covered > len {
-                    *ix = None;
+            if ix.covered > len {
+                // Buckets keep their allocation: the same keys come back with the next state.
+                for rows in ix.map.values_mut() {
+                    let keep = rows.partition_point(|&r| (r as usize) < len);
+                    rows.truncate(keep);
                 }
+                ix.covered = len;
             }
         }
     }
 
-    /// Rows whose argument `pos` is `value`, via the index (built or extended here).
-    fn lookup(&mut self, pos: usize, value: TermId) -> &[u32] {
+    /// Rows whose key under index `slot` is `key` (the index is extended here).
+    fn lookup(&mut self, pool: &TermPool, slot: usize, key: &[TermId]) -> &[u32] {
         let n = self.len();
         let arity = self.arity;
-        let (map, covered) = self.index[pos].get_or_insert_with(|| (HashMap::new(), 0));
-        while *covered < n {
-            let v = self.rows[*covered * arity + pos];
-            map.entry(v).or_default().push(*covered as u32);
-            *covered += 1;
+        let ix = &mut self.index[slot];
+        let mut buf = Vec::with_capacity(key.len());
+        while ix.covered < n {
+            let r = ix.covered;
+            buf.clear();
+            if extract_key(
+                pool,
+                &ix.spec,
+                &self.rows[r * arity..(r + 1) * arity],
+                &mut buf,
+            ) {
+                match ix.map.get_mut(buf.as_slice()) {
+                    Some(rows) => rows.push(r as u32),
+                    None => {
+                        ix.map
+                            .insert(buf.clone().into_boxed_slice(), vec![r as u32]);
+                    }
+                }
+            }
+            ix.covered += 1;
         }
-        map.get(&value).map(Vec::as_slice).unwrap_or(&[])
+        ix.map.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
+}
+
+#[derive(Clone)]
+struct Index {
+    spec: KeySpec,
+    map: HashMap<Box<[TermId]>, Vec<u32>>,
+    covered: usize,
+}
+
+/// The key of a row under `spec`; false when the row cannot match (wrong shape).
+fn extract_key(pool: &TermPool, spec: &KeySpec, row: &[TermId], out: &mut Vec<TermId>) -> bool {
+    for leaf in spec {
+        let mut t = row[leaf.argpos as usize];
+        for &(f, n, child) in &leaf.steps {
+            if pool.is_const(t) || pool.functor(t) != f || pool.args(t).len() != n as usize {
+                return false;
+            }
+            t = pool.args(t)[child as usize];
+        }
+        match leaf.functor {
+            None => out.push(t),
+            Some((f, n)) => {
+                if pool.is_const(t) || pool.functor(t) != f || pool.args(t).len() != n as usize {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The index key of a literal whose variables in `bound` are known: every fully
+/// known subterm is a value leaf; a partly known function term is a functor check
+/// plus the leaves of its arguments.
+fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
+    fn known(p: &Pat, bound: &[bool]) -> bool {
+        match p {
+            Pat::Ground(_) => true,
+            Pat::Var(v) => bound[*v as usize],
+            Pat::Func(_, args) => args.iter().all(|a| known(a, bound)),
+        }
+    }
+    fn walk(
+        p: &Pat,
+        argpos: u16,
+        steps: &mut Vec<(Sym, u16, u16)>,
+        bound: &[bool],
+        acc: &mut Access,
+    ) {
+        if known(p, bound) {
+            acc.spec.push(KeyLeaf {
+                argpos,
+                steps: steps.clone(),
+                functor: None,
+            });
+            acc.parts.push(p.clone());
+            return;
+        }
+        if let Pat::Func(f, args) = p {
+            acc.spec.push(KeyLeaf {
+                argpos,
+                steps: steps.clone(),
+                functor: Some((*f, args.len() as u16)),
+            });
+            for (i, a) in args.iter().enumerate() {
+                steps.push((*f, args.len() as u16, i as u16));
+                walk(a, argpos, steps, bound, acc);
+                steps.pop();
+            }
+        }
+    }
+    let mut acc = Access {
+        spec: Vec::new(),
+        parts: Vec::new(),
+        slot: usize::MAX,
+    };
+    for (i, a) in args.iter().enumerate() {
+        walk(a, i as u16, &mut Vec::new(), bound, &mut acc);
+    }
+    (!acc.spec.is_empty()).then_some(acc)
+}
+
+/// Rules evaluated together. A recursive component runs semi-naively: after a
+/// first full round, each round joins at least one recursive literal against only
+/// the rows the previous round added, so long chains (counters, paths) cost
+/// linear rather than quadratic work.
+struct Comp {
+    rules: Vec<usize>,
+    recursive: bool,
+    /// The relations the component defines.
+    heads: Vec<RelId>,
+    /// Per rule: for each positive body literal over `heads`, its relation and
+    /// the rule's plan with that literal joined first.
+    delta_plans: Vec<Vec<(RelId, CRule)>>,
 }
 
 /// What the prover evaluates, built once from a game.
 struct Program {
     rules: Vec<CRule>,
-    /// Components by phase: (rule indices, recursive).
-    state_comps: Vec<(Vec<usize>, bool)>,
-    move_comps: Vec<(Vec<usize>, bool)>,
+    /// Components run per state and per joint move, in order.
+    state_comps: Vec<Comp>,
+    move_comps: Vec<Comp>,
     true_rel: RelId,
     does_rel: RelId,
     legal_rel: RelId,
@@ -191,6 +340,9 @@ struct Db {
     /// Scratch for bindings and derived tuples.
     bindings: Vec<TermId>,
     scratch: Vec<TermId>,
+    /// During a semi-naive round: (body position, first row, end row) of the
+    /// literal restricted to the previous round's new rows.
+    delta: Option<(usize, usize, usize)>,
 }
 
 /// The reference engine. See the module documentation.
@@ -205,54 +357,93 @@ pub struct Prover {
 impl Prover {
     pub fn new(game: Game) -> Prover {
         let mut pool = TermPool::new();
+        // Relation ids: the keyword relations first, then every relation in the rules.
         let mut rels: HashMap<Relation, RelId> = HashMap::new();
         let mut arities: Vec<usize> = Vec::new();
-        let mut rel_id = |r: Relation, arities: &mut Vec<usize>| -> RelId {
+        let mut add = |r: Relation| -> RelId {
             *rels.entry(r).or_insert_with(|| {
                 arities.push(r.arity);
                 arities.len() - 1
             })
         };
-        let true_rel = rel_id(Relation { name: kw::TRUE, arity: 1 }, &mut arities);
-        let does_rel = rel_id(Relation { name: kw::DOES, arity: 2 }, &mut arities);
-        let legal_rel = rel_id(Relation { name: kw::LEGAL, arity: 2 }, &mut arities);
-        let next_rel = rel_id(Relation { name: kw::NEXT, arity: 1 }, &mut arities);
-        let goal_rel = rel_id(Relation { name: kw::GOAL, arity: 2 }, &mut arities);
-        let terminal_rel = rel_id(Relation { name: kw::TERMINAL, arity: 0 }, &mut arities);
-        let init_rel = rel_id(Relation { name: kw::INIT, arity: 1 }, &mut arities);
-        let role_rel = rel_id(Relation { name: kw::ROLE, arity: 1 }, &mut arities);
-
-        let mut rules = Vec::with_capacity(game.rules.len());
+        let true_rel = add(Relation {
+            name: kw::TRUE,
+            arity: 1,
+        });
+        let does_rel = add(Relation {
+            name: kw::DOES,
+            arity: 2,
+        });
+        let legal_rel = add(Relation {
+            name: kw::LEGAL,
+            arity: 2,
+        });
+        let next_rel = add(Relation {
+            name: kw::NEXT,
+            arity: 1,
+        });
+        let goal_rel = add(Relation {
+            name: kw::GOAL,
+            arity: 2,
+        });
+        let terminal_rel = add(Relation {
+            name: kw::TERMINAL,
+            arity: 0,
+        });
+        let init_rel = add(Relation {
+            name: kw::INIT,
+            arity: 1,
+        });
         for r in &game.rules {
-            rules.push(compile_rule(r, &mut pool, &mut |rel| rel_id(rel, &mut arities)));
-        }
-        let mut static_comps = Vec::new();
-        let mut state_comps = Vec::new();
-        let mut move_comps = Vec::new();
-        for c in &game.components {
-            let entry = (c.rules.clone(), c.recursive);
-            match c.phase {
-                Phase::Static => static_comps.push(entry),
-                Phase::State => state_comps.push(entry),
-                Phase::Move => move_comps.push(entry),
+            add(r.head.relation().expect("heads are atoms"));
+            for l in &r.body {
+                if let Literal::Pos(t) | Literal::Not(t) = l {
+                    add(t.relation().expect("atoms have a relation"));
+                }
             }
         }
+        let rel_of = |r: Relation| rels[&r];
+
         let mut dynamic = vec![false; arities.len()];
         dynamic[true_rel] = true;
         dynamic[does_rel] = true;
-        for (r, c) in game.rules.iter().zip(&rules) {
-            let _ = r;
-            let _ = c;
-        }
-        for (i, p) in game.rule_phase.iter().enumerate() {
+        for (r, p) in game.rules.iter().zip(&game.rule_phase) {
             if *p != Phase::Static {
-                dynamic[rules[i].head] = true;
+                dynamic[rel_of(r.head.relation().expect("heads are atoms"))] = true;
             }
         }
-        let program = Program {
+        // Before static tables exist, guess their sizes; the rules that run per
+        // state are compiled again below with the real sizes.
+        let mut sizes: Vec<f64> = (0..arities.len())
+            .map(|r| if dynamic[r] { 30.0 } else { 100.0 })
+            .collect();
+        sizes[does_rel] = 1.0;
+        let mut rules: Vec<CRule> = game
+            .rules
+            .iter()
+            .map(|r| compile_rule(r, &mut pool, &rel_of, &sizes, None))
+            .collect();
+
+        let mut db = Db {
+            pool,
+            tables: arities.iter().map(|&a| Table::new(a)).collect(),
+            hasher: std::hash::RandomState::new(),
+            loaded: None,
+            bindings: Vec::new(),
+            scratch: Vec::new(),
+            delta: None,
+        };
+        register_slots(&mut rules, &mut db.tables);
+        let static_comps: Vec<Comp> = game
+            .components
+            .iter()
+            .filter(|c| c.phase == Phase::Static)
+            .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
+            .collect();
+        let mut program = Program {
             rules,
-            state_comps,
-            move_comps,
+            state_comps: Vec::new(),
+            move_comps: Vec::new(),
             true_rel,
             does_rel,
             legal_rel,
@@ -261,31 +452,48 @@ impl Prover {
             terminal_rel,
             dynamic_rels: (0..arities.len()).filter(|&r| dynamic[r]).collect(),
         };
-        let hasher = std::hash::RandomState::new();
-        let mut db = Db {
-            pool,
-            tables: arities.iter().map(|&a| Table::new(a)).collect(),
-            hasher,
-            loaded: None,
-            bindings: Vec::new(),
-            scratch: Vec::new(),
-        };
-        for (comp, recursive) in &static_comps {
-            db.run_component(&program, comp, *recursive);
+        for comp in &static_comps {
+            db.run_component(&program, comp);
         }
         for t in db.tables.iter_mut() {
             t.static_len = t.len();
             t.state_len = t.len();
         }
-        let mut init: ProverState = (0..db.tables[init_rel].len()).map(|i| db.tables[init_rel].row(i)[0]).collect();
+        let mut init: ProverState = (0..db.tables[init_rel].len())
+            .map(|i| db.tables[init_rel].row(i)[0])
+            .collect();
         init.sort_unstable();
         init.dedup();
+
+        // Recompile the per-state rules knowing the static tables' sizes; `true`
+        // is estimated by the initial state.
+        for (r, size) in sizes.iter_mut().enumerate() {
+            if !dynamic[r] {
+                *size = db.tables[r].len() as f64;
+            }
+        }
+        sizes[true_rel] = init.len().max(1) as f64;
+        for (i, r) in game.rules.iter().enumerate() {
+            if game.rule_phase[i] != Phase::Static {
+                program.rules[i] = compile_rule(r, &mut db.pool, &rel_of, &sizes, None);
+            }
+        }
+        register_slots(&mut program.rules, &mut db.tables);
+        // Body positions moved with the new join orders.
+        for c in &game.components {
+            let mut comp = || make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables);
+            match c.phase {
+                Phase::Static => {}
+                Phase::State => program.state_comps.push(comp()),
+                Phase::Move => program.move_comps.push(comp()),
+            }
+        }
+
         let roles = game
             .roles
             .iter()
             .map(|r| db.pool.from_term(r).expect("roles are ground (validated)"))
             .collect();
-        let _ = role_rel;
         Prover {
             game,
             program,
@@ -307,24 +515,130 @@ impl Prover {
     }
 }
 
-fn compile_rule(r: &Rule, pool: &mut TermPool, rel_id: &mut impl FnMut(Relation) -> RelId) -> CRule {
+/// How much of an argument is known: 1 when all its variables are bound, 0 when
+/// none, a half for a function term with some known parts.
+fn boundness(t: &Term, bound: &[bool], var_ix: &dyn Fn(Sym) -> u16) -> f64 {
+    let vs = t.vars();
+    let nb = vs.iter().filter(|&&v| bound[var_ix(v) as usize]).count();
+    if nb == vs.len() {
+        1.0
+    } else if matches!(t, Term::Func(..)) {
+        0.5 * (1.0 + nb as f64) / (1.0 + vs.len() as f64)
+    } else {
+        0.0
+    }
+}
+
+/// Builds a component, with the semi-naive plans of its recursive rules.
+fn make_comp(
+    c: &crate::gdl::normal::Component,
+    game: &Game,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    tables: &mut [Table],
+) -> Comp {
+    let mut heads: Vec<RelId> = c
+        .rules
+        .iter()
+        .map(|&r| rel_of(game.rules[r].head.relation().expect("atom")))
+        .collect();
+    heads.sort_unstable();
+    heads.dedup();
+    let mut delta_plans = Vec::new();
+    for &r in &c.rules {
+        let rule = &game.rules[r];
+        let mut plans = Vec::new();
+        if c.recursive {
+            for (j, l) in rule.body.iter().enumerate() {
+                if let Literal::Pos(t) = l {
+                    let rel = rel_of(t.relation().expect("atom"));
+                    if heads.contains(&rel) {
+                        let mut plan = compile_rule(rule, pool, rel_of, sizes, Some(j));
+                        register_slots(std::slice::from_mut(&mut plan), tables);
+                        plans.push((rel, plan));
+                    }
+                }
+            }
+        }
+        delta_plans.push(plans);
+    }
+    Comp {
+        rules: c.rules.clone(),
+        recursive: c.recursive,
+        heads,
+        delta_plans,
+    }
+}
+
+/// Gives every index key spec of `rules` a slot in its table.
+fn register_slots(rules: &mut [CRule], tables: &mut [Table]) {
+    for rule in rules.iter_mut() {
+        for lit in rule.body.iter_mut() {
+            if let Lit::Pos {
+                rel,
+                access: Some(acc),
+                ..
+            } = lit
+            {
+                let t = &mut tables[*rel];
+                acc.slot = match t.index.iter().position(|ix| ix.spec == acc.spec) {
+                    Some(i) => i,
+                    None => {
+                        t.index.push(Index {
+                            spec: acc.spec.clone(),
+                            map: HashMap::new(),
+                            covered: 0,
+                        });
+                        t.index.len() - 1
+                    }
+                };
+            }
+        }
+    }
+}
+
+/// Compiles a rule into a join plan. `sizes` estimates each relation's table size;
+/// the plan takes next the positive literal expected to match the fewest rows.
+///
+/// With `first`, the body literal at that position is joined first: the plan for
+/// a semi-naive round in which that literal sees only new rows.
+fn compile_rule(
+    r: &Rule,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    first: Option<usize>,
+) -> CRule {
     let vars = r.vars();
-    let var_ix = |v: Sym| vars.iter().position(|&w| w == v).expect("variable of the rule") as u16;
+    let var_ix = |v: Sym| {
+        vars.iter()
+            .position(|&w| w == v)
+            .expect("variable of the rule") as u16
+    };
     fn pat(t: &Term, pool: &mut TermPool, var_ix: &dyn Fn(Sym) -> u16) -> Pat {
         if t.is_ground() {
             return Pat::Ground(pool.from_term(t).expect("ground"));
         }
         match t {
             Term::Var(v) => Pat::Var(var_ix(*v)),
-            Term::Func(f, args) => Pat::Func(*f, args.iter().map(|a| pat(a, pool, var_ix)).collect()),
+            Term::Func(f, args) => {
+                Pat::Func(*f, args.iter().map(|a| pat(a, pool, var_ix)).collect())
+            }
             Term::Const(_) => unreachable!("constants are ground"),
         }
     }
-    let atom = |t: &Term, pool: &mut TermPool, rel_id: &mut dyn FnMut(Relation) -> RelId| {
-        let rel = rel_id(t.relation().expect("atoms have a relation"));
-        (rel, t.args().iter().map(|a| pat(a, pool, &var_ix)).collect::<Vec<_>>())
+    let atom = |t: &Term, pool: &mut TermPool| {
+        let rel = rel_of(t.relation().expect("atoms have a relation"));
+        (
+            rel,
+            t.args()
+                .iter()
+                .map(|a| pat(a, pool, &var_ix))
+                .collect::<Vec<_>>(),
+        )
     };
-    let (head, head_args) = atom(&r.head, pool, rel_id);
+    let (head, head_args) = atom(&r.head, pool);
 
     // Join order: greedily the positive literal with the most bound arguments;
     // `not` and `distinct` as soon as their variables are bound.
@@ -336,60 +650,80 @@ fn compile_rule(r: &Rule, pool: &mut TermPool, rel_id: &mut impl FnMut(Relation)
         l.for_each_var(&mut |v| vs.push(var_ix(v) as usize));
         vs
     };
+    let mut forced = first;
     while !pending.is_empty() {
         // Filters whose variables are all bound go first.
         if let Some(i) = pending.iter().position(|l| {
-            matches!(l, Literal::Not(_) | Literal::Distinct(..)) && vars_of(l).iter().all(|&v| bound[v])
+            forced.is_none()
+                && matches!(l, Literal::Not(_) | Literal::Distinct(..))
+                && vars_of(l).iter().all(|&v| bound[v])
         }) {
             let l = pending.remove(i);
             body.push(match l {
                 Literal::Not(t) => {
-                    let (rel, args) = atom(t, pool, rel_id);
+                    let (rel, args) = atom(t, pool);
                     Lit::Not { rel, args }
                 }
-                Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix)),
+                Literal::Distinct(a, b) => {
+                    Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix))
+                }
                 _ => unreachable!(),
             });
             continue;
         }
-        let best = pending
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| matches!(l, Literal::Pos(_)))
-            .max_by_key(|(_, l)| {
-                let vs = vars_of(l);
-                let nb = vs.iter().filter(|&&v| bound[v]).count();
-                let all = vs.iter().all(|&v| bound[v]);
-                // Fully bound literals are checks: run them first; then the most
-                // bound; then the fewest free variables.
-                (all, nb, usize::MAX - vs.len())
-            })
-            .map(|(i, _)| i);
-        let i = match best {
-            Some(i) => i,
-            // Only filters with unbound variables remain: `not` with variables
-            // that occur nowhere else is read existentially; unsafe `distinct`
-            // was rejected by validation.
-            None => 0,
+        let best = if let Some(j) = forced.take() {
+            Some(j)
+        } else {
+            pending
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| match l {
+                    Literal::Pos(t) => Some((i, t)),
+                    _ => None,
+                })
+                .map(|(i, t)| {
+                    // Expected matches: the table's size to the power of the share of
+                    // arguments still unknown (a known argument counts fully, a partly
+                    // known function term half).
+                    let args = t.args();
+                    let known: f64 = args.iter().map(|a| boundness(a, &bound, &var_ix)).sum();
+                    let rel = rel_of(t.relation().expect("atoms have a relation"));
+                    let est = if args.is_empty() || known >= args.len() as f64 {
+                        0.5
+                    } else {
+                        sizes[rel].max(1.0).powf(1.0 - known / args.len() as f64)
+                    };
+                    (i, est, t.vars().len())
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
+                .map(|(i, _, _)| i)
         };
+        // When only filters with unbound variables remain, take them in order: a
+        // `not` with variables that occur nowhere else is read existentially;
+        // unsafe `distinct` was rejected by validation.
+        let i = best.unwrap_or_default();
         let l = pending.remove(i);
-        for v in vars_of(l) {
-            if matches!(l, Literal::Pos(_)) {
-                bound[v] = true;
-            }
-        }
-        body.push(match l {
+        let lit = match l {
             Literal::Pos(t) => {
-                let (rel, args) = atom(t, pool, rel_id);
-                Lit::Pos { rel, args }
+                let (rel, args) = atom(t, pool);
+                let access = access_for(&args, &bound);
+                Lit::Pos { rel, args, access }
             }
             Literal::Not(t) => {
-                let (rel, args) = atom(t, pool, rel_id);
+                let (rel, args) = atom(t, pool);
                 Lit::Not { rel, args }
             }
             Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix)),
-            Literal::Or(_) => unreachable!("the normal form has no 'or'"),
-        });
+            Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
+                unreachable!("the normal form has no 'or', 'and' or equality")
+            }
+        };
+        if matches!(l, Literal::Pos(_)) {
+            for v in vars_of(l) {
+                bound[v] = true;
+            }
+        }
+        body.push(lit);
     }
     CRule {
         head,
@@ -413,8 +747,8 @@ impl Db {
         for &f in state {
             self.tables[prog.true_rel].insert(&h, &[f]);
         }
-        for (comp, rec) in &prog.state_comps {
-            self.run_component(prog, comp, *rec);
+        for comp in &prog.state_comps {
+            self.run_component(prog, comp);
         }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
@@ -433,20 +767,42 @@ impl Db {
         for (&r, &m) in roles.iter().zip(joint) {
             self.tables[prog.does_rel].insert(&h, &[r, m]);
         }
-        for (comp, rec) in &prog.move_comps {
-            self.run_component(prog, comp, *rec);
+        for comp in &prog.move_comps {
+            self.run_component(prog, comp);
         }
     }
 
-    fn run_component(&mut self, prog: &Program, comp: &[usize], recursive: bool) {
-        loop {
-            let mut changed = false;
-            for &ri in comp {
-                changed |= self.run_rule(&prog.rules[ri]);
+    fn run_component(&mut self, prog: &Program, comp: &Comp) {
+        if !comp.recursive {
+            for &ri in &comp.rules {
+                self.run_rule(&prog.rules[ri]);
             }
-            if !recursive || !changed {
+            return;
+        }
+        let mut lo: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+        for &ri in &comp.rules {
+            self.run_rule(&prog.rules[ri]);
+        }
+        loop {
+            let hi: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+            if hi == lo {
                 break;
             }
+            for plans in &comp.delta_plans {
+                for (rel, plan) in plans {
+                    let h = comp
+                        .heads
+                        .iter()
+                        .position(|x| x == rel)
+                        .expect("a head of the component");
+                    if lo[h] < hi[h] {
+                        self.delta = Some((0, lo[h], hi[h]));
+                        self.run_rule(plan);
+                        self.delta = None;
+                    }
+                }
+            }
+            lo = hi;
         }
     }
 
@@ -500,41 +856,41 @@ impl Db {
                     self.join(rule, i + 1, b, out);
                 }
             }
-            Lit::Pos { rel, args } => {
+            Lit::Pos { rel, args, access } => {
                 let rel = *rel;
-                let arity = args.len();
-                if arity == 0 {
+                if args.is_empty() {
                     if self.tables[rel].len() > 0 {
                         self.join(rule, i + 1, b, out);
                     }
                     return;
                 }
-                // Use an index on the first argument whose value is known.
-                let mut key = None;
-                if self.tables[rel].len() >= INDEX_MIN_ROWS {
-                    for (pos, p) in args.iter().enumerate() {
-                        match resolve_opt(&self.pool, p, b) {
-                            Resolved::Known(v) => {
-                                key = Some((pos, v));
-                                break;
-                            }
-                            Resolved::Absent => return,
-                            Resolved::Unknown => {}
-                        }
-                    }
-                }
                 let mut trail: Vec<u16> = Vec::new();
-                match key {
-                    Some((pos, v)) => {
-                        let rows: Vec<u32> = self.tables[rel].lookup(pos, v).to_vec();
+                // In a semi-naive round, one recursive literal sees only new rows.
+                let (lo, hi) = match self.delta {
+                    Some((j, lo, hi)) if j == i => (lo, hi),
+                    _ => (0, usize::MAX),
+                };
+                match access {
+                    Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
+                        let mut key = Vec::with_capacity(acc.parts.len());
+                        for p in &acc.parts {
+                            match resolve_opt(&self.pool, p, b) {
+                                Resolved::Known(v) => key.push(v),
+                                Resolved::Absent | Resolved::Unknown => return,
+                            }
+                        }
+                        let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
+                        let from = all.partition_point(|&r| (r as usize) < lo);
+                        let to = all.partition_point(|&r| (r as usize) < hi);
+                        let rows: Vec<u32> = all[from..to].to_vec();
                         for r in rows {
                             self.try_row(rule, i, rel, r as usize, args, b, out, &mut trail);
                         }
                     }
-                    None => {
+                    _ => {
                         // Rows added while we iterate (recursion) are seen next round.
-                        let n = self.tables[rel].len();
-                        for r in 0..n {
+                        let n = self.tables[rel].len().min(hi);
+                        for r in lo..n {
                             self.try_row(rule, i, rel, r, args, b, out, &mut trail);
                         }
                     }
@@ -558,7 +914,10 @@ impl Db {
         trail.clear();
         let t = &self.tables[rel];
         let row = &t.rows[r * t.arity..(r + 1) * t.arity];
-        let ok = args.iter().zip(row).all(|(p, &v)| matches(&self.pool, p, v, b, trail));
+        let ok = args
+            .iter()
+            .zip(row)
+            .all(|(p, &v)| matches(&self.pool, p, v, b, trail));
         if ok {
             let saved: Vec<u16> = std::mem::take(trail);
             self.join(rule, i + 1, b, out);
@@ -592,7 +951,10 @@ impl Db {
         let mut trail = Vec::new();
         for r in 0..t.len() {
             trail.clear();
-            let ok = args.iter().zip(t.row(r)).all(|(p, &v)| matches(&self.pool, p, v, b, &mut trail));
+            let ok = args
+                .iter()
+                .zip(t.row(r))
+                .all(|(p, &v)| matches(&self.pool, p, v, b, &mut trail));
             for &v in &trail {
                 b[v as usize] = UNBOUND;
             }
@@ -714,7 +1076,11 @@ fn matches(pool: &TermPool, p: &Pat, v: TermId, b: &mut [TermId], trail: &mut Ve
                 return false;
             }
             let vargs = pool.args(v);
-            vargs.len() == args.len() && args.iter().zip(vargs).all(|(a, &x)| matches(pool, a, x, b, trail))
+            vargs.len() == args.len()
+                && args
+                    .iter()
+                    .zip(vargs)
+                    .all(|(a, &x)| matches(pool, a, x, b, trail))
         }
     }
 }
@@ -770,7 +1136,13 @@ impl StateMachine for Prover {
                 .filter_map(|row| {
                     db.pool
                         .is_const(row[1])
-                        .then(|| self.game.symbols.name(db.pool.functor(row[1])).parse::<u8>().ok())
+                        .then(|| {
+                            self.game
+                                .symbols
+                                .name(db.pool.functor(row[1]))
+                                .parse::<u8>()
+                                .ok()
+                        })
                         .flatten()
                 })
                 .filter(|&v| v <= 100)
@@ -787,12 +1159,20 @@ impl StateMachine for Prover {
     }
 
     fn move_term(&self, m: &TermId) -> Term {
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.to_term(*m)
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .to_term(*m)
     }
 
     fn parse_move(&self, term: &Term) -> Option<TermId> {
         // Interned, not only looked up: a move the rules derive only in states not
         // yet visited (a replay's later moves, an opponent's move) has no id yet.
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.from_term(term)
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .from_term(term)
     }
 }

@@ -38,7 +38,9 @@ impl TermPool {
     /// The id of `f(args)` if the term exists already.
     pub fn find(&self, f: Sym, args: &[TermId]) -> Option<TermId> {
         let h = self.hash_of(f, args);
-        self.table.find(h, |&id| self.functor(id) == f && self.args(id) == args).copied()
+        self.table
+            .find(h, |&id| self.functor(id) == f && self.args(id) == args)
+            .copied()
     }
 
     /// The id of `f(args)`, creating it when new. A constant has no arguments.
@@ -52,7 +54,8 @@ impl TermPool {
             return id;
         }
         let id = self.nodes.len() as TermId;
-        self.nodes.push((f, self.args.len() as u32, args.len() as u32));
+        self.nodes
+            .push((f, self.args.len() as u32, args.len() as u32));
         self.args.extend_from_slice(args);
         let hasher = &self.hasher;
         let (nodes, all_args) = (&self.nodes, &self.args);
@@ -87,7 +90,10 @@ impl TermPool {
             Term::Var(_) => None,
             Term::Const(c) => Some(self.intern(*c, &[])),
             Term::Func(f, args) => {
-                let ids = args.iter().map(|a| self.from_term(a)).collect::<Option<Vec<_>>>()?;
+                let ids = args
+                    .iter()
+                    .map(|a| self.from_term(a))
+                    .collect::<Option<Vec<_>>>()?;
                 Some(self.intern(*f, &ids))
             }
         }
@@ -99,7 +105,10 @@ impl TermPool {
             Term::Var(_) => None,
             Term::Const(c) => self.find(*c, &[]),
             Term::Func(f, args) => {
-                let ids = args.iter().map(|a| self.find_term(a)).collect::<Option<Vec<_>>>()?;
+                let ids = args
+                    .iter()
+                    .map(|a| self.find_term(a))
+                    .collect::<Option<Vec<_>>>()?;
                 self.find(*f, &ids)
             }
         }
