@@ -336,7 +336,7 @@ fn buttons_solution_and_optimum() {
     assert!(ex.problems.is_empty(), "{:?}", ex.problems);
     assert_eq!(ex.shortest_win, Some(10));
     // Partial credit when the step limit ends the game: one light on is worth 20.
-    let s = play(&m, &["(a)"; 12].to_vec());
+    let s = play(&m, &["(a)"; 12]);
     assert!(m.is_terminal(&s));
     assert_eq!(m.goal(&s, 0), Some(0), "a pressed 12 times leaves p off");
     let s = play(&m, &[&["(a)"][..], &["(b)"; 11][..]].concat());
