@@ -119,6 +119,20 @@ fn duplicate_role() {
 }
 
 #[test]
+fn wrong_arity_of_true() {
+    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player inc) (true (count ?n) 1))");
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+#[test]
+fn wrong_arity_of_does() {
+    let text = BASE.replace("(does player inc)", "(does inc)");
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// Some corpus games use `next/2` as a helper: another arity of a keyword is
+/// an ordinary relation, with a warning.
+#[test]
 fn wrong_keyword_arity() {
     let text = BASE.replace(
         "(<= (legal player inc) (true (count ?n)))",
@@ -145,6 +159,12 @@ fn init_depends_on_the_state() {
 #[test]
 fn gdl2_sees() {
     let text = format!("{BASE}(<= (sees player (count ?n)) (true (count ?n)))\n");
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+#[test]
+fn gdl2_random_role() {
+    let text = format!("(role random)\n{BASE}");
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
