@@ -75,11 +75,29 @@ fn assert_fails(o: &Output, expect: &[&str]) {
     }
 }
 
-/// A fresh directory for one test's files.
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ggp-asp-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// A fresh directory for one test's files, removed when dropped (also when the
+/// test fails, so a failed run leaves no 50 MB file behind).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("ggp-asp-cli-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("temp dir");
+        TempDir(d)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
@@ -108,7 +126,7 @@ fn missing_file() {
 
 #[test]
 fn bad_files_get_a_message_with_position() {
-    let dir = temp_dir("bad");
+    let dir = TempDir::new("bad");
     let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
         ("empty.kif", Vec::new(), vec!["empty.kif:1:1", "empty"]),
         (
@@ -161,12 +179,11 @@ fn bad_files_get_a_message_with_position() {
             assert_fails(&o, &expect);
         }
     }
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn check_reports_every_file_and_fails_if_one_fails() {
-    let dir = temp_dir("several");
+    let dir = TempDir::new("several");
     let good = write(&dir, "good.kif", VALID.as_bytes());
     let bad = write(&dir, "bad.kif", b"(role");
     let o = run(&["check", &good, &bad]);
@@ -175,12 +192,11 @@ fn check_reports_every_file_and_fails_if_one_fails() {
     let o = run(&["check", &good]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stdout.contains("roles: player"), "{}", o.stdout);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn fifty_megabytes_of_facts() {
-    let dir = temp_dir("big");
+    let dir = TempDir::new("big");
     let mut text = String::from(VALID);
     let mut n = 0u64;
     while text.len() < 50 << 20 {
@@ -201,12 +217,11 @@ fn fifty_megabytes_of_facts() {
         Some(_) => assert!(o.stderr.contains("big.kif"), "{}", o.stderr),
         None => panic!("killed by a signal: {}", o.stderr),
     }
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn deep_nesting_is_refused_cleanly() {
-    let dir = temp_dir("deep");
+    let dir = TempDir::new("deep");
     let text = format!(
         "(role p)\n(init {}x{})\n",
         "(f ".repeat(100_000),
@@ -215,12 +230,11 @@ fn deep_nesting_is_refused_cleanly() {
     let path = write(&dir, "deep.kif", text.as_bytes());
     let o = run(&["check", &path]);
     assert_fails(&o, &["deep.kif:2:", "nested deeper"]);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn simulate_names_the_step_and_role_without_a_legal_move() {
-    let dir = temp_dir("nolegal");
+    let dir = TempDir::new("nolegal");
     // After two moves the game is not over, but `legal` needs (count 0) or (count 1).
     let text = "(role player)
 (init (count 0))
@@ -242,7 +256,6 @@ fn simulate_names_the_step_and_role_without_a_legal_move() {
     assert_fails(&o, &["step 2", "role player has no legal move"]);
     let o = run(&["simulate", &path, "--trace"]);
     assert_fails(&o, &["step 2", "role player has no legal move"]);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 fn trace_lines(stdout: &str) -> Vec<Value> {
@@ -376,7 +389,7 @@ fn replay_of_a_solution() {
 
 #[test]
 fn replay_errors_name_the_step_or_line() {
-    let dir = temp_dir("replay");
+    let dir = TempDir::new("replay");
     let game = common::puzzle_path("tictactoe");
     let game = game.to_str().unwrap();
     // The third joint move marks a square that is already taken.
@@ -408,5 +421,4 @@ fn replay_errors_name_the_step_or_line() {
         "/nonexistent/plan.txt",
     ]);
     assert_fails(&o, &["/nonexistent/plan.txt"]);
-    std::fs::remove_dir_all(dir).ok();
 }

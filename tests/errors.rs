@@ -120,7 +120,10 @@ fn duplicate_role() {
 
 #[test]
 fn wrong_arity_of_true() {
-    let text = BASE.replace("(<= (legal player inc) (true (count ?n)))", "(<= (legal player inc) (true (count ?n) 1))");
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n) 1))",
+    );
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
