@@ -72,7 +72,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             replay,
         } => {
             let g = gdl::load(&game)?;
-            let prover = Prover::new(g);
+            let prover = Prover::try_new(g)?;
             if trace {
                 let replay_text = match &replay {
                     Some(p) => Some(

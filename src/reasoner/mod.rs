@@ -13,7 +13,7 @@ use std::hash::Hash;
 
 use crate::gdl::{Game, Term};
 
-pub use prover::Prover;
+pub use prover::{Prover, ProverError};
 
 /// A role, by its index in the game's `role` facts.
 pub type RoleIdx = usize;

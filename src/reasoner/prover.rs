@@ -343,6 +343,23 @@ struct Db {
     /// During a semi-naive round: (body position, first row, end row) of the
     /// literal restricted to the previous round's new rows.
     delta: Option<(usize, usize, usize)>,
+    /// While computing static relations: stop when one grows past the guard.
+    guard: bool,
+    overflow: Option<RelId>,
+}
+
+/// How many term ids one static relation (or one rule's output) may hold: about
+/// 120 MB, far above real games' needs (checkers' largest static table holds a
+/// few hundred thousand) and far below what exhausts memory.
+const MAX_STATIC_CELLS: usize = 30_000_000;
+
+/// Why a prover could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    #[error(
+        "static relation {relation} grows past {cells} terms: the game is too large for the prover"
+    )]
+    TooLarge { relation: String, cells: usize },
 }
 
 /// The reference engine. See the module documentation.
@@ -355,7 +372,21 @@ pub struct Prover {
 }
 
 impl Prover {
+    /// Builds the prover, computing the static relations.
+    ///
+    /// # Panics
+    /// When the static relations exceed the size guard; use [`Prover::try_new`]
+    /// on games from untrusted sources.
     pub fn new(game: Game) -> Prover {
+        match Prover::try_new(game) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Builds the prover, or says which static relation grew past the size guard
+    /// (some games define static relations with billions of facts).
+    pub fn try_new(game: Game) -> Result<Prover, ProverError> {
         let mut pool = TermPool::new();
         // Relation ids: the keyword relations first, then every relation in the rules.
         let mut rels: HashMap<Relation, RelId> = HashMap::new();
@@ -432,6 +463,8 @@ impl Prover {
             bindings: Vec::new(),
             scratch: Vec::new(),
             delta: None,
+            guard: false,
+            overflow: None,
         };
         register_slots(&mut rules, &mut db.tables);
         let static_comps: Vec<Comp> = game
@@ -452,9 +485,22 @@ impl Prover {
             terminal_rel,
             dynamic_rels: (0..arities.len()).filter(|&r| dynamic[r]).collect(),
         };
+        db.guard = true;
         for comp in &static_comps {
             db.run_component(&program, comp);
+            if let Some(rel) = db.overflow {
+                let name = rels
+                    .iter()
+                    .find(|(_, &id)| id == rel)
+                    .map(|(r, _)| r.display(&game.symbols))
+                    .unwrap_or_default();
+                return Err(ProverError::TooLarge {
+                    relation: name,
+                    cells: MAX_STATIC_CELLS,
+                });
+            }
         }
+        db.guard = false;
         for t in db.tables.iter_mut() {
             t.static_len = t.len();
             t.state_len = t.len();
@@ -494,13 +540,13 @@ impl Prover {
             .iter()
             .map(|r| db.pool.from_term(r).expect("roles are ground (validated)"))
             .collect();
-        Prover {
+        Ok(Prover {
             game,
             program,
             roles,
             init,
             db: Mutex::new(db),
-        }
+        })
     }
 
     fn with_state<R>(&self, state: &ProverState, f: impl FnOnce(&mut Db, &Program) -> R) -> R {
@@ -788,6 +834,9 @@ impl Db {
             if hi == lo {
                 break;
             }
+            if self.overflow.is_some() {
+                break;
+            }
             for plans in &comp.delta_plans {
                 for (rel, plan) in plans {
                     let h = comp
@@ -828,10 +877,16 @@ impl Db {
         }
         self.bindings = bindings;
         self.scratch = out;
+        if self.guard && self.tables[rule.head].rows.len() > MAX_STATIC_CELLS {
+            self.overflow = Some(rule.head);
+        }
         changed
     }
 
     fn join(&mut self, rule: &CRule, i: usize, b: &mut Vec<TermId>, out: &mut Vec<TermId>) {
+        if self.overflow.is_some() {
+            return;
+        }
         let Some(lit) = rule.body.get(i) else {
             if rule.head_args.is_empty() {
                 out.push(0);
@@ -839,6 +894,9 @@ impl Db {
                 for p in &rule.head_args {
                     let id = instantiate(&mut self.pool, p, b);
                     out.push(id);
+                }
+                if self.guard && out.len() > MAX_STATIC_CELLS {
+                    self.overflow = Some(rule.head);
                 }
             }
             return;
