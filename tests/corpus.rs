@@ -57,6 +57,15 @@ fn corpus_files() -> Vec<PathBuf> {
 }
 
 /// The manifest's `problems` column, by file path relative to the corpus folder.
+/// Defects the manifest does not flag, found by these tests and confirmed with the
+/// stock `clingo` executable on the same states: (file, manifest-style problem, why).
+const UNFLAGGED_DEFECTS: &[(&str, &str, &str)] = &[(
+    "comp2006_NOTHELLO_S.3357334851.kif",
+    "goal_several",
+    "terminal states reached by random play where each role has goals 0, 50 and 100 at once",
+)];
+
+/// The manifest's `problems` column per file, plus [`UNFLAGGED_DEFECTS`].
 fn manifest_problems() -> HashMap<String, String> {
     let text =
         std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
@@ -69,11 +78,17 @@ fn manifest_problems() -> HashMap<String, String> {
             .unwrap_or_else(|| panic!("manifest column {name}"))
     };
     let (file, problems) = (col("file"), col("problems"));
-    lines
+    let mut map: HashMap<String, String> = lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
         .filter(|f| f.len() > problems)
         .map(|f| (f[file].to_string(), f[problems].to_string()))
-        .collect()
+        .collect();
+    for (f, problem, _why) in UNFLAGGED_DEFECTS {
+        let entry = map.entry(f.to_string()).or_default();
+        entry.push_str(if entry.is_empty() { "" } else { "," });
+        entry.push_str(problem);
+    }
+    map
 }
 
 fn relative(p: &Path) -> String {

@@ -167,12 +167,18 @@ impl Game {
         // A role no `legal` rule can ever apply to has no move in any state.
         for role in &roles {
             let pattern = Term::Func(kw::LEGAL, vec![role.clone(), Term::Var(kw::LEGAL)]);
-            if !rules.iter().any(|r| r.head.name() == Some(kw::LEGAL) && unifiable(&pattern, &r.head)) {
+            if !rules
+                .iter()
+                .any(|r| r.head.name() == Some(kw::LEGAL) && unifiable(&pattern, &r.head))
+            {
                 diags.push(diag(
                     &source,
                     Severity::Warning,
                     Pos { line: 1, col: 1 },
-                    format!("role {} has no 'legal' rule: it has no move in any state", term_to_string(role, &symbols)),
+                    format!(
+                        "role {} has no 'legal' rule: it has no move in any state",
+                        term_to_string(role, &symbols)
+                    ),
                     None,
                 ));
             }
