@@ -5,6 +5,7 @@
 //! - [`Prover`]: the reference engine, stratified bottom-up evaluation of the
 //!   non-ground rules. Simple enough to trust; the oracle in tests.
 
+pub mod engine;
 pub mod prover;
 pub mod terms;
 
@@ -13,6 +14,7 @@ use std::hash::Hash;
 
 use crate::gdl::{Game, Term};
 
+pub use engine::{AnyMachine, Engine, EngineError, MachineVisitor};
 pub use prover::{Prover, ProverError};
 
 /// A role, by its index in the game's `role` facts.
