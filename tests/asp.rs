@@ -66,11 +66,21 @@ fn puzzle_optimum(mode: Mode) {
         let r = solve_checked(&game, mode);
         assert_eq!(r.status, Status::Solved, "{name} ({mode:?}): {}", r.message);
         assert_eq!(r.goal, Some(100), "{name} ({mode:?})");
-        assert_eq!(r.steps, Some(optimum), "{name} ({mode:?}): optimal length");
-        assert_eq!(r.proven, Proven::Shortest, "{name} ({mode:?})");
         match mode {
-            Mode::Auto => assert!(r.mode.is_some()),
-            m => assert_eq!(r.mode, Some(m)),
+            // Auto answers with the first verified plan (after a short grace for
+            // a proof): never shorter than the optimum, and optimal when proven.
+            Mode::Auto => {
+                assert!(r.mode.is_some());
+                assert!(r.steps >= Some(optimum), "{name}: shorter than optimal?");
+                if r.proven == Proven::Shortest {
+                    assert_eq!(r.steps, Some(optimum), "{name} (auto)");
+                }
+            }
+            m => {
+                assert_eq!(r.steps, Some(optimum), "{name} ({m:?}): optimal length");
+                assert_eq!(r.proven, Proven::Shortest, "{name} ({m:?})");
+                assert_eq!(r.mode, Some(m));
+            }
         }
     }
 }
@@ -354,14 +364,11 @@ fn corpus(name: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn corpus_lights_out_and_hanoi() {
-    for (name, steps) in [("lightsOut", None), ("hanoi", Some(31))] {
+fn corpus_games_solve_to_100() {
+    for name in ["lightsOut", "maze", "blocksWorld"] {
         let Some(path) = corpus(name) else { continue };
         let r = solve_checked(&load(&path), Mode::Auto);
         assert_eq!(r.status, Status::Solved, "{name}: {}", r.message);
         assert_eq!(r.goal, Some(100), "{name}");
-        if let Some(s) = steps {
-            assert_eq!(r.steps, Some(s), "{name}");
-        }
     }
 }

@@ -33,7 +33,8 @@ use solve::{Event, Found, Outcome, Times, Worker};
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Full and incremental at once; the first verified answer wins.
+    /// Full and incremental at once; the first verified answer wins (a plan
+    /// not yet proven shortest after a short grace for the proof).
     #[default]
     Auto,
     /// Full grounding to a horizon, deepened until a plan is found.
@@ -159,6 +160,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             stop: Arc::clone(&stop),
             tx: tx.clone(),
             times: Times::default(),
+            solving_since: None,
         };
         // clingo's grounder recurses deeply on some programs: give it room.
         std::thread::Builder::new()
@@ -180,6 +182,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let deadline = opts.timeout.map(|t| start + t);
     let mut running = modes.len();
     let mut failures: Vec<String> = Vec::new();
+    let mut grace: Option<Instant> = None;
     let result = loop {
         match rx.recv_timeout(Duration::from_millis(25)) {
             Ok(Event::Horizon(_, h, times)) => {
@@ -196,6 +199,12 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     .is_none_or(|(_, f, _)| f.plan.len() > found.plan.len());
                 if better {
                     c.candidate = Some((mode, found, times));
+                }
+                // Auto wants a plan fast: once one is verified, the other worker
+                // gets a short grace to prove a shortest one, then the best wins.
+                if opts.mode == Mode::Auto && grace.is_none() {
+                    let elapsed = start.elapsed();
+                    grace = Some(Instant::now() + (elapsed / 4).max(Duration::from_millis(500)));
                 }
             }
             Ok(Event::Done(mode, outcome, times)) => {
@@ -233,6 +242,11 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     c.horizon
                 );
                 break c.out_of_budget(Status::Error, msg);
+            }
+        }
+        if grace.is_some_and(|g| Instant::now() >= g) {
+            if let Some((mode, found, times)) = c.candidate.take() {
+                break c.finish(mode, found, times);
             }
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {

@@ -78,6 +78,8 @@ pub struct Worker {
     pub stop: Arc<AtomicBool>,
     pub tx: mpsc::Sender<Event>,
     pub times: Times,
+    /// When the solve call under way started (its seconds are not yet in `times`).
+    pub solving_since: Option<Instant>,
 }
 
 /// A clingo error as a plain message.
@@ -111,6 +113,15 @@ impl Worker {
         }
     }
 
+    /// The seconds spent so far, the solve call under way included.
+    fn times_now(&self) -> Times {
+        let mut t = self.times;
+        if let Some(since) = self.solving_since {
+            t.solve_s += since.elapsed().as_secs_f64();
+        }
+        t
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -141,6 +152,7 @@ impl Worker {
         mut on_model: impl FnMut(&mut Self, &[Symbol]),
     ) -> Res<(Control, Answer)> {
         let t0 = Instant::now();
+        self.solving_since = Some(t0);
         let mut lits = Vec::new();
         {
             let atoms = ctl.symbolic_atoms().map_err(err)?;
@@ -196,6 +208,7 @@ impl Worker {
             ctl.assign_external(l, TruthValue::False).map_err(err)?;
         }
         self.times.solve_s += t0.elapsed().as_secs_f64();
+        self.solving_since = None;
         let answer = if first_only && last.is_some() {
             Answer::Sat {
                 atoms: last.unwrap_or_default(),
@@ -278,7 +291,7 @@ impl Worker {
                             goal: 100,
                             proven: Proven::None,
                         };
-                        w.send(Event::Candidate(w.mode, found, w.times));
+                        w.send(Event::Candidate(w.mode, found, w.times_now()));
                     }
                 }
             })?;
