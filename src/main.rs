@@ -212,10 +212,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print_solution(&result);
             }
             // Solver threads may still be grounding after a timeout: end the
-            // process rather than wait for them.
+            // process at once, without running clingo's static destructors
+            // under their feet.
             use std::io::Write;
             let _ = std::io::stdout().flush();
-            std::process::exit(if result.status == Status::Error { 1 } else { 0 });
+            let _ = std::io::stderr().flush();
+            let code = if result.status == Status::Error { 1 } else { 0 };
+            // SAFETY: _exit ends the process; nothing runs after it.
+            unsafe { libc::_exit(code) }
         }
         Command::Bench {
             what:

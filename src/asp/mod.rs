@@ -152,21 +152,30 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         } else {
             (threads / 2 + (i == 0) as usize * (threads % 2)).max(1)
         };
-        let worker = Worker {
-            mode,
-            program: Arc::clone(&program),
-            opts: opts.clone(),
-            threads: share,
-            stop: Arc::clone(&stop),
-            tx: tx.clone(),
-            times: Times::default(),
-            solving_since: None,
-        };
+        let (program, opts, stop, tx) = (
+            Arc::clone(&program),
+            opts.clone(),
+            Arc::clone(&stop),
+            tx.clone(),
+        );
         // clingo's grounder recurses deeply on some programs: give it room.
         std::thread::Builder::new()
             .name(format!("asp-{}", mode.name()))
             .stack_size(256 << 20)
-            .spawn(move || worker.run())
+            .spawn(move || {
+                Worker {
+                    mode,
+                    program,
+                    opts,
+                    threads: share,
+                    stop,
+                    tx,
+                    times: Times::default(),
+                    solving_since: None,
+                    guard: None,
+                }
+                .run()
+            })
             .expect("spawning a solver thread");
     }
     drop(tx);

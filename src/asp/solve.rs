@@ -20,7 +20,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clingo::{
@@ -80,6 +80,19 @@ pub struct Worker {
     pub times: Times,
     /// When the solve call under way started (its seconds are not yet in `times`).
     pub solving_since: Option<Instant>,
+    /// This worker's hold on clingo (see [`CLINGO`]).
+    pub guard: Option<MutexGuard<'static, ()>>,
+}
+
+/// The clingo library of this crate (5.4) keeps one symbol table for the process
+/// and does not guard it against two threads at once (grounding in one thread
+/// while another reads a model crashes it). A worker holds this lock whenever it
+/// calls clingo and lets it go only while waiting for a search to finish; the
+/// searches themselves run in parallel.
+static CLINGO: Mutex<()> = Mutex::new(());
+
+fn lock() -> MutexGuard<'static, ()> {
+    CLINGO.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A clingo error as a plain message.
@@ -178,14 +191,16 @@ impl Worker {
         let mut last: Option<Vec<Symbol>> = None;
         let mut interrupted = false;
         loop {
+            self.guard = None;
             while !handle.wait(Duration::from_millis(20)) {
                 if self.stopped() {
-                    handle.cancel().map_err(err)?;
                     interrupted = true;
                     break;
                 }
             }
+            self.guard = Some(lock());
             if interrupted {
+                handle.cancel().map_err(err)?;
                 break;
             }
             match handle.model().map_err(err)? {
@@ -234,6 +249,7 @@ impl Worker {
 
     /// Runs the worker to its final word, always sending one `Done` or `Failed`.
     pub fn run(mut self) {
+        self.guard = Some(lock());
         let r = match self.mode {
             Mode::Incremental => self.incremental(),
             _ => self.full(),
