@@ -74,7 +74,8 @@ enum Command {
         /// The longest plan looked for.
         #[arg(long, default_value_t = 200)]
         max_steps: usize,
-        /// Solver threads in all (default: the machine's cores).
+        /// Solver threads (default: the machine's cores; in auto mode the full
+        /// worker's, beside one incremental thread).
         #[arg(long)]
         threads: Option<usize>,
         #[arg(long, value_enum, default_value_t = Mode::Auto)]
