@@ -135,7 +135,7 @@ pub fn translate(game: &Game) -> Translation {
     let mut dropped = 0;
     for (i, rule) in game.rules.iter().enumerate() {
         if relevant[i] {
-            tr.rule(rule, game.rule_phase[i]);
+            tr.rule(rule);
         } else {
             dropped += 1;
         }
@@ -248,12 +248,19 @@ struct Translator<'a> {
 }
 
 impl Translator<'_> {
-    fn rule(&mut self, rule: &Rule, phase: Phase) {
+    fn rule(&mut self, rule: &Rule) {
         let vars = VarNames::new(rule, &self.game.symbols);
         let head = self.atom(&rule.head, &vars);
+        // The kind follows the head's relation, not the rule alone: multi-shot
+        // solving must define every atom of a relation at one time in one step,
+        // so a state-only rule of a move-dependent relation goes with the moves.
+        let relation_phase = rule
+            .head
+            .relation()
+            .map_or(Phase::Static, |r| self.game.phase(r));
         let kind = if !head.timed {
             RuleKind::Static
-        } else if phase == Phase::Move {
+        } else if relation_phase == Phase::Move {
             RuleKind::Move
         } else {
             RuleKind::State
