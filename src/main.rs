@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
-use ggp_asp::reasoner::{Prover, StateMachine};
+use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
 #[derive(Parser)]
@@ -46,6 +47,9 @@ enum Command {
         /// With --trace: play the joint moves in this file (one per line, role order).
         #[arg(long, requires = "trace")]
         replay: Option<PathBuf>,
+        /// The engine that runs the rules.
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
     },
 }
 
@@ -70,33 +74,58 @@ fn run(cli: Cli) -> Result<ExitCode> {
             max_steps,
             trace,
             replay,
+            engine,
         } => {
             let g = gdl::load(&game)?;
-            let prover = Prover::try_new(g)?;
-            if trace {
-                let replay_text = match &replay {
-                    Some(p) => Some(
-                        std::fs::read_to_string(p)
-                            .with_context(|| format!("cannot read {}", p.display()))?,
-                    ),
-                    None => None,
-                };
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                simulate::trace(
-                    &prover,
-                    &mut out,
-                    playouts,
-                    seed,
-                    max_steps,
-                    replay_text.as_deref(),
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let stats = simulate::random_playouts(&prover, playouts, seed, max_steps)?;
-            print_stats(&prover, &stats);
+            let (machine, why) = AnyMachine::build(g, engine)?;
+            eprintln!("engine: {why}");
+            let replay_text = match &replay {
+                Some(p) => Some(
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                ),
+                None => None,
+            };
+            machine.visit(SimulateRun {
+                playouts,
+                seed,
+                max_steps,
+                trace,
+                replay: replay_text,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// `simulate` on whichever engine was built.
+struct SimulateRun {
+    playouts: usize,
+    seed: u64,
+    max_steps: usize,
+    trace: bool,
+    replay: Option<String>,
+}
+
+impl MachineVisitor for SimulateRun {
+    type Output = Result<()>;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<()> {
+        if self.trace {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            simulate::trace(
+                &*m,
+                &mut out,
+                self.playouts,
+                self.seed,
+                self.max_steps,
+                self.replay.as_deref(),
+            )?;
+            return Ok(());
+        }
+        let stats = simulate::random_playouts(&*m, self.playouts, self.seed, self.max_steps)?;
+        print_stats(&*m, &stats);
+        Ok(())
     }
 }
 
