@@ -4,6 +4,7 @@
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 
 pub mod gdl;
+pub mod player;
 pub mod reasoner;
 pub mod simulate;
 
