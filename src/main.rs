@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
@@ -78,6 +81,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Play GGP matches: an HTTP player speaking the match protocol.
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The name INFO reports.
+        #[arg(long, default_value = "ggp-asp")]
+        name: String,
+        /// Search threads per match.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Milliseconds kept back from every clock for the reply to travel.
+        #[arg(long, default_value_t = 500)]
+        margin_ms: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Do not run the ASP solver on one-player games.
+        #[arg(long)]
+        no_solver: bool,
+        /// Seconds the solver may take for one run.
+        #[arg(long, default_value_t = 300.0)]
+        solver_timeout: f64,
+        /// The solver's memory limit in MB.
+        #[arg(long, default_value_t = 4096)]
+        solver_memory_mb: u64,
+        /// Seconds a client may take to send a request.
+        #[arg(long, default_value_t = 10.0)]
+        read_timeout: f64,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -124,6 +157,13 @@ enum BenchCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -202,6 +242,44 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print_match(&rec);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            port,
+            bind,
+            name,
+            threads,
+            margin_ms,
+            engine,
+            no_solver,
+            solver_timeout,
+            solver_memory_mb,
+            read_timeout,
+        } => {
+            let solver = if no_solver {
+                None
+            } else {
+                Some(SolverConfig {
+                    exe: std::env::current_exe().context("cannot find our own executable")?,
+                    timeout: Duration::from_secs_f64(solver_timeout),
+                    memory_mb: solver_memory_mb,
+                    threads,
+                })
+            };
+            let cfg = ServerConfig {
+                name,
+                matches: player::MatchConfig {
+                    margin: Duration::from_millis(margin_ms),
+                    threads,
+                    engine,
+                    solver,
+                    ponder: true,
+                    seed: 1,
+                },
+                read_timeout: Duration::from_secs_f64(read_timeout),
+                max_body: 4 << 20,
+            };
+            server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench { what } => bench(what),
