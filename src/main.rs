@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::asp::{self, bench, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
@@ -111,6 +112,40 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         read_timeout: f64,
     },
+    /// Print a single-player game as an answer set program that the clingo
+    /// executable alone can solve.
+    #[command(group(clap::ArgGroup::new("form").required(true)))]
+    Encode {
+        game: PathBuf,
+        /// Full grounding: plans of at most H moves.
+        #[arg(long, group = "form")]
+        horizon: Option<usize>,
+        /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
+        #[arg(long, group = "form")]
+        incremental: bool,
+    },
+    /// Solve a single-player game: the shortest plan to goal 100 (else the best
+    /// goal), verified on the reference prover.
+    Solve {
+        game: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Seconds before giving up (the best verified plan so far is kept).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// The longest plan looked for.
+        #[arg(long, default_value_t = 200)]
+        max_steps: usize,
+        /// Solver threads in all (default: the machine's cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Mode::Auto)]
+        mode: Mode,
+        /// Resident memory limit in MiB.
+        #[arg(long)]
+        memory_mb: Option<u64>,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -120,6 +155,24 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Solve every single-player game in the directories (a `manifest.tsv` there
+    /// selects its single-player games), each in a child process.
+    Solve {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Seconds per game.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Memory limit per game in MiB.
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        /// Solver threads per game.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// One JSON object per game instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// UCT against random and against mc at equal clocks, seats alternated.
     Arena {
         #[arg(required = true)]
@@ -282,6 +335,63 @@ fn run(cli: Cli) -> Result<ExitCode> {
             server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Encode {
+            game,
+            horizon,
+            incremental,
+        } => {
+            let g = gdl::load(&game)?;
+            asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
+            let program = asp::Program::new(&g);
+            if incremental {
+                print!("#include <incmode>.\n{}", program.incremental());
+            } else if let Some(h) = horizon {
+                print!(
+                    "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
+                    program.full()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            game,
+            json,
+            timeout,
+            max_steps,
+            threads,
+            mode,
+            memory_mb,
+        } => {
+            let mut opts = SolveOptions {
+                mode,
+                timeout: timeout.map(Duration::from_secs_f64),
+                max_steps,
+                memory_mb,
+                progress: true,
+                ..SolveOptions::default()
+            };
+            if let Some(t) = threads {
+                opts.threads = t;
+            }
+            let result = gdl::load(&game)
+                .map_err(anyhow::Error::from)
+                .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
+            let result = match result {
+                Ok(r) => r,
+                Err(e) if json => bench::error_result(format!("{e:#}")),
+                Err(e) => return Err(e),
+            };
+            if json {
+                println!("{}", serde_json::to_string(&result)?);
+            } else {
+                print_solution(&result);
+            }
+            // Solver threads may still be grounding after a timeout: end the
+            // process rather than wait for them.
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(if result.status == Status::Error { 1 } else { 0 });
+        }
         Command::Bench { what } => bench(what),
     }
 }
@@ -330,6 +440,42 @@ fn game_name(path: &std::path::Path) -> String {
 
 fn bench(what: BenchCommand) -> Result<ExitCode> {
     match what {
+        BenchCommand::Solve {
+            dirs,
+            timeout,
+            memory_mb,
+            threads,
+            json,
+        } => {
+            let games = bench::single_player_games(&dirs)?;
+            let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
+            let cfg = bench::BenchConfig {
+                timeout,
+                memory_mb,
+                threads,
+            };
+            let mut rows = Vec::new();
+            if !json {
+                println!("{}", bench::TABLE_HEADER);
+            }
+            for path in &games {
+                let row = bench::run_one(&exe, path, &cfg);
+                if json {
+                    println!("{}", serde_json::to_string(&row)?);
+                } else {
+                    println!("{}", row.table_line());
+                }
+                rows.push(row);
+            }
+            let summary = bench::summary(&rows);
+            if json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                println!();
+                println!("{}", summary.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         BenchCommand::Arena {
             games,
             matches,
@@ -433,6 +579,36 @@ impl MachineVisitor for SimulateRun {
         print_stats(&*m, &stats);
         Ok(())
     }
+}
+
+fn print_solution(r: &SolveResult) {
+    match r.status {
+        Status::Solved => {
+            println!(
+                "solved: goal {} in {} moves (proven: {}, mode: {})",
+                r.goal.unwrap_or(0),
+                r.steps.unwrap_or(0),
+                serde_json::to_value(r.proven)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.mode.map_or("-", Mode::name)
+            );
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
+        Status::NoPlan => println!("no plan: {}", r.message),
+        Status::Timeout => println!("timeout: {}", r.message),
+        Status::Error => println!("error: {}", r.message),
+    }
+    if r.status == Status::Solved {
+        println!("{}", r.message);
+    }
+    println!(
+        "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
+        r.ground_s, r.solve_s, r.total_s, r.peak_mb
+    );
 }
 
 fn check(games: &[PathBuf]) -> Result<ExitCode> {
