@@ -556,6 +556,9 @@ struct Builder {
     move_of: HashMap<TermId, u32>,
     /// Gates by kind and sorted inputs, to share equal gates.
     dedup: HashMap<(bool, Vec<u32>), u32>,
+    /// Per role: its `does` input nodes, sorted; and each such node's role.
+    role_does: Vec<Vec<u32>>,
+    does_role: HashMap<u32, usize>,
 }
 
 const NO_NODE: u32 = u32::MAX;
@@ -579,6 +582,8 @@ impl Builder {
             move_terms: Vec::new(),
             move_of: HashMap::new(),
             dedup: HashMap::new(),
+            role_does: vec![Vec::new(); roles.len()],
+            does_role: HashMap::new(),
         };
         // Constant nodes, then fluent inputs, then move inputs.
         b.push_input(false);
@@ -602,10 +607,12 @@ impl Builder {
         for a in does {
             let t = b.gp.atoms[a];
             let args = b.gp.pool.args(t).to_vec();
-            let is_role = roles.contains(&Some(args[0]));
-            if is_role {
+            if let Some(r) = roles.iter().position(|&x| x == Some(args[0])) {
                 b.move_id(args[1]);
-                b.node_of[a] = b.push_input(true);
+                let node = b.push_input(true);
+                b.node_of[a] = node;
+                b.role_does[r].push(node);
+                b.does_role.insert(node, r);
             } else {
                 b.konst[a] = Some(false);
             }
@@ -633,6 +640,12 @@ impl Builder {
     }
 
     /// A gate over `lits`, or the existing gate with the same kind and inputs.
+    ///
+    /// An OR over more than half of one role's `does` inputs is built as NOT of
+    /// the OR over the others: a gate reading `does` is only read while a legal
+    /// joint move is set, when exactly one `does` input of each role holds, and
+    /// the complement is the smaller fan-in (a frame rule's "any move that does
+    /// not touch this cell" becomes "not a move that touches it").
     fn gate(&mut self, and: bool, lits: &[u32]) -> Result<u32, PropnetError> {
         let mut key = lits.to_vec();
         key.sort_unstable();
@@ -640,7 +653,40 @@ impl Builder {
         if let Some(&n) = self.dedup.get(&(and, key.clone())) {
             return Ok(n);
         }
-        let n = self.push_gate(and, &key)?;
+        let mut body = key.clone();
+        if !and {
+            for r in 0..self.role_does.len() {
+                let total = self.role_does[r].len();
+                let mine: Vec<u32> = body
+                    .iter()
+                    .copied()
+                    .filter(|&l| l & 1 == 0 && self.does_role.get(&(l >> 1)) == Some(&r))
+                    .collect();
+                if mine.len() * 2 <= total || mine.len() < 2 {
+                    continue;
+                }
+                let rest: Vec<u32> = self.role_does[r]
+                    .iter()
+                    .filter(|&&n| mine.binary_search(&(n << 1)).is_err())
+                    .map(|&n| n << 1)
+                    .collect();
+                body.retain(|l| mine.binary_search(l).is_err());
+                let comp = self.junction(false, &rest)?;
+                body.push(comp ^ 1);
+                body.sort_unstable();
+            }
+            if body.contains(&(TRUE << 1)) || body.contains(&(FALSE << 1 | 1)) {
+                self.dedup.insert((and, key), TRUE);
+                return Ok(TRUE);
+            }
+            if let [l] = body[..] {
+                if l & 1 == 0 {
+                    self.dedup.insert((and, key), l >> 1);
+                    return Ok(l >> 1);
+                }
+            }
+        }
+        let n = self.push_gate(and, &body)?;
         self.dedup.insert((and, key), n);
         Ok(n)
     }
@@ -879,52 +925,70 @@ impl Builder {
     }
 
     /// The node of a non-recursive atom with rules `rs` (their literals are all
-    /// nodes outside the atom's component). Literals common to every rule are
-    /// factored out, `OR(AND(a, b1), AND(a, b2))` = `AND(a, OR(b1, b2))`, and
-    /// equal gates are shared: frame rules such as "a cell keeps its mark unless a
-    /// move marks it" then share one OR over the moves per cell.
+    /// nodes outside the atom's component), built by [`Builder::or_of_ands`].
     fn atom_gate(&mut self, rs: &[Vec<(bool, u32, bool)>]) -> Result<u32, PropnetError> {
         let enc: Vec<Vec<u32>> = rs
             .iter()
-            .map(|r| {
-                let mut v: Vec<u32> = r.iter().map(|&(_, x, neg)| x << 1 | neg as u32).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            })
+            .map(|r| r.iter().map(|&(_, x, neg)| x << 1 | neg as u32).collect())
             .collect();
-        let mut common: Vec<u32> = enc[0].clone();
-        for r in &enc[1..] {
-            common.retain(|l| r.binary_search(l).is_ok());
-        }
-        let lit = if enc.len() == 1 {
-            self.junction(true, &enc[0])?
-        } else {
-            let mut alts = Vec::with_capacity(enc.len());
-            let mut always = false;
-            for r in &enc {
-                let rest: Vec<u32> = r
-                    .iter()
-                    .copied()
-                    .filter(|l| common.binary_search(l).is_err())
-                    .collect();
-                if rest.is_empty() {
-                    always = true;
-                    break;
-                }
-                alts.push(self.junction(true, &rest)?);
-            }
-            let mut and = common;
-            if !always {
-                and.push(self.junction(false, &alts)?);
-            }
-            self.junction(true, &and)?
-        };
+        let lit = self.or_of_ands(enc)?;
         if lit & 1 == 0 {
             Ok(lit >> 1)
         } else {
             self.gate(true, &[lit])
         }
+    }
+
+    /// A literal for the OR of the ANDs `rules`, factored greedily: the literal
+    /// shared by the most rules is pulled out of them, `OR(AND(a, b1), AND(a, b2))`
+    /// = `AND(a, OR(b1, b2))`, recursively, and equal gates are shared. Frame rules
+    /// ("a cell keeps its piece unless a move touches it") then cost one OR over
+    /// the moves per cell instead of one AND per cell and move.
+    fn or_of_ands(&mut self, mut rules: Vec<Vec<u32>>) -> Result<u32, PropnetError> {
+        for r in rules.iter_mut() {
+            r.sort_unstable();
+            r.dedup();
+        }
+        if rules.iter().any(|r| r.is_empty()) {
+            return Ok(TRUE << 1);
+        }
+        let mut alts = Vec::new();
+        while !rules.is_empty() {
+            let mut freq: HashMap<u32, usize> = HashMap::new();
+            for r in &rules {
+                for &l in r {
+                    *freq.entry(l).or_default() += 1;
+                }
+            }
+            let best = freq
+                .iter()
+                .max_by_key(|&(&l, &n)| (n, std::cmp::Reverse(l)))
+                .map(|(&l, &n)| (l, n));
+            match best {
+                Some((l, n)) if n >= 2 => {
+                    let (with, without): (Vec<_>, Vec<_>) =
+                        rules.into_iter().partition(|r| r.binary_search(&l).is_ok());
+                    rules = without;
+                    let rests: Vec<Vec<u32>> = with
+                        .into_iter()
+                        .map(|r| r.into_iter().filter(|&x| x != l).collect())
+                        .collect();
+                    let inner = self.or_of_ands(rests)?;
+                    let alt = if inner == TRUE << 1 {
+                        l
+                    } else {
+                        self.junction(true, &[l, inner])?
+                    };
+                    alts.push(alt);
+                }
+                _ => {
+                    for r in std::mem::take(&mut rules) {
+                        alts.push(self.junction(true, &r)?);
+                    }
+                }
+            }
+        }
+        self.junction(false, &alts)
     }
 
     fn atom_text(&self, a: AtomId) -> String {
