@@ -144,8 +144,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             if !json {
                 println!(
-                    "{:<24} {:<8} {:>12} {:>12} {:>9} {:>8} {:>9}",
-                    "game", "engine", "playouts/s", "states/s", "compile_s", "nodes", "avg_len"
+                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>8} {:>8}",
+                    "game",
+                    "engine",
+                    "playouts/s",
+                    "states/s",
+                    "playouts/cpu",
+                    "compile_s",
+                    "nodes",
+                    "avg_len"
                 );
             }
             let mut failed = false;
@@ -195,6 +202,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             "seconds": t.seconds,
                             "playouts_per_s": t.playouts_per_s(),
                             "states_per_s": t.states_per_s(),
+                            "cpu_seconds": t.cpu_seconds,
+                            "playouts_per_cpu_s": t.playouts_per_cpu_s(),
+                            "states_per_cpu_s": t.states_per_cpu_s(),
                             "avg_length": avg,
                             "compile_s": compile_s,
                             "network": nodes,
@@ -202,11 +212,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         println!("{row}");
                     } else {
                         println!(
-                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>9.1}",
+                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>8.1}",
                             name,
                             machine.name(),
                             t.playouts_per_s(),
                             t.states_per_s(),
+                            t.playouts_per_cpu_s(),
                             compile_s,
                             nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
                             avg
