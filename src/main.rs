@@ -155,6 +155,28 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Random playouts to terminal from the initial state: playouts/s and states/s
+    /// (setup excluded), compile time and network size, per game and engine.
+    Playouts {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        /// Seconds of playouts per game and engine.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// One engine only (default: the prover and the propnet).
+        #[arg(long, value_enum)]
+        engine: Option<Engine>,
+        /// Stop a playout after this many joint moves.
+        #[arg(long, default_value_t = 10_000)]
+        max_steps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Solve every single-player game in the directories (a `manifest.tsv` there
     /// selects its single-player games), each in a child process.
     Solve {
@@ -440,6 +462,108 @@ fn game_name(path: &std::path::Path) -> String {
 
 fn bench(what: BenchCommand) -> Result<ExitCode> {
     match what {
+        BenchCommand::Playouts {
+            games,
+            seconds,
+            threads,
+            engine,
+            max_steps,
+            seed,
+            json,
+        } => {
+            let engines = match engine {
+                Some(e) => vec![e],
+                None => vec![Engine::Prover, Engine::Propnet],
+            };
+            if !json {
+                println!(
+                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>8} {:>8}",
+                    "game",
+                    "engine",
+                    "playouts/s",
+                    "states/s",
+                    "playouts/cpu",
+                    "compile_s",
+                    "nodes",
+                    "avg_len"
+                );
+            }
+            let mut failed = false;
+            for path in &games {
+                let name = path.file_stem().map_or_else(
+                    || path.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                let g = match gdl::load(path) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        failed = true;
+                        eprintln!("{e}");
+                        continue;
+                    }
+                };
+                for &e in &engines {
+                    let t0 = std::time::Instant::now();
+                    let built = AnyMachine::build(g.clone(), e);
+                    let compile_s = t0.elapsed().as_secs_f64();
+                    let (machine, why) = match built {
+                        Ok(x) => x,
+                        Err(err) => {
+                            failed = true;
+                            eprintln!("{name}: {err}");
+                            continue;
+                        }
+                    };
+                    let t = machine.visit(TimedRun {
+                        seconds,
+                        threads,
+                        seed,
+                        max_steps,
+                    });
+                    let nodes = match &machine {
+                        AnyMachine::Propnet(n) => Some(n.stats().clone()),
+                        AnyMachine::Prover(_) => None,
+                    };
+                    let avg = t.steps as f64 / t.playouts.max(1) as f64;
+                    if json {
+                        let row = serde_json::json!({
+                            "game": name,
+                            "engine": machine.name(),
+                            "why": why,
+                            "threads": threads,
+                            "playouts": t.playouts,
+                            "seconds": t.seconds,
+                            "playouts_per_s": t.playouts_per_s(),
+                            "states_per_s": t.states_per_s(),
+                            "cpu_seconds": t.cpu_seconds,
+                            "playouts_per_cpu_s": t.playouts_per_cpu_s(),
+                            "states_per_cpu_s": t.states_per_cpu_s(),
+                            "avg_length": avg,
+                            "compile_s": compile_s,
+                            "network": nodes,
+                        });
+                        println!("{row}");
+                    } else {
+                        println!(
+                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>8.1}",
+                            name,
+                            machine.name(),
+                            t.playouts_per_s(),
+                            t.states_per_s(),
+                            t.playouts_per_cpu_s(),
+                            compile_s,
+                            nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
+                            avg
+                        );
+                    }
+                }
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         BenchCommand::Solve {
             dirs,
             timeout,
@@ -693,5 +817,20 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
             term_to_string(r, &g.symbols),
             parts.join(", ")
         );
+    }
+}
+
+/// Timed playouts on whichever engine was built.
+struct TimedRun {
+    seconds: f64,
+    threads: usize,
+    seed: u64,
+    max_steps: usize,
+}
+
+impl MachineVisitor for TimedRun {
+    type Output = simulate::Throughput;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
+        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
     }
 }
