@@ -67,6 +67,13 @@ enum Command {
         /// Threads of each in-process UCT player.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// In-process UCT players run exactly N iterations per move instead of
+        /// searching to the clock (reproducible matches).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// In-process UCT players cut playouts off after N joint moves.
+        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+        playout_steps: usize,
         /// Stop the match after this many joint moves.
         #[arg(long, default_value_t = 1000)]
         max_steps: usize,
@@ -174,6 +181,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             seed,
             engine,
             threads,
+            iterations,
+            playout_steps,
             max_steps,
             json,
         } => {
@@ -194,6 +203,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 engine,
                 max_steps,
                 uct_threads: threads,
+                uct_iterations: iterations,
+                uct_playout_steps: playout_steps,
                 kif: Some(kif),
                 match_id: None,
                 observer,
