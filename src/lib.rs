@@ -7,6 +7,7 @@
 
 pub mod arena;
 pub mod gdl;
+pub mod player;
 pub mod reasoner;
 pub mod search;
 pub mod simulate;

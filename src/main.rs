@@ -3,13 +3,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
-use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{self as player, server, ServerConfig};
+use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
 #[derive(Parser)]
@@ -47,6 +51,9 @@ enum Command {
         /// With --trace: play the joint moves in this file (one per line, role order).
         #[arg(long, requires = "trace")]
         replay: Option<PathBuf>,
+        /// The engine that runs the rules.
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
     },
     /// Referee one match between players, one per role in role order.
     Match {
@@ -80,6 +87,36 @@ enum Command {
         /// Print one JSON object (roles, moves, errors, goals) instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Play GGP matches: an HTTP player speaking the match protocol.
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The name INFO reports.
+        #[arg(long, default_value = "ggp-asp")]
+        name: String,
+        /// Search threads per match.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Milliseconds kept back from every clock for the reply to travel.
+        #[arg(long, default_value_t = 500)]
+        margin_ms: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Do not run the ASP solver on one-player games.
+        #[arg(long)]
+        no_solver: bool,
+        /// Seconds the solver may take for one run.
+        #[arg(long, default_value_t = 300.0)]
+        solver_timeout: f64,
+        /// The solver's memory limit in MB.
+        #[arg(long, default_value_t = 4096)]
+        solver_memory_mb: u64,
+        /// Seconds a client may take to send a request.
+        #[arg(long, default_value_t = 10.0)]
+        read_timeout: f64,
     },
     /// Benchmarks.
     Bench {
@@ -127,6 +164,13 @@ enum BenchCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -146,31 +190,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             max_steps,
             trace,
             replay,
+            engine,
         } => {
             let g = gdl::load(&game)?;
-            let prover = Prover::try_new(g)?;
-            if trace {
-                let replay_text = match &replay {
-                    Some(p) => Some(
-                        std::fs::read_to_string(p)
-                            .with_context(|| format!("cannot read {}", p.display()))?,
-                    ),
-                    None => None,
-                };
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                simulate::trace(
-                    &prover,
-                    &mut out,
-                    playouts,
-                    seed,
-                    max_steps,
-                    replay_text.as_deref(),
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let stats = simulate::random_playouts(&prover, playouts, seed, max_steps)?;
-            print_stats(&prover, &stats);
+            let (machine, why) = AnyMachine::build(g, engine)?;
+            eprintln!("engine: {why}");
+            let replay_text = match &replay {
+                Some(p) => Some(
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                ),
+                None => None,
+            };
+            machine.visit(SimulateRun {
+                playouts,
+                seed,
+                max_steps,
+                trace,
+                replay: replay_text,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Match {
@@ -215,6 +253,44 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print_match(&rec);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            port,
+            bind,
+            name,
+            threads,
+            margin_ms,
+            engine,
+            no_solver,
+            solver_timeout,
+            solver_memory_mb,
+            read_timeout,
+        } => {
+            let solver = if no_solver {
+                None
+            } else {
+                Some(SolverConfig {
+                    exe: std::env::current_exe().context("cannot find our own executable")?,
+                    timeout: Duration::from_secs_f64(solver_timeout),
+                    memory_mb: solver_memory_mb,
+                    threads,
+                })
+            };
+            let cfg = ServerConfig {
+                name,
+                matches: player::MatchConfig {
+                    margin: Duration::from_millis(margin_ms),
+                    threads,
+                    engine,
+                    solver,
+                    ponder: true,
+                    seed: 1,
+                },
+                read_timeout: Duration::from_secs_f64(read_timeout),
+                max_body: 4 << 20,
+            };
+            server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench { what } => bench(what),
@@ -336,6 +412,37 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// `simulate` on whichever engine was built.
+struct SimulateRun {
+    playouts: usize,
+    seed: u64,
+    max_steps: usize,
+    trace: bool,
+    replay: Option<String>,
+}
+
+impl MachineVisitor for SimulateRun {
+    type Output = Result<()>;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<()> {
+        if self.trace {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            simulate::trace(
+                &*m,
+                &mut out,
+                self.playouts,
+                self.seed,
+                self.max_steps,
+                self.replay.as_deref(),
+            )?;
+            return Ok(());
+        }
+        let stats = simulate::random_playouts(&*m, self.playouts, self.seed, self.max_steps)?;
+        print_stats(&*m, &stats);
+        Ok(())
     }
 }
 
