@@ -155,6 +155,9 @@ enum BenchCommand {
         games: Vec<PathBuf>,
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Root-parallel trees for the search (playouts stay on one thread).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         engine: Engine,
         #[arg(long)]
@@ -395,18 +398,19 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Search {
             games,
             seconds,
+            threads,
             engine,
             json,
         } => {
             for path in &games {
                 let g = gdl::load(path)?;
-                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
                 if json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
                     println!(
-                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1}  ratio {:.2}  nodes {}",
-                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.ratio, r.nodes
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
                     );
                 }
             }
