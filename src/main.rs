@@ -75,6 +75,13 @@ enum Command {
         /// Threads of each in-process UCT player.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// In-process UCT players run exactly N iterations per move instead of
+        /// searching to the clock (reproducible matches).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// In-process UCT players cut playouts off after N joint moves.
+        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+        playout_steps: usize,
         /// Stop the match after this many joint moves.
         #[arg(long, default_value_t = 1000)]
         max_steps: usize,
@@ -223,6 +230,9 @@ enum BenchCommand {
         games: Vec<PathBuf>,
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Root-parallel trees for the search (playouts stay on one thread).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         engine: Engine,
         #[arg(long)]
@@ -287,6 +297,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             seed,
             engine,
             threads,
+            iterations,
+            playout_steps,
             max_steps,
             json,
         } => {
@@ -307,6 +319,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 engine,
                 max_steps,
                 uct_threads: threads,
+                uct_iterations: iterations,
+                uct_playout_steps: playout_steps,
                 kif: Some(kif),
                 match_id: None,
                 observer,
@@ -654,18 +668,19 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Search {
             games,
             seconds,
+            threads,
             engine,
             json,
         } => {
             for path in &games {
                 let g = gdl::load(path)?;
-                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
                 if json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
                     println!(
-                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1}  ratio {:.2}  nodes {}",
-                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.ratio, r.nodes
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
                     );
                 }
             }
