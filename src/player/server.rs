@@ -12,12 +12,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::Router;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -289,9 +289,8 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
             }
         }
         Method::POST => {
-            let limit = player.cfg.max_body;
-            let body = Limited::new(req.into_body(), limit).collect();
-            match tokio::time::timeout(player.cfg.read_timeout, body).await {
+            let read = read_body(req.into_body(), player.cfg.max_body);
+            match tokio::time::timeout(player.cfg.read_timeout, read).await {
                 Err(_) => {
                     return failure(Failure {
                         status: StatusCode::REQUEST_TIMEOUT,
@@ -301,31 +300,16 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
                         ),
                     })
                 }
-                Ok(Err(e)) => {
-                    let too_big = e
-                        .downcast_ref::<http_body_util::LengthLimitError>()
-                        .is_some();
-                    return failure(if too_big {
-                        Failure {
-                            status: StatusCode::PAYLOAD_TOO_LARGE,
-                            message: format!("the body is larger than {limit} bytes"),
-                        }
-                    } else {
-                        Failure::bad(format!("reading the body: {e}"))
-                    });
-                }
-                Ok(Ok(collected)) => {
-                    let bytes: Bytes = collected.to_bytes();
-                    match String::from_utf8(bytes.to_vec()) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            return failure(Failure::bad(format!(
-                                "the body is not UTF-8 text (invalid byte at offset {})",
-                                e.utf8_error().valid_up_to()
-                            )))
-                        }
+                Ok(Err(f)) => return failure(f),
+                Ok(Ok(bytes)) => match String::from_utf8(bytes) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        return failure(Failure::bad(format!(
+                            "the body is not UTF-8 text (invalid byte at offset {})",
+                            e.utf8_error().valid_up_to()
+                        )))
                     }
-                }
+                },
             }
         }
         ref m => {
@@ -339,6 +323,34 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
         Ok(body) => reply(StatusCode::OK, "text/acl", body),
         Err(f) => failure(f),
     }
+}
+
+/// How much of an oversized body is read (and dropped) before the 413 reply, so
+/// the client, still writing, gets the reply instead of a reset connection.
+const DRAIN_LIMIT: usize = 64 << 20;
+
+/// Reads a request body of at most `limit` bytes.
+async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Failure::bad(format!("reading the body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len();
+            if total <= limit {
+                buf.extend_from_slice(&data);
+            } else if total > DRAIN_LIMIT {
+                break;
+            }
+        }
+    }
+    if total > limit {
+        return Err(Failure {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!("the body has {total} bytes or more; the limit is {limit}"),
+        });
+    }
+    Ok(buf)
 }
 
 /// Serves on `listener` until `shutdown` completes.

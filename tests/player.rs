@@ -1,0 +1,531 @@
+//! The GGP player over real HTTP: the server runs in-process on 127.0.0.1:0 and a
+//! referee plays whole matches against it with real protocol messages, checking
+//! every reply (legal, inside its clock). Bad input of every kind gets an error
+//! reply while the server keeps serving.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use ggp_asp::gdl::{self, print::term_to_string};
+use ggp_asp::player::client::{self, Exchange};
+use ggp_asp::player::protocol::{rules_from_kif, Message, Sexp, Start};
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{MatchConfig, ServerConfig, ServerHandle};
+use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+
+fn config(solver: Option<SolverConfig>) -> ServerConfig {
+    ServerConfig {
+        name: "test-player".into(),
+        matches: MatchConfig {
+            margin: Duration::from_millis(250),
+            threads: 1,
+            engine: Engine::Auto,
+            solver,
+            ponder: true,
+            seed: 7,
+        },
+        read_timeout: Duration::from_secs(1),
+        max_body: 4 << 20,
+    }
+}
+
+fn server(solver: Option<SolverConfig>) -> (ServerHandle, String) {
+    let h = ServerHandle::spawn(config(solver), SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("the server starts");
+    let url = format!("http://{}", h.addr);
+    (h, url)
+}
+
+fn post(url: &str, msg: &str) -> Exchange {
+    client::post(url, msg, Duration::from_secs(20)).unwrap_or_else(|e| panic!("{msg}: {e}"))
+}
+
+fn kif(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn corpus(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/games")
+        .join(format!("{name}.kif"))
+}
+
+/// Who plays a role in a refereed match.
+#[derive(Clone)]
+enum Seat {
+    Http(String),
+    Random,
+}
+
+struct Outcome {
+    goals: Vec<Option<u8>>,
+    steps: usize,
+    /// Per HTTP reply: kind, time taken, the clock it had.
+    replies: Vec<(&'static str, Duration, Duration)>,
+}
+
+/// Referees a match like a game manager: START to every HTTP seat, PLAY each step
+/// (to all HTTP seats at once), STOP at the end. Any error reply, illegal move or
+/// late reply fails the test.
+fn referee(game: &Path, seats: &[Seat], start: u64, play: u64, seed: u64, tag: &str) -> Outcome {
+    let text = kif(game);
+    let g = gdl::load(game).unwrap_or_else(|e| panic!("{e}"));
+    let m = Prover::new(g);
+    let sym = &m.game().symbols;
+    assert_eq!(seats.len(), m.num_roles());
+    let rules = rules_from_kif(&text).unwrap();
+    let (start_clock, play_clock) = (Duration::from_secs(start), Duration::from_secs(play));
+    let id = |r: usize| format!("{tag}-{r}");
+    let mut replies = Vec::new();
+    for (r, seat) in seats.iter().enumerate() {
+        if let Seat::Http(url) = seat {
+            let msg = Message::Start(Start {
+                id: id(r),
+                role: term_to_string(&m.game().roles[r], sym),
+                rules: rules.clone(),
+                start_clock,
+                play_clock,
+            });
+            let x = post(url, &msg.to_string());
+            assert_eq!(
+                (x.status, x.body.as_str()),
+                (200, "ready"),
+                "START {}",
+                id(r)
+            );
+            replies.push(("START", x.took, start_clock));
+        }
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut state = m.initial_state();
+    let mut previous: Option<Vec<Sexp>> = None;
+    let mut steps = 0;
+    while !m.is_terminal(&state) {
+        let answers: Vec<Option<Exchange>> = std::thread::scope(|s| {
+            let handles: Vec<_> = seats
+                .iter()
+                .enumerate()
+                .map(|(r, seat)| {
+                    let msg = Message::Play {
+                        id: id(r),
+                        moves: previous.clone(),
+                    }
+                    .to_string();
+                    s.spawn(move || match seat {
+                        Seat::Http(url) => Some(post(url, &msg)),
+                        Seat::Random => None,
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut joint = Vec::new();
+        for (r, answer) in answers.into_iter().enumerate() {
+            let legal = m.legal(&state, r);
+            let mv = match answer {
+                None => legal[rng.gen_range(0..legal.len())],
+                Some(x) => {
+                    assert_eq!(x.status, 200, "PLAY {} step {steps}: {}", id(r), x.body);
+                    replies.push(("PLAY", x.took, play_clock));
+                    let term = Sexp::parse_one(&x.body, "move")
+                        .unwrap()
+                        .to_ground(sym)
+                        .unwrap_or_else(|e| panic!("{}: {e}", x.body));
+                    let mv = m.parse_move(&term).expect("a move of the game");
+                    assert!(
+                        legal.contains(&mv),
+                        "{} played the illegal {}",
+                        id(r),
+                        x.body
+                    );
+                    mv
+                }
+            };
+            joint.push(mv);
+        }
+        previous = Some(
+            joint
+                .iter()
+                .map(|mv| Sexp::parse_one(&term_to_string(&m.move_term(mv), sym), "move").unwrap())
+                .collect(),
+        );
+        state = m.next_state(&state, &joint);
+        steps += 1;
+    }
+    for (r, seat) in seats.iter().enumerate() {
+        if let Seat::Http(url) = seat {
+            let msg = Message::Stop {
+                id: id(r),
+                moves: previous.clone(),
+            };
+            let x = post(url, &msg.to_string());
+            assert_eq!((x.status, x.body.as_str()), (200, "done"), "STOP {}", id(r));
+            replies.push(("STOP", x.took, play_clock));
+        }
+    }
+    for (kind, took, clock) in &replies {
+        assert!(
+            took < clock,
+            "{kind} took {took:?}, over its clock {clock:?}"
+        );
+    }
+    Outcome {
+        goals: (0..m.num_roles()).map(|r| m.goal(&state, r)).collect(),
+        steps,
+        replies,
+    }
+}
+
+#[test]
+fn protocol_messages_parse_in_any_case_and_spacing() {
+    let p = |t: &str| Message::parse(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+    assert_eq!(p("(INFO)"), Message::Info);
+    assert_eq!(p("  ( info )\r\n"), Message::Info);
+    assert_eq!(p("info"), Message::Info);
+    match p("(start\tMatch.1  white\n ((ROLE white) (role black)\n (init (cell 1 1 b)))\r\n 30\t 10 extra (x))") {
+        Message::Start(s) => {
+            assert_eq!((s.id.as_str(), s.role.as_str()), ("Match.1", "white"));
+            assert_eq!(s.rules.len(), 3);
+            assert_eq!(s.rules[2].to_string(), "(init (cell 1 1 b))");
+            assert_eq!(s.start_clock, Duration::from_secs(30));
+            assert_eq!(s.play_clock, Duration::from_secs(10));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        p("(PLAY m nil)"),
+        Message::Play {
+            id: "m".into(),
+            moves: None
+        }
+    );
+    assert_eq!(
+        p("(play m NIL)"),
+        Message::Play {
+            id: "m".into(),
+            moves: None
+        }
+    );
+    match p("(Play m ( (mark  1 1)\n noop ))") {
+        Message::Play {
+            moves: Some(ms), ..
+        } => {
+            assert_eq!(ms.len(), 2);
+            assert_eq!(ms[0].to_string(), "(mark 1 1)");
+            assert_eq!(ms[1].to_string(), "noop");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(p("(STOP m ((mark 3 1) noop))"), Message::Stop { moves: Some(ms), .. } if ms.len() == 2)
+    );
+    assert_eq!(p("(abort M7)"), Message::Abort { id: "M7".into() });
+    match p("(PREVIEW ((role a)) 5)") {
+        Message::Preview { rules, clock } => {
+            assert_eq!(rules.len(), 1);
+            assert_eq!(clock, Duration::from_secs(5));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Printing gives what the reference manager sends, and parses back.
+    for t in [
+        "(INFO)",
+        "(START m1 xplayer ((role xplayer) (init (cell 1 1 b))) 30 10)",
+        "(PLAY m1 NIL)",
+        "(PLAY m1 ((mark 2 2) noop))",
+        "(STOP m1 (noop (mark 1 1)))",
+        "(ABORT m1)",
+        "(PREVIEW ((role a) (init (p 1))) 5)",
+    ] {
+        assert_eq!(p(t).to_string(), t);
+    }
+}
+
+#[test]
+fn protocol_errors_say_what_is_wrong() {
+    let e = |t: &str| Message::parse(t).unwrap_err().0;
+    assert!(e("").contains("empty"), "{}", e(""));
+    assert!(e("(PLAY m1 NIL").contains("unbalanced"));
+    assert!(e("(PLAY m1 NIL))").contains("unbalanced"));
+    assert!(e("(FROB m1)").contains("unknown message type 'frob'"));
+    assert!(e("()").contains("empty list"));
+    assert!(e("(PLAY)").contains("PLAY needs 2 argument"));
+    assert!(e("(START m r ((role r)) 30)").contains("START needs 5"));
+    assert!(e("(START m r ((role r)) soon 10)").contains("startclock must be a number"));
+    assert!(e("(START m r ((role r)) -3 10)").contains("startclock"));
+    assert!(e("(START m r rules 3 10)").contains("list of rules"));
+    assert!(e("(PLAY (m) NIL)").contains("match id"));
+    assert!(e("(INFO) (INFO)").contains("2 s-expressions"));
+    assert!(e("hello").contains("atom 'hello'"));
+}
+
+#[test]
+fn replies_carry_the_protocol_headers() {
+    let (_h, url) = server(None);
+    let raw = |req: &str| {
+        let x = client::exchange_raw(&url, req.as_bytes(), Duration::from_secs(5)).unwrap();
+        x
+    };
+    // HTTP/1.0 as ggp-base sends it; check the raw headers too.
+    let (addr, _) = client::resolve(&url).unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(b"POST / HTTP/1.0\r\nContent-Type: text/acl\r\nContent-Length: 6\r\n\r\n(info)")
+        .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let lower = resp.to_ascii_lowercase();
+    assert!(
+        resp.starts_with("HTTP/1.0 200") || resp.starts_with("HTTP/1.1 200"),
+        "{resp}"
+    );
+    assert!(lower.contains("content-type: text/acl"), "{resp}");
+    assert!(lower.contains("access-control-allow-origin: *"), "{resp}");
+    assert!(lower.contains("content-length: 39"), "{resp}");
+    assert!(
+        resp.ends_with("((name test-player) (status available))"),
+        "{resp}"
+    );
+    // The GET form and the OPTIONS preflight.
+    let x = raw("GET /%28info%29 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(
+        (x.status, x.body.as_str()),
+        (200, "((name test-player) (status available))")
+    );
+    let x = raw("OPTIONS / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!((x.status, x.body.as_str()), (200, ""));
+    // Keep-alive: two requests on one HTTP/1.1 connection.
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n(INFO)";
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        s.write_all(req.as_bytes()).unwrap();
+        let mut buf = [0u8; 4096];
+        let n = s.read(&mut buf).unwrap();
+        got.push(String::from_utf8_lossy(&buf[..n]).to_string());
+    }
+    for r in &got {
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert!(r.ends_with("(status available))"), "{r}");
+    }
+}
+
+#[test]
+fn bad_input_gets_an_error_reply_and_the_server_keeps_serving() {
+    let (h, url) = server(None);
+    let ttt = kif(&common::puzzle_path("tictactoe"));
+    let rules = rules_from_kif(&ttt).unwrap();
+    let start = |id: &str, role: &str, rules: Vec<Sexp>| {
+        Message::Start(Start {
+            id: id.into(),
+            role: role.into(),
+            rules,
+            start_clock: Duration::from_secs(5),
+            play_clock: Duration::from_secs(1),
+        })
+        .to_string()
+    };
+    // A running match that must survive everything below.
+    assert_eq!(post(&url, &start("live", "o", rules.clone())).body, "ready");
+
+    let refused = |msg: &str, status: u16, needle: &str| {
+        let x = post(&url, msg);
+        assert_eq!(x.status, status, "{msg:.80}: {}", x.body);
+        assert!(x.body.starts_with("error: "), "{}", x.body);
+        assert!(
+            x.body.contains(needle),
+            "{msg:.80}: expected {needle:?} in {}",
+            x.body
+        );
+    };
+    refused("garbage !!", 400, "the message holds 2 s-expressions");
+    refused("garbage", 400, "the message is the atom");
+    refused("(PLAY live NIL", 400, "unbalanced '('");
+    refused("(PLAY live NIL))", 400, "unbalanced ')'");
+    refused("(HELLO there)", 400, "unknown message type 'hello'");
+    refused("(PLAY nosuch NIL)", 404, "unknown match id 'nosuch'");
+    refused("(STOP nosuch NIL)", 404, "unknown match id 'nosuch'");
+    refused("(ABORT nosuch)", 404, "unknown match id 'nosuch'");
+    refused(
+        &start("r", "nobody", rules.clone()),
+        400,
+        "the role 'nobody' is not in the game (roles: x o)",
+    );
+    let mut unsafe_rules = rules.clone();
+    unsafe_rules.push(Sexp::parse_one("(<= (legal x (jump ?a)) (true (control x)))", "r").unwrap());
+    refused(&start("u", "x", unsafe_rules), 400, "the rules do not load");
+    refused(
+        &start(
+            "u2",
+            "x",
+            rules_from_kif("(role x) (<= p (not q)) (<= q (not p))").unwrap(),
+        ),
+        400,
+        "the rules do not load",
+    );
+    refused(
+        "(START m x ((role x) (init p)) 5)",
+        400,
+        "START needs 5 argument",
+    );
+    // The rules only a fragment: not even a list of rules.
+    refused("(START m x role 5 1)", 400, "list of rules");
+    // Illegal joint moves: o cannot move first, and a move that is no move at all.
+    assert_eq!(post(&url, "(PLAY live NIL)").body, "noop");
+    refused(
+        "(PLAY live (noop (mark 1 1)))",
+        400,
+        "illegal joint move at step 1: noop for role x",
+    );
+    refused(
+        "(PLAY live ((mark 1 1)))",
+        400,
+        "has 1 move(s) but the game has 2 role(s)",
+    );
+    refused("(PLAY live ((fly 1 1) noop))", 400, "unknown symbol 'fly'");
+    refused("(PLAY live ((mark 9 9) noop))", 400, "for role x");
+    // A 10 MB body.
+    let big = format!("(PLAY live ({}))", "a ".repeat(5 << 20));
+    let x = client::post(&url, &big, Duration::from_secs(30))
+        .expect("a reply, not a dropped connection");
+    assert_eq!(x.status, 413, "{}", x.body);
+    assert!(x.body.contains("the limit is"), "{}", x.body);
+    // Invalid UTF-8.
+    let (addr, _) = client::resolve(&url).unwrap();
+    let x = client::exchange_raw(
+        &url,
+        b"POST / HTTP/1.0\r\nContent-Length: 4\r\n\r\n(\xff\xfe)",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(x.status, 400);
+    assert!(x.body.contains("not UTF-8"), "{}", x.body);
+    // A client that connects and sends nothing is cut off after the read timeout,
+    // one that sends headers but not its body gets 408, and both leave the server
+    // serving meanwhile.
+    use std::io::{Read, Write};
+    let mut silent = std::net::TcpStream::connect(addr).unwrap();
+    let mut half = std::net::TcpStream::connect(addr).unwrap();
+    half.write_all(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(PLAY")
+        .unwrap();
+    assert_eq!(post(&url, "(INFO)").status, 200);
+    silent
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let _ = silent.read_to_end(&mut buf);
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "the silent connection stayed open"
+    );
+    half.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut resp = String::new();
+    let _ = half.read_to_string(&mut resp);
+    assert!(resp.contains(" 408 "), "{resp}");
+    // The live match plays on, legally.
+    let x = post(&url, "(PLAY live ((mark 2 2) noop))");
+    assert_eq!(x.status, 200, "{}", x.body);
+    assert!(x.body.starts_with("(mark "), "{}", x.body);
+    assert_ne!(x.body, "(mark 2 2)");
+    assert_eq!(post(&url, "(ABORT live)").body, "aborted");
+    refused("(PLAY live NIL)", 404, "unknown match id 'live'");
+    assert_eq!(h.player.active_matches(), 0);
+}
+
+#[test]
+fn tictactoe_against_random_over_http() {
+    let (h, url) = server(None);
+    let path = common::puzzle_path("tictactoe");
+    let mut scores = Vec::new();
+    for (i, seats) in [
+        vec![Seat::Http(url.clone()), Seat::Random],
+        vec![Seat::Random, Seat::Http(url.clone())],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let ours = if i == 0 { 0 } else { 1 };
+        let o = referee(&path, &seats, 5, 1, i as u64, &format!("ttt{i}"));
+        assert!(o.steps >= 5);
+        scores.push(o.goals[ours].expect("a goal"));
+    }
+    // Against random, a searching player does not lose at tic-tac-toe.
+    assert!(scores.iter().all(|&s| s >= 50), "{scores:?}");
+    assert_eq!(h.player.active_matches(), 0);
+}
+
+#[test]
+fn simultaneous_moves_over_http() {
+    let (_h, url) = server(None);
+    let o = referee(
+        &common::puzzle_path("rps3"),
+        &[Seat::Http(url.clone()), Seat::Http(url)],
+        5,
+        1,
+        3,
+        "rps",
+    );
+    assert_eq!(o.steps, 3);
+    assert_eq!(o.goals.iter().map(|g| g.unwrap() as u32).sum::<u32>(), 100);
+}
+
+#[test]
+fn three_players_and_two_matches_at_once_on_one_server() {
+    let (h, url) = server(None);
+    let nim3 = common::puzzle_path("nim3");
+    let ttt = common::puzzle_path("tictactoe");
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            referee(
+                &nim3,
+                &[
+                    Seat::Http(url.clone()),
+                    Seat::Random,
+                    Seat::Http(url.clone()),
+                ],
+                5,
+                1,
+                11,
+                "nim3",
+            )
+        });
+        let b = s.spawn(|| {
+            referee(
+                &ttt,
+                &[Seat::Random, Seat::Http(url.clone())],
+                5,
+                1,
+                12,
+                "both",
+            )
+        });
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(a.goals.iter().all(Option::is_some));
+    assert!(b.goals[1].is_some());
+    assert!(a.replies.iter().any(|r| r.0 == "PLAY"));
+    let worst = h.player.worst_latencies();
+    assert!(worst.iter().any(|(k, _)| k == "PLAY"), "{worst:?}");
+    assert_eq!(h.player.active_matches(), 0);
+}
+
+#[test]
+fn a_corpus_game_over_http() {
+    let path = corpus("ticTacToe");
+    if !path.exists() {
+        eprintln!("skipped: the corpus is not at {}", path.display());
+        return;
+    }
+    let (_h, url) = server(None);
+    let o = referee(&path, &[Seat::Random, Seat::Http(url)], 5, 1, 5, "corpus");
+    assert!(o.goals[1].is_some());
+}
