@@ -2,10 +2,14 @@
 //!
 //! - [`gdl`]: reading, validating and normalising game descriptions.
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
+//! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
+//! - [`arena`]: a local game manager, in-process players and strength benchmarks.
 
+pub mod arena;
 pub mod gdl;
 pub mod player;
 pub mod reasoner;
+pub mod search;
 pub mod simulate;
 
 pub use gdl::Game;

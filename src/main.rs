@@ -3,15 +3,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
-use ggp_asp::player::{server, MatchConfig, ServerConfig};
-use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+use ggp_asp::player::{server, ServerConfig};
+use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
 #[derive(Parser)]
@@ -49,6 +51,35 @@ enum Command {
         /// With --trace: play the joint moves in this file (one per line, role order).
         #[arg(long, requires = "trace")]
         replay: Option<PathBuf>,
+        /// The engine that runs the rules.
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+    },
+    /// Referee one match between players, one per role in role order.
+    Match {
+        game: PathBuf,
+        /// random, legal, mc, uct or http://HOST:PORT; once per role, in role order.
+        #[arg(long = "player", required = true)]
+        players: Vec<PlayerSpec>,
+        /// Start clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        start: f64,
+        /// Play clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        play: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Threads of each in-process UCT player.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Stop the match after this many joint moves.
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// Print one JSON object (roles, moves, errors, goals) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Play GGP matches: an HTTP player speaking the match protocol.
     Serve {
@@ -80,6 +111,48 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         read_timeout: f64,
     },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// UCT against random and against mc at equal clocks, seats alternated.
+    Arena {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        matches: usize,
+        /// Play clock in seconds (the start clock is the same).
+        #[arg(long, default_value_t = 1.0)]
+        play: f64,
+        /// Opponents (default: random and mc).
+        #[arg(long = "opponent")]
+        opponents: Vec<PlayerSpec>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// One JSON object per game and opponent.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tree search iterations/s against the engine's raw playouts/s, one thread.
+    Search {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -110,31 +183,65 @@ fn run(cli: Cli) -> Result<ExitCode> {
             max_steps,
             trace,
             replay,
+            engine,
         } => {
             let g = gdl::load(&game)?;
-            let prover = Prover::try_new(g)?;
-            if trace {
-                let replay_text = match &replay {
-                    Some(p) => Some(
-                        std::fs::read_to_string(p)
-                            .with_context(|| format!("cannot read {}", p.display()))?,
-                    ),
-                    None => None,
-                };
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                simulate::trace(
-                    &prover,
-                    &mut out,
-                    playouts,
-                    seed,
-                    max_steps,
-                    replay_text.as_deref(),
-                )?;
-                return Ok(ExitCode::SUCCESS);
+            let (machine, why) = AnyMachine::build(g, engine)?;
+            eprintln!("engine: {why}");
+            let replay_text = match &replay {
+                Some(p) => Some(
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                ),
+                None => None,
+            };
+            machine.visit(SimulateRun {
+                playouts,
+                seed,
+                max_steps,
+                trace,
+                replay: replay_text,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Match {
+            game,
+            players,
+            start,
+            play,
+            seed,
+            engine,
+            threads,
+            max_steps,
+            json,
+        } => {
+            let kif = std::fs::read_to_string(&game)
+                .with_context(|| format!("cannot read {}", game.display()))?;
+            let g = gdl::load(&game)?;
+            let observer: Option<arena::StepObserver> = if json {
+                None
+            } else {
+                Some(std::sync::Arc::new(|step, joint: &[String]| {
+                    println!("step {}: ({})", step + 1, joint.join(" "));
+                }))
+            };
+            let cfg = MatchConfig {
+                start_clock: clock(start, "--start")?,
+                play_clock: clock(play, "--play")?,
+                seed,
+                engine,
+                max_steps,
+                uct_threads: threads,
+                kif: Some(kif),
+                match_id: None,
+                observer,
+            };
+            let rec = arena::run_match(&g, players, &cfg)?;
+            if json {
+                println!("{}", serde_json::to_string(&rec)?);
+            } else {
+                print_match(&rec);
             }
-            let stats = simulate::random_playouts(&prover, playouts, seed, max_steps)?;
-            print_stats(&prover, &stats);
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {
@@ -161,7 +268,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let cfg = ServerConfig {
                 name,
-                matches: MatchConfig {
+                matches: ggp_asp::player::MatchConfig {
                     margin: Duration::from_millis(margin_ms),
                     threads,
                     engine,
@@ -175,6 +282,156 @@ fn run(cli: Cli) -> Result<ExitCode> {
             server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Bench { what } => bench(what),
+    }
+}
+
+fn clock(seconds: f64, flag: &str) -> Result<std::time::Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
+        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+fn print_match(rec: &MatchRecord) {
+    for e in &rec.errors {
+        println!(
+            "error: {} at step {}: {} ({})",
+            e.role,
+            e.step + 1,
+            e.kind,
+            e.detail
+        );
+    }
+    let goals: Vec<String> = rec
+        .goals
+        .iter()
+        .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
+        .collect();
+    println!(
+        "end: {} after {} steps ({:.1} s, engine {})",
+        match rec.end {
+            arena::MatchEnd::Terminal => "terminal",
+            arena::MatchEnd::MaxSteps => "max-steps",
+        },
+        rec.moves.len(),
+        rec.seconds,
+        rec.engine
+    );
+    println!("goals: {}", goals.join(" "));
+}
+
+fn game_name(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn bench(what: BenchCommand) -> Result<ExitCode> {
+    match what {
+        BenchCommand::Arena {
+            games,
+            matches,
+            play,
+            opponents,
+            seed,
+            engine,
+            max_steps,
+            json,
+        } => {
+            let opponents = if opponents.is_empty() {
+                vec![PlayerSpec::Random, PlayerSpec::Mc]
+            } else {
+                opponents
+            };
+            let clock = clock(play, "--play")?;
+            for path in &games {
+                let g = gdl::load(path)?;
+                let name = game_name(path);
+                for opp in &opponents {
+                    let cfg = MatchConfig {
+                        start_clock: clock,
+                        play_clock: clock,
+                        seed,
+                        engine,
+                        max_steps,
+                        ..MatchConfig::default()
+                    };
+                    let r =
+                        arena_bench::uct_versus(&name, &g, opp, matches, &cfg, |i, seat, rec| {
+                            eprintln!(
+                            "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
+                            i + 1,
+                            rec.roles[seat],
+                            rec.score(seat),
+                            rec.moves.len(),
+                            rec.errors.len()
+                        );
+                        })?;
+                    if json {
+                        println!("{}", serde_json::to_string(&r)?);
+                    } else {
+                        println!(
+                            "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}",
+                            r.game, r.opponent, r.matches, r.mean_score, r.ci95, r.uct_errors
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Search {
+            games,
+            seconds,
+            engine,
+            json,
+        } => {
+            for path in &games {
+                let g = gdl::load(path)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds)?;
+                if json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    println!(
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1}  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.ratio, r.nodes
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `simulate` on whichever engine was built.
+struct SimulateRun {
+    playouts: usize,
+    seed: u64,
+    max_steps: usize,
+    trace: bool,
+    replay: Option<String>,
+}
+
+impl MachineVisitor for SimulateRun {
+    type Output = Result<()>;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<()> {
+        if self.trace {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            simulate::trace(
+                &*m,
+                &mut out,
+                self.playouts,
+                self.seed,
+                self.max_steps,
+                self.replay.as_deref(),
+            )?;
+            return Ok(());
+        }
+        let stats = simulate::random_playouts(&*m, self.playouts, self.seed, self.max_steps)?;
+        print_stats(&*m, &stats);
+        Ok(())
     }
 }
 
