@@ -9,15 +9,13 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-
-use ggp_asp::gdl::{self, print::term_to_string};
+use ggp_asp::arena::{self, MatchEnd, MatchRecord, PlayerSpec};
+use ggp_asp::gdl;
 use ggp_asp::player::client::{self, Exchange};
 use ggp_asp::player::protocol::{rules_from_kif, Message, Sexp, Start};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{MatchConfig, ServerConfig, ServerHandle};
-use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+use ggp_asp::reasoner::Engine;
 
 fn config(solver: Option<SolverConfig>) -> ServerConfig {
     ServerConfig {
@@ -56,130 +54,34 @@ fn corpus(name: &str) -> PathBuf {
         .join(format!("{name}.kif"))
 }
 
-/// Who plays a role in a refereed match.
-#[derive(Clone)]
-enum Seat {
-    Http(String),
-    Random,
-}
-
-struct Outcome {
-    goals: Vec<Option<u8>>,
-    steps: usize,
-    /// Per HTTP reply: kind, time taken, the clock it had.
-    replies: Vec<(&'static str, Duration, Duration)>,
-}
-
-/// Referees a match like a game manager: START to every HTTP seat, PLAY each step
-/// (to all HTTP seats at once), STOP at the end. Any error reply, illegal move or
-/// late reply fails the test.
-fn referee(game: &Path, seats: &[Seat], start: u64, play: u64, seed: u64, tag: &str) -> Outcome {
-    let text = kif(game);
+/// Referees a match through the arena (real protocol messages to the HTTP
+/// players) and checks that no player erred: every reply legal and inside its
+/// clock, since the arena records a late or illegal answer as an error.
+fn referee(
+    game: &Path,
+    players: &[&str],
+    start: u64,
+    play: u64,
+    seed: u64,
+    id: &str,
+) -> MatchRecord {
     let g = gdl::load(game).unwrap_or_else(|e| panic!("{e}"));
-    let m = Prover::new(g);
-    let sym = &m.game().symbols;
-    assert_eq!(seats.len(), m.num_roles());
-    let rules = rules_from_kif(&text).unwrap();
-    let (start_clock, play_clock) = (Duration::from_secs(start), Duration::from_secs(play));
-    let id = |r: usize| format!("{tag}-{r}");
-    let mut replies = Vec::new();
-    for (r, seat) in seats.iter().enumerate() {
-        if let Seat::Http(url) = seat {
-            let msg = Message::Start(Start {
-                id: id(r),
-                role: term_to_string(&m.game().roles[r], sym),
-                rules: rules.clone(),
-                start_clock,
-                play_clock,
-            });
-            let x = post(url, &msg.to_string());
-            assert_eq!(
-                (x.status, x.body.as_str()),
-                (200, "ready"),
-                "START {}",
-                id(r)
-            );
-            replies.push(("START", x.took, start_clock));
-        }
-    }
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut state = m.initial_state();
-    let mut previous: Option<Vec<Sexp>> = None;
-    let mut steps = 0;
-    while !m.is_terminal(&state) {
-        let answers: Vec<Option<Exchange>> = std::thread::scope(|s| {
-            let handles: Vec<_> = seats
-                .iter()
-                .enumerate()
-                .map(|(r, seat)| {
-                    let msg = Message::Play {
-                        id: id(r),
-                        moves: previous.clone(),
-                    }
-                    .to_string();
-                    s.spawn(move || match seat {
-                        Seat::Http(url) => Some(post(url, &msg)),
-                        Seat::Random => None,
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        let mut joint = Vec::new();
-        for (r, answer) in answers.into_iter().enumerate() {
-            let legal = m.legal(&state, r);
-            let mv = match answer {
-                None => legal[rng.gen_range(0..legal.len())],
-                Some(x) => {
-                    assert_eq!(x.status, 200, "PLAY {} step {steps}: {}", id(r), x.body);
-                    replies.push(("PLAY", x.took, play_clock));
-                    let term = Sexp::parse_one(&x.body, "move")
-                        .unwrap()
-                        .to_ground(sym)
-                        .unwrap_or_else(|e| panic!("{}: {e}", x.body));
-                    let mv = m.parse_move(&term).expect("a move of the game");
-                    assert!(
-                        legal.contains(&mv),
-                        "{} played the illegal {}",
-                        id(r),
-                        x.body
-                    );
-                    mv
-                }
-            };
-            joint.push(mv);
-        }
-        previous = Some(
-            joint
-                .iter()
-                .map(|mv| Sexp::parse_one(&term_to_string(&m.move_term(mv), sym), "move").unwrap())
-                .collect(),
-        );
-        state = m.next_state(&state, &joint);
-        steps += 1;
-    }
-    for (r, seat) in seats.iter().enumerate() {
-        if let Seat::Http(url) = seat {
-            let msg = Message::Stop {
-                id: id(r),
-                moves: previous.clone(),
-            };
-            let x = post(url, &msg.to_string());
-            assert_eq!((x.status, x.body.as_str()), (200, "done"), "STOP {}", id(r));
-            replies.push(("STOP", x.took, play_clock));
-        }
-    }
-    for (kind, took, clock) in &replies {
-        assert!(
-            took < clock,
-            "{kind} took {took:?}, over its clock {clock:?}"
-        );
-    }
-    Outcome {
-        goals: (0..m.num_roles()).map(|r| m.goal(&state, r)).collect(),
-        steps,
-        replies,
-    }
+    let cfg = arena::MatchConfig {
+        start_clock: Duration::from_secs(start),
+        play_clock: Duration::from_secs(play),
+        seed,
+        kif: Some(kif(game)),
+        match_id: Some(id.to_string()),
+        ..arena::MatchConfig::default()
+    };
+    let specs = players
+        .iter()
+        .map(|p| p.parse::<PlayerSpec>().unwrap())
+        .collect();
+    let rec = arena::run_match(&g, specs, &cfg).unwrap_or_else(|e| panic!("{id}: {e:#}"));
+    assert!(rec.errors.is_empty(), "{id}: {:?}", rec.errors);
+    assert_eq!(rec.end, MatchEnd::Terminal, "{id}");
+    rec
 }
 
 #[test]
@@ -446,17 +348,13 @@ fn tictactoe_against_random_over_http() {
     let (h, url) = server(None);
     let path = common::puzzle_path("tictactoe");
     let mut scores = Vec::new();
-    for (i, seats) in [
-        vec![Seat::Http(url.clone()), Seat::Random],
-        vec![Seat::Random, Seat::Http(url.clone())],
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, players) in [[url.as_str(), "random"], ["random", url.as_str()]]
+        .iter()
+        .enumerate()
     {
-        let ours = if i == 0 { 0 } else { 1 };
-        let o = referee(&path, &seats, 5, 1, i as u64, &format!("ttt{i}"));
-        assert!(o.steps >= 5);
-        scores.push(o.goals[ours].expect("a goal"));
+        let rec = referee(&path, players, 5, 1, i as u64, &format!("ttt{i}"));
+        assert!(rec.moves.len() >= 5);
+        scores.push(rec.goals[i].1.expect("a goal"));
     }
     // Against random, a searching player does not lose at tic-tac-toe.
     assert!(scores.iter().all(|&s| s >= 50), "{scores:?}");
@@ -465,57 +363,41 @@ fn tictactoe_against_random_over_http() {
 
 #[test]
 fn simultaneous_moves_over_http() {
-    let (_h, url) = server(None);
-    let o = referee(
+    let (_a, url_a) = server(None);
+    let (_b, url_b) = server(None);
+    let rec = referee(
         &common::puzzle_path("rps3"),
-        &[Seat::Http(url.clone()), Seat::Http(url)],
+        &[&url_a, &url_b],
         5,
         1,
         3,
         "rps",
     );
-    assert_eq!(o.steps, 3);
-    assert_eq!(o.goals.iter().map(|g| g.unwrap() as u32).sum::<u32>(), 100);
+    assert_eq!(rec.moves.len(), 3);
+    let total: u32 = rec.goals.iter().map(|g| g.1.unwrap() as u32).sum();
+    assert_eq!(total, 100);
 }
 
 #[test]
 fn three_players_and_two_matches_at_once_on_one_server() {
-    let (h, url) = server(None);
+    // Server `a` plays two matches at once: a seat of three-player nim and a seat
+    // of tic-tac-toe; server `b` another nim seat.
+    let (a, url_a) = server(None);
+    let (_b, url_b) = server(None);
     let nim3 = common::puzzle_path("nim3");
     let ttt = common::puzzle_path("tictactoe");
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| {
-            referee(
-                &nim3,
-                &[
-                    Seat::Http(url.clone()),
-                    Seat::Random,
-                    Seat::Http(url.clone()),
-                ],
-                5,
-                1,
-                11,
-                "nim3",
-            )
-        });
-        let b = s.spawn(|| {
-            referee(
-                &ttt,
-                &[Seat::Random, Seat::Http(url.clone())],
-                5,
-                1,
-                12,
-                "both",
-            )
-        });
-        (a.join().unwrap(), b.join().unwrap())
+    let (n, t) = std::thread::scope(|s| {
+        let n = s.spawn(|| referee(&nim3, &[&url_a, "random", &url_b], 5, 1, 11, "nim3"));
+        let t = s.spawn(|| referee(&ttt, &["random", &url_a], 5, 1, 12, "both"));
+        (n.join().unwrap(), t.join().unwrap())
     });
-    assert!(a.goals.iter().all(Option::is_some));
-    assert!(b.goals[1].is_some());
-    assert!(a.replies.iter().any(|r| r.0 == "PLAY"));
-    let worst = h.player.worst_latencies();
-    assert!(worst.iter().any(|(k, _)| k == "PLAY"), "{worst:?}");
-    assert_eq!(h.player.active_matches(), 0);
+    assert!(n.goals.iter().all(|g| g.1.is_some()), "{:?}", n.goals);
+    assert!(t.goals[1].1.is_some());
+    let worst = a.player.worst_latencies();
+    for kind in ["START", "PLAY", "STOP"] {
+        assert!(worst.iter().any(|(k, _)| k == kind), "{worst:?}");
+    }
+    assert_eq!(a.player.active_matches(), 0);
 }
 
 #[test]
@@ -526,6 +408,6 @@ fn a_corpus_game_over_http() {
         return;
     }
     let (_h, url) = server(None);
-    let o = referee(&path, &[Seat::Random, Seat::Http(url)], 5, 1, 5, "corpus");
-    assert!(o.goals[1].is_some());
+    let rec = referee(&path, &["random", &url], 5, 1, 5, "corpus");
+    assert!(rec.goals[1].1.is_some());
 }

@@ -11,6 +11,7 @@
 //! [`bench`] plays series of matches to measure strength.
 
 pub mod bench;
+pub mod http;
 pub mod strategies;
 
 use std::fmt;
@@ -232,7 +233,7 @@ pub fn build_player<M: StateMachine + 'static>(
         PlayerSpec::Legal => Box::new(LegalPlayer::new(Arc::clone(machine))),
         PlayerSpec::Mc => Box::new(McPlayer::new(Arc::clone(machine), seed)),
         PlayerSpec::Uct => Box::new(UctPlayer::new(Arc::clone(machine), seed, uct_threads)),
-        PlayerSpec::Http(url) => bail!("{url}: HTTP players need the player module"),
+        PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })
 }
 

@@ -24,10 +24,10 @@ use tracing::{debug, info, warn};
 use crate::gdl::print::{rule_to_string, term_to_string};
 use crate::gdl::{self, kw, Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
+use crate::search::{Mcts, SearchConfig};
 
 use super::protocol::{Sexp, Start};
 use super::solver::{SolverConfig, SolverRun};
-use super::think::{FlatMc, Think};
 
 /// Settings shared by every match of a server.
 #[derive(Clone, Debug)]
@@ -46,6 +46,8 @@ pub struct MatchConfig {
 
 /// How long the worker searches in one go before it looks at its messages.
 const SLICE: Duration = Duration::from_millis(50);
+/// Most search nodes per match (several matches may run at once).
+const NODE_LIMIT: usize = 1_000_000;
 /// Time between the worker's answer and the server's deadline.
 const REPLY_SLACK: Duration = Duration::from_millis(30);
 
@@ -302,19 +304,24 @@ impl MachineVisitor for WorkerStart {
     type Output = ();
     fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
         let state = machine.initial_state();
-        let think: Box<dyn Think<M>> = Box::new(FlatMc::new(
+        let cfg = &self.setup.cfg;
+        let search = Mcts::new(
             Arc::clone(&machine),
-            self.role,
             state.clone(),
-            self.setup.cfg.seed,
-        ));
+            SearchConfig {
+                threads: cfg.threads.max(1),
+                seed: cfg.seed,
+                node_limit: NODE_LIMIT,
+                ..SearchConfig::default()
+            },
+        );
         let mut w = Worker {
             id: self.setup.id.clone(),
             machine,
             role: self.role,
             state,
             step: 0,
-            think,
+            search,
             cfg: self.setup.cfg.clone(),
             cancelled: Arc::clone(&self.setup.cancelled),
             fallback: Arc::clone(&self.setup.fallback),
@@ -322,6 +329,7 @@ impl MachineVisitor for WorkerStart {
             solver_gave_up: false,
             plan: None,
             off_plan_logged: None,
+            playouts_at_advance: 0,
         };
         w.publish_fallback(None);
         w.start_solver();
@@ -354,7 +362,8 @@ struct Worker<M: StateMachine> {
     state: M::State,
     /// Joint moves played so far.
     step: usize,
-    think: Box<dyn Think<M>>,
+    /// UCT from the current state; its tree follows the moves played.
+    search: Mcts<M>,
     cfg: MatchConfig,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
@@ -363,6 +372,8 @@ struct Worker<M: StateMachine> {
     solver_gave_up: bool,
     plan: Option<Plan<M>>,
     off_plan_logged: Option<usize>,
+    /// Search playouts when the last joint move was applied.
+    playouts_at_advance: u64,
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
@@ -385,7 +396,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             // with nothing to do leaves the rest of the slice to waiting.
             let slice_end = Instant::now() + SLICE;
             if self.cfg.ponder && !self.machine.is_terminal(&self.state) {
-                self.think.think_until(slice_end);
+                self.search.search_until(slice_end);
             }
             let cmd = match rx.try_recv() {
                 Ok(c) => c,
@@ -457,7 +468,8 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
         self.state = m.next_state(&self.state, &joint);
         self.step += 1;
-        self.think.advance(&joint, &self.state);
+        self.search.advance(&joint);
+        self.playouts_at_advance = self.search.stats().playouts;
         Ok(())
     }
 
@@ -503,7 +515,8 @@ impl<M: StateMachine + 'static> Worker<M> {
             ));
         }
         let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
-        let playouts_before = self.think.playouts();
+        let playouts_before = self.search.stats().playouts;
+        let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
         let (mv, by) = loop {
             self.poll_solver();
             if let Some(m) = self.plan_move() {
@@ -514,13 +527,17 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
             let now = Instant::now();
             if now >= think_until || self.cancelled.load(Ordering::Relaxed) {
-                match self.think.best_move().filter(|m| legal.contains(m)) {
+                match self
+                    .search
+                    .try_best_move(self.role)
+                    .filter(|m| legal.contains(m))
+                {
                     Some(m) => break (m, "search"),
                     None => break (legal[0].clone(), "first legal move (search had none)"),
                 }
             }
-            self.think.think_until(think_until.min(now + SLICE));
-            let best = self.think.best_move();
+            self.search.search_until(think_until.min(now + SLICE));
+            let best = self.search.try_best_move(self.role);
             self.publish_fallback(best.as_ref());
         };
         let text = self.move_text(&mv);
@@ -528,8 +545,8 @@ impl<M: StateMachine + 'static> Worker<M> {
             "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
-            self.think.playouts().saturating_sub(playouts_before),
-            playouts_before,
+            self.search.stats().playouts.saturating_sub(playouts_before),
+            pondered,
             t0.elapsed().as_secs_f64()
         );
         Ok(text)
