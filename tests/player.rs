@@ -411,3 +411,131 @@ fn a_corpus_game_over_http() {
     let rec = referee(&path, &["random", &url], 5, 1, 5, "corpus");
     assert!(rec.goals[1].1.is_some());
 }
+
+/// A stand-in for `ggp-asp solve` (a shell script): whatever it is asked, it runs
+/// `body` (which may print a JSON result), so the player's side of the solver
+/// contract — plans, failures, hangs — is tested without clingo.
+fn fake_solver(dir: &Path, body: &str) -> SolverConfig {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-solve");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    SolverConfig {
+        exe: path,
+        timeout: Duration::from_secs(60),
+        memory_mb: 512,
+        threads: 1,
+    }
+}
+
+/// The contract's JSON for a solved game with the plan in `tests/data/NAME.solution`.
+fn solved_json(name: &str) -> String {
+    let plan: Vec<String> = common::solution(name)
+        .iter()
+        .map(|joint| {
+            let s = Sexp::parse_one(joint, "joint").unwrap();
+            match s {
+                Sexp::List(ms) if ms.len() == 1 => ms[0].to_string(),
+                other => panic!("not a one-player joint move: {other}"),
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "status": "solved", "goal": 100, "steps": plan.len(), "plan": plan,
+        "proven": "shortest", "mode": "full", "ground_s": 0.0, "solve_s": 0.0,
+        "total_s": 0.0, "message": ""
+    })
+    .to_string()
+}
+
+#[test]
+fn a_verified_plan_is_followed_to_goal_100() {
+    // 30 moves of the 8-puzzle: out of reach for search at these clocks, answered
+    // at once from the plan.
+    let dir = tempfile::tempdir().unwrap();
+    let json = solved_json("8puzzle");
+    let solver = fake_solver(dir.path(), &format!("cat <<'EOF'\n{json}\nEOF"));
+    let (_h, url) = server(Some(solver));
+    let rec = referee(&common::puzzle_path("8puzzle"), &[&url], 5, 1, 1, "plan");
+    assert_eq!(rec.goals[0].1, Some(100));
+    assert_eq!(rec.moves.len(), 30);
+}
+
+#[test]
+fn a_wrong_or_failing_solver_leaves_search_playing() {
+    let dir = tempfile::tempdir().unwrap();
+    // A plan that is not legal (the 8-puzzle's moves for the blocks world), a
+    // crash with garbage output, and a solver that says it has no plan.
+    let wrong = solved_json("8puzzle");
+    for (i, body) in [
+        format!("cat <<'EOF'\n{wrong}\nEOF"),
+        "echo 'Segmentation fault' >&2; echo garbage; exit 139".to_string(),
+        r#"echo '{"status":"no-plan","goal":null,"steps":null,"plan":[],"proven":"none","mode":"full","message":"no plan within 12 steps"}'"#.to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let sub = dir.path().join(i.to_string());
+        std::fs::create_dir(&sub).unwrap();
+        let (_h, url) = server(Some(fake_solver(&sub, body)));
+        let rec = referee(&common::puzzle_path("blocks"), &[&url], 5, 1, 1, &format!("bad{i}"));
+        assert!(rec.goals[0].1.is_some());
+    }
+}
+
+#[test]
+fn abort_and_stop_kill_the_solver() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let solver = fake_solver(
+        dir.path(),
+        &format!("echo $$ >> {}\nexec sleep 300", pids.display()),
+    );
+    let (_h, url) = server(Some(solver));
+    let maze = common::puzzle_path("maze");
+    let rules = rules_from_kif(&kif(&maze)).unwrap();
+    let role = gdl::load(&maze).unwrap().role_names()[0].clone();
+    let start = |id: &str| {
+        Message::Start(Start {
+            id: id.into(),
+            role: role.clone(),
+            rules: rules.clone(),
+            start_clock: Duration::from_secs(5),
+            play_clock: Duration::from_secs(1),
+        })
+        .to_string()
+    };
+    let alive = |pid: &str| Path::new(&format!("/proc/{pid}")).exists();
+    let wait_pids = |n: usize| {
+        for _ in 0..100 {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let v: Vec<String> = text.lines().map(str::to_string).collect();
+            if v.len() >= n {
+                return v;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the solver did not start");
+    };
+    let gone = |pid: &str| {
+        for _ in 0..100 {
+            if !alive(pid) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("solver {pid} still runs");
+    };
+    assert_eq!(post(&url, &start("a1")).body, "ready");
+    let pid = wait_pids(1)[0].clone();
+    assert!(alive(&pid));
+    // The player keeps answering while the solver hangs.
+    let x = post(&url, "(PLAY a1 NIL)");
+    assert_eq!(x.status, 200, "{}", x.body);
+    assert_eq!(post(&url, "(ABORT a1)").body, "aborted");
+    gone(&pid);
+    assert_eq!(post(&url, &start("a2")).body, "ready");
+    let pid = wait_pids(2)[1].clone();
+    assert_eq!(post(&url, "(STOP a2 NIL)").body, "done");
+    gone(&pid);
+}
