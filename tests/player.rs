@@ -500,7 +500,7 @@ fn abort_and_stop_kill_the_solver() {
             id: id.into(),
             role: role.clone(),
             rules: rules.clone(),
-            start_clock: Duration::from_secs(5),
+            start_clock: Duration::from_secs(2),
             play_clock: Duration::from_secs(1),
         })
         .to_string()

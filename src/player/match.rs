@@ -46,6 +46,22 @@ pub struct MatchConfig {
 
 /// How long the worker searches in one go before it looks at its messages.
 const SLICE: Duration = Duration::from_millis(50);
+impl MatchConfig {
+    /// How long after receiving a message with `clock` the answer must be out.
+    pub fn answer_within(&self, clock: Duration) -> Duration {
+        answer_within(self.margin, clock)
+    }
+}
+
+/// The clock minus the margin (half the clock when the margin is larger than that).
+fn answer_within(margin: Duration, clock: Duration) -> Duration {
+    if margin * 2 < clock {
+        clock - margin
+    } else {
+        clock / 2
+    }
+}
+
 /// Most search nodes per match (several matches may run at once).
 const NODE_LIMIT: usize = 1_000_000;
 /// Time between the worker's answer and the server's deadline.
@@ -95,10 +111,13 @@ pub struct Match {
 
 impl Match {
     /// Starts the worker, which compiles the rules at once. The receiver says when
-    /// the match is ready to play, or why it cannot be.
+    /// the match is ready to play, or why it cannot be. On a one-player game with
+    /// the solver on, "ready" waits for a verified plan until shortly before
+    /// `ready_by`, so the solver gets the start clock before the first move is due.
     pub fn start(
         msg: &Start,
         cfg: &MatchConfig,
+        ready_by: Instant,
     ) -> (Match, oneshot::Receiver<Result<Ready, String>>) {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -111,6 +130,7 @@ impl Match {
             cfg: cfg.clone(),
             cancelled: Arc::clone(&cancelled),
             fallback: Arc::clone(&fallback),
+            ready_by,
         };
         let spawned = std::thread::Builder::new()
             .name(format!("match {}", msg.id))
@@ -131,14 +151,9 @@ impl Match {
         (m, ready_rx)
     }
 
-    /// How long after receiving a message with `clock` the answer must be out: the
-    /// clock minus the margin (half the clock when the margin is larger than that).
+    /// How long after receiving a message with `clock` the answer must be out.
     pub fn answer_within(&self, clock: Duration) -> Duration {
-        if self.margin * 2 < clock {
-            clock - self.margin
-        } else {
-            clock / 2
-        }
+        answer_within(self.margin, clock)
     }
 
     fn send(&self, cmd: Command) -> Result<(), String> {
@@ -233,6 +248,7 @@ struct Setup {
     cfg: MatchConfig,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
+    ready_by: Instant,
 }
 
 impl Setup {
@@ -333,6 +349,12 @@ impl MachineVisitor for WorkerStart {
         };
         w.publish_fallback(None);
         w.start_solver();
+        w.await_plan(
+            self.setup
+                .ready_by
+                .checked_sub(REPLY_SLACK)
+                .unwrap_or(self.setup.ready_by),
+        );
         if let Some((tx, r)) = self.ready.take() {
             let _ = tx.send(Ok(r));
         }
@@ -383,6 +405,22 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     fn move_text(&self, m: &M::Move) -> String {
         term_to_string(&self.machine.move_term(m), &self.game().symbols)
+    }
+
+    /// Searches until the solver has answered or `until`, whichever is first.
+    fn await_plan(&mut self, until: Instant) {
+        while self.solver.is_some() && !self.cancelled.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= until {
+                info!(
+                    "match {}: no plan yet at the start clock; search starts the match",
+                    self.id
+                );
+                return;
+            }
+            self.search.search_until(until.min(now + SLICE));
+            self.poll_solver();
+        }
     }
 
     fn run(&mut self, rx: Receiver<Command>) {

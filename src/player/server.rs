@@ -113,9 +113,9 @@ impl Player {
         match msg {
             Message::Info => Ok(info_reply(&self.cfg.name)),
             Message::Start(start) => {
-                let (m, ready) = Match::start(&start, &self.cfg.matches);
+                let within = self.cfg.matches.answer_within(start.start_clock);
+                let (m, ready) = Match::start(&start, &self.cfg.matches, received + within);
                 let m = Arc::new(m);
-                let within = m.answer_within(start.start_clock);
                 let r = tokio::time::timeout_at((received + within).into(), ready).await;
                 match r {
                     Ok(Ok(Ok(ready))) => {
