@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
-use ggp_asp::player::{server, ServerConfig};
+use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
@@ -272,7 +272,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let cfg = ServerConfig {
                 name,
-                matches: ggp_asp::player::MatchConfig {
+                matches: player::MatchConfig {
                     margin: Duration::from_millis(margin_ms),
                     threads,
                     engine,
