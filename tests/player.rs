@@ -455,10 +455,11 @@ fn a_verified_plan_is_followed_to_goal_100() {
     let dir = tempfile::tempdir().unwrap();
     let json = solved_json("8puzzle");
     let solver = fake_solver(dir.path(), &format!("cat <<'EOF'\n{json}\nEOF"));
-    let (_h, url) = server(Some(solver));
+    let (h, url) = server(Some(solver));
     let rec = referee(&common::puzzle_path("8puzzle"), &[&url], 5, 1, 1, "plan");
     assert_eq!(rec.goals[0].1, Some(100));
     assert_eq!(rec.moves.len(), 30);
+    assert_eq!(h.player.decisions(), vec![("plan".to_string(), 30)]);
 }
 
 #[test]
@@ -477,9 +478,12 @@ fn a_wrong_or_failing_solver_leaves_search_playing() {
     {
         let sub = dir.path().join(i.to_string());
         std::fs::create_dir(&sub).unwrap();
-        let (_h, url) = server(Some(fake_solver(&sub, body)));
+        let (h, url) = server(Some(fake_solver(&sub, body)));
         let rec = referee(&common::puzzle_path("blocks"), &[&url], 5, 1, 1, &format!("bad{i}"));
         assert!(rec.goals[0].1.is_some());
+        let by = h.player.decisions();
+        assert!(by.iter().all(|(k, _)| k != "plan"), "{by:?}");
+        assert!(by.iter().any(|(k, _)| k == "search"), "{by:?}");
     }
 }
 

@@ -12,6 +12,7 @@
 //! state is the state the plan expects; when it is not (the search had to move
 //! before the plan arrived), the solver starts again from the current state.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -74,6 +75,10 @@ pub struct Ready {
     pub engine: String,
 }
 
+/// How many moves each decider ("plan", "search", "only legal move", ...) chose,
+/// over all matches of a server.
+pub type Decisions = Arc<Mutex<BTreeMap<&'static str, u64>>>;
+
 type Reply = oneshot::Sender<Result<String, String>>;
 
 enum Command {
@@ -118,6 +123,7 @@ impl Match {
         msg: &Start,
         cfg: &MatchConfig,
         ready_by: Instant,
+        decisions: Decisions,
     ) -> (Match, oneshot::Receiver<Result<Ready, String>>) {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -131,6 +137,7 @@ impl Match {
             cancelled: Arc::clone(&cancelled),
             fallback: Arc::clone(&fallback),
             ready_by,
+            decisions,
         };
         let spawned = std::thread::Builder::new()
             .name(format!("match {}", msg.id))
@@ -249,6 +256,7 @@ struct Setup {
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
     ready_by: Instant,
+    decisions: Decisions,
 }
 
 impl Setup {
@@ -341,6 +349,7 @@ impl MachineVisitor for WorkerStart {
             cfg: self.setup.cfg.clone(),
             cancelled: Arc::clone(&self.setup.cancelled),
             fallback: Arc::clone(&self.setup.fallback),
+            decisions: Arc::clone(&self.setup.decisions),
             solver: None,
             solver_gave_up: false,
             plan: None,
@@ -389,6 +398,7 @@ struct Worker<M: StateMachine> {
     cfg: MatchConfig,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
+    decisions: Decisions,
     solver: Option<Solving>,
     /// The solver said there is no plan (or failed): do not start it again.
     solver_gave_up: bool,
@@ -579,6 +589,12 @@ impl<M: StateMachine + 'static> Worker<M> {
             self.publish_fallback(best.as_ref());
         };
         let text = self.move_text(&mv);
+        *self
+            .decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(by)
+            .or_default() += 1;
         info!(
             "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
             self.id,

@@ -24,7 +24,7 @@ use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 use super::protocol::{info_reply, Message};
-use super::r#match::{Match, MatchConfig};
+use super::r#match::{Decisions, Match, MatchConfig};
 use crate::gdl;
 
 /// Settings of a player server.
@@ -44,6 +44,7 @@ pub struct Player {
     matches: Mutex<HashMap<String, Arc<Match>>>,
     /// The slowest reply seen per message kind.
     worst: Mutex<HashMap<&'static str, Duration>>,
+    decisions: Decisions,
 }
 
 impl Player {
@@ -52,6 +53,7 @@ impl Player {
             cfg,
             matches: Mutex::new(HashMap::new()),
             worst: Mutex::new(HashMap::new()),
+            decisions: Decisions::default(),
         }
     }
 
@@ -78,6 +80,17 @@ impl Player {
             .collect();
         v.sort();
         v
+    }
+
+    /// How many of our moves each decider chose ("plan", "search", "only legal
+    /// move", ...), over all matches so far.
+    pub fn decisions(&self) -> Vec<(String, u64)> {
+        self.decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
     }
 
     /// Matches currently held (started and neither stopped nor aborted).
@@ -114,7 +127,12 @@ impl Player {
             Message::Info => Ok(info_reply(&self.cfg.name)),
             Message::Start(start) => {
                 let within = self.cfg.matches.answer_within(start.start_clock);
-                let (m, ready) = Match::start(&start, &self.cfg.matches, received + within);
+                let (m, ready) = Match::start(
+                    &start,
+                    &self.cfg.matches,
+                    received + within,
+                    Arc::clone(&self.decisions),
+                );
                 let m = Arc::new(m);
                 let r = tokio::time::timeout_at((received + within).into(), ready).await;
                 match r {
