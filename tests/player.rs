@@ -543,3 +543,94 @@ fn abort_and_stop_kill_the_solver() {
     assert_eq!(post(&url, "(STOP a2 NIL)").body, "done");
     gone(&pid);
 }
+
+/// A server whose solver is this crate's own `ggp-asp solve`.
+fn real_solver_server(margin_ms: u64) -> (ServerHandle, String) {
+    let solver = SolverConfig {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_ggp-asp")),
+        timeout: Duration::from_secs(300),
+        memory_mb: 4096,
+        threads: 2,
+    };
+    let mut cfg = config(Some(solver));
+    cfg.matches.margin = Duration::from_millis(margin_ms);
+    let h = ServerHandle::spawn(cfg, SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+    let url = format!("http://{}", h.addr);
+    (h, url)
+}
+
+fn print_latencies(h: &ServerHandle) {
+    for (kind, d) in h.player.worst_latencies() {
+        println!("worst {kind}: {:.3} s", d.as_secs_f64());
+    }
+    println!("decided by: {:?}", h.player.decisions());
+}
+
+/// Benchmark (run by hand, recorded in README): reply latency per message kind
+/// while the machine is busy — three matches at once on one server (two against
+/// in-process UCT, which loads the cores, and a one-player game with the solver
+/// running), start clock 10 s, play clock 2 s, margin 500 ms.
+#[test]
+#[ignore]
+fn bench_reply_latency_under_load() {
+    let (h, url) = real_solver_server(500);
+    let c4 = common::puzzle_path("connect4");
+    let ttt = corpus("ticTacToe");
+    let hanoi = corpus("hanoi");
+    std::thread::scope(|s| {
+        let a = s.spawn(|| referee(&c4, &[&url, "uct"], 10, 2, 1, "load-c4"));
+        let b = s.spawn(|| referee(&ttt, &["uct", &url], 10, 2, 2, "load-ttt"));
+        let c = s.spawn(|| referee(&hanoi, &[&url], 10, 2, 3, "load-hanoi"));
+        for (name, r) in [("connect4", a), ("ticTacToe", b), ("hanoi", c)] {
+            let rec = r.join().unwrap();
+            println!("{name}: {} steps, goals {:?}", rec.moves.len(), rec.goals);
+        }
+    });
+    print_latencies(&h);
+    for (kind, d) in h.player.worst_latencies() {
+        let clock = if kind == "START" { 10.0 } else { 2.0 };
+        assert!(d.as_secs_f64() < clock - 0.5 + 0.1, "{kind}: {d:?}");
+    }
+}
+
+/// Benchmark (run by hand, recorded in README): every single-player puzzle of
+/// `puzzles/` that has a 100 plan, and 8puzzle, lightsOut and hanoi from the
+/// corpus, at start clock 30 s and play clock 10 s: the player must finish each
+/// with goal 100.
+#[test]
+#[ignore]
+fn bench_one_player_games_reach_100() {
+    let (h, url) = real_solver_server(500);
+    let mut games: Vec<PathBuf> = [
+        "8puzzle",
+        "lightsout",
+        "hanoi",
+        "buttons",
+        "maze",
+        "blocks",
+        "queens",
+    ]
+    .iter()
+    .map(|n| common::puzzle_path(n))
+    .collect();
+    games.extend(["8puzzle", "lightsOut", "hanoi"].iter().map(|n| corpus(n)));
+    let mut failed = Vec::new();
+    for (i, g) in games.iter().enumerate() {
+        let before = h.player.decisions();
+        let rec = referee(g, &[&url], 30, 10, i as u64, &format!("one{i}"));
+        let name = g.display().to_string();
+        println!(
+            "{name}: goal {:?} in {} steps, {:.1} s; decisions so far {:?} (before {:?})",
+            rec.goals[0].1,
+            rec.moves.len(),
+            rec.seconds,
+            h.player.decisions(),
+            before
+        );
+        if rec.goals[0].1 != Some(100) {
+            failed.push(name);
+        }
+    }
+    print_latencies(&h);
+    assert!(failed.is_empty(), "not 100: {failed:?}");
+}
