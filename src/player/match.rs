@@ -66,7 +66,10 @@ fn answer_within(margin: Duration, clock: Duration) -> Duration {
 /// Most search nodes per match (several matches may run at once).
 const NODE_LIMIT: usize = 1_000_000;
 /// Time between the worker's answer and the server's deadline.
-const REPLY_SLACK: Duration = Duration::from_millis(30);
+const REPLY_SLACK: Duration = Duration::from_millis(60);
+/// The server stops waiting for the worker this long before the deadline, so the
+/// fallback reply is out by the deadline even when the timer fires late under load.
+const TIMER_SLACK: Duration = Duration::from_millis(20);
 
 /// What a match tells the server once its rules are compiled.
 #[derive(Clone, Debug)]
@@ -193,7 +196,8 @@ impl Match {
             deadline,
             reply: tx,
         })?;
-        match tokio::time::timeout_at(deadline.into(), rx).await {
+        let give_up = deadline.checked_sub(TIMER_SLACK).unwrap_or(deadline);
+        match tokio::time::timeout_at(give_up.into(), rx).await {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(format!(
                 "match {}: the worker ended without an answer",
@@ -241,9 +245,17 @@ impl Match {
     }
 }
 
+impl Match {
+    /// Stops the worker at its next look (it then kills its solver), even while
+    /// a request still holds the match.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
 impl Drop for Match {
     fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::Relaxed);
+        self.cancel();
     }
 }
 

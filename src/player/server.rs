@@ -159,6 +159,7 @@ impl Player {
                     ),
                 }
                 if let Some(old) = self.matches().insert(start.id.clone(), m) {
+                    old.cancel();
                     warn!("match {}: a new START replaces the running match", old.id);
                 }
                 Ok("ready".into())
@@ -180,7 +181,8 @@ impl Player {
             Message::Abort { id } => {
                 self.matches()
                     .remove(&id)
-                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?;
+                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?
+                    .cancel();
                 info!("match {id}: aborted");
                 Ok("aborted".into())
             }
