@@ -401,15 +401,33 @@ fn three_players_and_two_matches_at_once_on_one_server() {
 }
 
 #[test]
-fn a_corpus_game_over_http() {
-    let path = corpus("ticTacToe");
-    if !path.exists() {
-        eprintln!("skipped: the corpus is not at {}", path.display());
+fn corpus_games_over_http() {
+    // Real files: alternating two- and three-player games and simultaneous moves.
+    let games = [
+        "ticTacToe",
+        "colonelBlotto",
+        "tictactoe_3player",
+        "switches",
+    ];
+    if !corpus(games[0]).exists() {
+        eprintln!("skipped: the corpus is not at {}", corpus("").display());
         return;
     }
-    let (_h, url) = server(None);
-    let rec = referee(&path, &["random", &url], 5, 1, 5, "corpus");
-    assert!(rec.goals[1].1.is_some());
+    let (_a, url_a) = server(None);
+    let (_b, url_b) = server(None);
+    for (i, name) in games.iter().enumerate() {
+        let path = corpus(name);
+        let roles = gdl::load(&path).unwrap().roles.len();
+        let mut players = vec!["random"; roles];
+        players[i % roles] = &url_a;
+        players[(i + 1) % roles] = &url_b;
+        let rec = referee(&path, &players, 5, 1, i as u64, &format!("corpus{i}"));
+        assert!(
+            rec.goals.iter().all(|g| g.1.is_some()),
+            "{name}: {:?}",
+            rec.goals
+        );
+    }
 }
 
 /// A stand-in for `ggp-asp solve` (a shell script): whatever it is asked, it runs
