@@ -115,6 +115,9 @@ enum Command {
         /// The solver's memory limit in MB.
         #[arg(long, default_value_t = 4096)]
         solver_memory_mb: u64,
+        /// Threads of the solver (its auto mode runs two strategies at once).
+        #[arg(long, default_value_t = 2)]
+        solver_threads: usize,
         /// Seconds a client may take to send a request.
         #[arg(long, default_value_t = 10.0)]
         read_timeout: f64,
@@ -343,6 +346,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             no_solver,
             solver_timeout,
             solver_memory_mb,
+            solver_threads,
             read_timeout,
         } => {
             let solver = if no_solver {
@@ -352,7 +356,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     exe: std::env::current_exe().context("cannot find our own executable")?,
                     timeout: Duration::from_secs_f64(solver_timeout),
                     memory_mb: solver_memory_mb,
-                    threads,
+                    threads: solver_threads,
                 })
             };
             let cfg = ServerConfig {

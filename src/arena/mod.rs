@@ -11,6 +11,7 @@
 //! [`bench`] plays series of matches to measure strength.
 
 pub mod bench;
+pub mod http;
 pub mod strategies;
 
 use std::fmt;
@@ -260,7 +261,7 @@ pub fn build_player<M: StateMachine + 'static>(
             }
             Box::new(p)
         }
-        PlayerSpec::Http(url) => bail!("{url}: HTTP players need the player module"),
+        PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })
 }
 

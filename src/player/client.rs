@@ -61,7 +61,10 @@ pub fn exchange_raw(url: &str, request: &[u8], timeout: Duration) -> Result<Exch
     let mut s = TcpStream::connect_timeout(&addr, left(t0)?).map_err(io)?;
     s.set_nodelay(true).map_err(io)?;
     s.set_write_timeout(Some(left(t0)?)).map_err(io)?;
-    s.write_all(request).map_err(io)?;
+    // A server that refuses a large body may answer before reading all of it; the
+    // reply is still worth reading, so a failed write is reported only if no
+    // reply follows.
+    let written = s.write_all(request);
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     loop {
@@ -77,7 +80,13 @@ pub fn exchange_raw(url: &str, request: &[u8], timeout: Duration) -> Result<Exch
             {
                 return Err(ClientError::Timeout(timeout.as_secs_f64()))
             }
-            Err(e) => return Err(io(e)),
+            Err(e) if buf.is_empty() => return Err(io(written.err().unwrap_or(e))),
+            Err(_) => break,
+        }
+    }
+    if buf.is_empty() {
+        if let Err(e) = written {
+            return Err(io(e));
         }
     }
     let took = t0.elapsed();

@@ -12,6 +12,7 @@
 //! state is the state the plan expects; when it is not (the search had to move
 //! before the plan arrived), the solver starts again from the current state.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -24,10 +25,10 @@ use tracing::{debug, info, warn};
 use crate::gdl::print::{rule_to_string, term_to_string};
 use crate::gdl::{self, kw, Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
+use crate::search::{Mcts, SearchConfig};
 
 use super::protocol::{Sexp, Start};
 use super::solver::{SolverConfig, SolverRun};
-use super::think::{FlatMc, Think};
 
 /// Settings shared by every match of a server.
 #[derive(Clone, Debug)]
@@ -46,8 +47,29 @@ pub struct MatchConfig {
 
 /// How long the worker searches in one go before it looks at its messages.
 const SLICE: Duration = Duration::from_millis(50);
+impl MatchConfig {
+    /// How long after receiving a message with `clock` the answer must be out.
+    pub fn answer_within(&self, clock: Duration) -> Duration {
+        answer_within(self.margin, clock)
+    }
+}
+
+/// The clock minus the margin (half the clock when the margin is larger than that).
+fn answer_within(margin: Duration, clock: Duration) -> Duration {
+    if margin * 2 < clock {
+        clock - margin
+    } else {
+        clock / 2
+    }
+}
+
+/// Most search nodes per match (several matches may run at once).
+const NODE_LIMIT: usize = 1_000_000;
 /// Time between the worker's answer and the server's deadline.
-const REPLY_SLACK: Duration = Duration::from_millis(30);
+const REPLY_SLACK: Duration = Duration::from_millis(60);
+/// The server stops waiting for the worker this long before the deadline, so the
+/// fallback reply is out by the deadline even when the timer fires late under load.
+const TIMER_SLACK: Duration = Duration::from_millis(20);
 
 /// What a match tells the server once its rules are compiled.
 #[derive(Clone, Debug)]
@@ -55,6 +77,10 @@ pub struct Ready {
     pub roles: usize,
     pub engine: String,
 }
+
+/// How many moves each decider ("plan", "search", "only legal move", ...) chose,
+/// over all matches of a server.
+pub type Decisions = Arc<Mutex<BTreeMap<&'static str, u64>>>;
 
 type Reply = oneshot::Sender<Result<String, String>>;
 
@@ -93,10 +119,14 @@ pub struct Match {
 
 impl Match {
     /// Starts the worker, which compiles the rules at once. The receiver says when
-    /// the match is ready to play, or why it cannot be.
+    /// the match is ready to play, or why it cannot be. On a one-player game with
+    /// the solver on, "ready" waits for a verified plan until shortly before
+    /// `ready_by`, so the solver gets the start clock before the first move is due.
     pub fn start(
         msg: &Start,
         cfg: &MatchConfig,
+        ready_by: Instant,
+        decisions: Decisions,
     ) -> (Match, oneshot::Receiver<Result<Ready, String>>) {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -109,6 +139,8 @@ impl Match {
             cfg: cfg.clone(),
             cancelled: Arc::clone(&cancelled),
             fallback: Arc::clone(&fallback),
+            ready_by,
+            decisions,
         };
         let spawned = std::thread::Builder::new()
             .name(format!("match {}", msg.id))
@@ -129,14 +161,9 @@ impl Match {
         (m, ready_rx)
     }
 
-    /// How long after receiving a message with `clock` the answer must be out: the
-    /// clock minus the margin (half the clock when the margin is larger than that).
+    /// How long after receiving a message with `clock` the answer must be out.
     pub fn answer_within(&self, clock: Duration) -> Duration {
-        if self.margin * 2 < clock {
-            clock - self.margin
-        } else {
-            clock / 2
-        }
+        answer_within(self.margin, clock)
     }
 
     fn send(&self, cmd: Command) -> Result<(), String> {
@@ -169,7 +196,8 @@ impl Match {
             deadline,
             reply: tx,
         })?;
-        match tokio::time::timeout_at(deadline.into(), rx).await {
+        let give_up = deadline.checked_sub(TIMER_SLACK).unwrap_or(deadline);
+        match tokio::time::timeout_at(give_up.into(), rx).await {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(format!(
                 "match {}: the worker ended without an answer",
@@ -217,9 +245,17 @@ impl Match {
     }
 }
 
+impl Match {
+    /// Stops the worker at its next look (it then kills its solver), even while
+    /// a request still holds the match.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
 impl Drop for Match {
     fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::Relaxed);
+        self.cancel();
     }
 }
 
@@ -231,6 +267,8 @@ struct Setup {
     cfg: MatchConfig,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
+    ready_by: Instant,
+    decisions: Decisions,
 }
 
 impl Setup {
@@ -302,29 +340,42 @@ impl MachineVisitor for WorkerStart {
     type Output = ();
     fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
         let state = machine.initial_state();
-        let think: Box<dyn Think<M>> = Box::new(FlatMc::new(
+        let cfg = &self.setup.cfg;
+        let search = Mcts::new(
             Arc::clone(&machine),
-            self.role,
             state.clone(),
-            self.setup.cfg.seed,
-        ));
+            SearchConfig {
+                threads: cfg.threads.max(1),
+                seed: cfg.seed,
+                node_limit: NODE_LIMIT,
+                ..SearchConfig::default()
+            },
+        );
         let mut w = Worker {
             id: self.setup.id.clone(),
             machine,
             role: self.role,
             state,
             step: 0,
-            think,
+            search,
             cfg: self.setup.cfg.clone(),
             cancelled: Arc::clone(&self.setup.cancelled),
             fallback: Arc::clone(&self.setup.fallback),
+            decisions: Arc::clone(&self.setup.decisions),
             solver: None,
             solver_gave_up: false,
             plan: None,
             off_plan_logged: None,
+            playouts_at_advance: 0,
         };
         w.publish_fallback(None);
         w.start_solver();
+        w.await_plan(
+            self.setup
+                .ready_by
+                .checked_sub(REPLY_SLACK)
+                .unwrap_or(self.setup.ready_by),
+        );
         if let Some((tx, r)) = self.ready.take() {
             let _ = tx.send(Ok(r));
         }
@@ -354,15 +405,19 @@ struct Worker<M: StateMachine> {
     state: M::State,
     /// Joint moves played so far.
     step: usize,
-    think: Box<dyn Think<M>>,
+    /// UCT from the current state; its tree follows the moves played.
+    search: Mcts<M>,
     cfg: MatchConfig,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
+    decisions: Decisions,
     solver: Option<Solving>,
     /// The solver said there is no plan (or failed): do not start it again.
     solver_gave_up: bool,
     plan: Option<Plan<M>>,
     off_plan_logged: Option<usize>,
+    /// Search playouts when the last joint move was applied.
+    playouts_at_advance: u64,
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
@@ -372,6 +427,22 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     fn move_text(&self, m: &M::Move) -> String {
         term_to_string(&self.machine.move_term(m), &self.game().symbols)
+    }
+
+    /// Searches until the solver has answered or `until`, whichever is first.
+    fn await_plan(&mut self, until: Instant) {
+        while self.solver.is_some() && !self.cancelled.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= until {
+                info!(
+                    "match {}: no plan yet at the start clock; search starts the match",
+                    self.id
+                );
+                return;
+            }
+            self.search.search_until(until.min(now + SLICE));
+            self.poll_solver();
+        }
     }
 
     fn run(&mut self, rx: Receiver<Command>) {
@@ -385,7 +456,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             // with nothing to do leaves the rest of the slice to waiting.
             let slice_end = Instant::now() + SLICE;
             if self.cfg.ponder && !self.machine.is_terminal(&self.state) {
-                self.think.think_until(slice_end);
+                self.search.search_until(slice_end);
             }
             let cmd = match rx.try_recv() {
                 Ok(c) => c,
@@ -457,7 +528,8 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
         self.state = m.next_state(&self.state, &joint);
         self.step += 1;
-        self.think.advance(&joint, &self.state);
+        self.search.advance(&joint);
+        self.playouts_at_advance = self.search.stats().playouts;
         Ok(())
     }
 
@@ -503,7 +575,8 @@ impl<M: StateMachine + 'static> Worker<M> {
             ));
         }
         let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
-        let playouts_before = self.think.playouts();
+        let playouts_before = self.search.stats().playouts;
+        let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
         let (mv, by) = loop {
             self.poll_solver();
             if let Some(m) = self.plan_move() {
@@ -514,22 +587,32 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
             let now = Instant::now();
             if now >= think_until || self.cancelled.load(Ordering::Relaxed) {
-                match self.think.best_move().filter(|m| legal.contains(m)) {
+                match self
+                    .search
+                    .try_best_move(self.role)
+                    .filter(|m| legal.contains(m))
+                {
                     Some(m) => break (m, "search"),
                     None => break (legal[0].clone(), "first legal move (search had none)"),
                 }
             }
-            self.think.think_until(think_until.min(now + SLICE));
-            let best = self.think.best_move();
+            self.search.search_until(think_until.min(now + SLICE));
+            let best = self.search.try_best_move(self.role);
             self.publish_fallback(best.as_ref());
         };
         let text = self.move_text(&mv);
+        *self
+            .decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(by)
+            .or_default() += 1;
         info!(
             "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
-            self.think.playouts().saturating_sub(playouts_before),
-            playouts_before,
+            self.search.stats().playouts.saturating_sub(playouts_before),
+            pondered,
             t0.elapsed().as_secs_f64()
         );
         Ok(text)

@@ -2,10 +2,9 @@
 //!
 //! - [`protocol`]: the match protocol's messages and replies, parsed and printed.
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
-//! - [`r#match`]: one match per id, with its worker thread (compiling, search,
-//!   clocks) and, on one-player games, the ASP solver beside it.
+//! - [`r#match`]: one match per id, with its worker thread (compiling, UCT search
+//!   kept across moves, clocks) and, on one-player games, the ASP solver beside it.
 //! - [`solver`]: the solver as a child process with time and memory limits.
-//! - [`think`]: the move choice behind a small trait.
 //! - [`client`]: the manager's side of one exchange, over plain HTTP/1.0.
 
 pub mod client;
@@ -13,7 +12,6 @@ pub mod r#match;
 pub mod protocol;
 pub mod server;
 pub mod solver;
-pub mod think;
 
 pub use r#match::{Match, MatchConfig};
 pub use server::{Player, ServerConfig, ServerHandle};

@@ -12,19 +12,19 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::Router;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 use super::protocol::{info_reply, Message};
-use super::r#match::{Match, MatchConfig};
+use super::r#match::{Decisions, Match, MatchConfig};
 use crate::gdl;
 
 /// Settings of a player server.
@@ -44,6 +44,7 @@ pub struct Player {
     matches: Mutex<HashMap<String, Arc<Match>>>,
     /// The slowest reply seen per message kind.
     worst: Mutex<HashMap<&'static str, Duration>>,
+    decisions: Decisions,
 }
 
 impl Player {
@@ -52,6 +53,7 @@ impl Player {
             cfg,
             matches: Mutex::new(HashMap::new()),
             worst: Mutex::new(HashMap::new()),
+            decisions: Decisions::default(),
         }
     }
 
@@ -78,6 +80,17 @@ impl Player {
             .collect();
         v.sort();
         v
+    }
+
+    /// How many of our moves each decider chose ("plan", "search", "only legal
+    /// move", ...), over all matches so far.
+    pub fn decisions(&self) -> Vec<(String, u64)> {
+        self.decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
     }
 
     /// Matches currently held (started and neither stopped nor aborted).
@@ -113,9 +126,14 @@ impl Player {
         match msg {
             Message::Info => Ok(info_reply(&self.cfg.name)),
             Message::Start(start) => {
-                let (m, ready) = Match::start(&start, &self.cfg.matches);
+                let within = self.cfg.matches.answer_within(start.start_clock);
+                let (m, ready) = Match::start(
+                    &start,
+                    &self.cfg.matches,
+                    received + within,
+                    Arc::clone(&self.decisions),
+                );
                 let m = Arc::new(m);
-                let within = m.answer_within(start.start_clock);
                 let r = tokio::time::timeout_at((received + within).into(), ready).await;
                 match r {
                     Ok(Ok(Ok(ready))) => {
@@ -141,6 +159,7 @@ impl Player {
                     ),
                 }
                 if let Some(old) = self.matches().insert(start.id.clone(), m) {
+                    old.cancel();
                     warn!("match {}: a new START replaces the running match", old.id);
                 }
                 Ok("ready".into())
@@ -162,7 +181,8 @@ impl Player {
             Message::Abort { id } => {
                 self.matches()
                     .remove(&id)
-                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?;
+                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?
+                    .cancel();
                 info!("match {id}: aborted");
                 Ok("aborted".into())
             }
@@ -289,9 +309,8 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
             }
         }
         Method::POST => {
-            let limit = player.cfg.max_body;
-            let body = Limited::new(req.into_body(), limit).collect();
-            match tokio::time::timeout(player.cfg.read_timeout, body).await {
+            let read = read_body(req.into_body(), player.cfg.max_body);
+            match tokio::time::timeout(player.cfg.read_timeout, read).await {
                 Err(_) => {
                     return failure(Failure {
                         status: StatusCode::REQUEST_TIMEOUT,
@@ -301,31 +320,16 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
                         ),
                     })
                 }
-                Ok(Err(e)) => {
-                    let too_big = e
-                        .downcast_ref::<http_body_util::LengthLimitError>()
-                        .is_some();
-                    return failure(if too_big {
-                        Failure {
-                            status: StatusCode::PAYLOAD_TOO_LARGE,
-                            message: format!("the body is larger than {limit} bytes"),
-                        }
-                    } else {
-                        Failure::bad(format!("reading the body: {e}"))
-                    });
-                }
-                Ok(Ok(collected)) => {
-                    let bytes: Bytes = collected.to_bytes();
-                    match String::from_utf8(bytes.to_vec()) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            return failure(Failure::bad(format!(
-                                "the body is not UTF-8 text (invalid byte at offset {})",
-                                e.utf8_error().valid_up_to()
-                            )))
-                        }
+                Ok(Err(f)) => return failure(f),
+                Ok(Ok(bytes)) => match String::from_utf8(bytes) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        return failure(Failure::bad(format!(
+                            "the body is not UTF-8 text (invalid byte at offset {})",
+                            e.utf8_error().valid_up_to()
+                        )))
                     }
-                }
+                },
             }
         }
         ref m => {
@@ -339,6 +343,34 @@ async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
         Ok(body) => reply(StatusCode::OK, "text/acl", body),
         Err(f) => failure(f),
     }
+}
+
+/// How much of an oversized body is read (and dropped) before the 413 reply, so
+/// the client, still writing, gets the reply instead of a reset connection.
+const DRAIN_LIMIT: usize = 64 << 20;
+
+/// Reads a request body of at most `limit` bytes.
+async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Failure::bad(format!("reading the body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len();
+            if total <= limit {
+                buf.extend_from_slice(&data);
+            } else if total > DRAIN_LIMIT {
+                break;
+            }
+        }
+    }
+    if total > limit {
+        return Err(Failure {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!("the body has {total} bytes or more; the limit is {limit}"),
+        });
+    }
+    Ok(buf)
 }
 
 /// Serves on `listener` until `shutdown` completes.
