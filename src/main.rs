@@ -3,14 +3,18 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::asp::{self, bench, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
-use ggp_asp::reasoner::{Prover, StateMachine};
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{self as player, server, ServerConfig};
+use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
 #[derive(Parser)]
@@ -48,6 +52,75 @@ enum Command {
         /// With --trace: play the joint moves in this file (one per line, role order).
         #[arg(long, requires = "trace")]
         replay: Option<PathBuf>,
+        /// The engine that runs the rules.
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+    },
+    /// Referee one match between players, one per role in role order.
+    Match {
+        game: PathBuf,
+        /// random, legal, mc, uct or http://HOST:PORT; once per role, in role order.
+        #[arg(long = "player", required = true)]
+        players: Vec<PlayerSpec>,
+        /// Start clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        start: f64,
+        /// Play clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        play: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Threads of each in-process UCT player.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// In-process UCT players run exactly N iterations per move instead of
+        /// searching to the clock (reproducible matches).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// In-process UCT players cut playouts off after N joint moves.
+        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+        playout_steps: usize,
+        /// Stop the match after this many joint moves.
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// Print one JSON object (roles, moves, errors, goals) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play GGP matches: an HTTP player speaking the match protocol.
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The name INFO reports.
+        #[arg(long, default_value = "ggp-asp")]
+        name: String,
+        /// Search threads per match.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Milliseconds kept back from every clock for the reply to travel.
+        #[arg(long, default_value_t = 500)]
+        margin_ms: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Do not run the ASP solver on one-player games.
+        #[arg(long)]
+        no_solver: bool,
+        /// Seconds the solver may take for one run.
+        #[arg(long, default_value_t = 300.0)]
+        solver_timeout: f64,
+        /// The solver's memory limit in MB.
+        #[arg(long, default_value_t = 4096)]
+        solver_memory_mb: u64,
+        /// Threads of the solver (its auto mode runs two strategies at once).
+        #[arg(long, default_value_t = 2)]
+        solver_threads: usize,
+        /// Seconds a client may take to send a request.
+        #[arg(long, default_value_t = 10.0)]
+        read_timeout: f64,
     },
     /// Print a single-player game as an answer set program that the clingo
     /// executable alone can solve.
@@ -93,6 +166,28 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Random playouts to terminal from the initial state: playouts/s and states/s
+    /// (setup excluded), compile time and network size, per game and engine.
+    Playouts {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        /// Seconds of playouts per game and engine.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// One engine only (default: the prover and the propnet).
+        #[arg(long, value_enum)]
+        engine: Option<Engine>,
+        /// Stop a playout after this many joint moves.
+        #[arg(long, default_value_t = 10_000)]
+        max_steps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Solve every single-player game in the directories (a `manifest.tsv` there
     /// selects its single-player games), each in a child process.
     Solve {
@@ -111,10 +206,53 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// UCT against random and against mc at equal clocks, seats alternated.
+    Arena {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        matches: usize,
+        /// Play clock in seconds (the start clock is the same).
+        #[arg(long, default_value_t = 1.0)]
+        play: f64,
+        /// Opponents (default: random and mc).
+        #[arg(long = "opponent")]
+        opponents: Vec<PlayerSpec>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// One JSON object per game and opponent.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tree search iterations/s against the engine's raw playouts/s, one thread.
+    Search {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Root-parallel trees for the search (playouts stay on one thread).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -134,31 +272,108 @@ fn run(cli: Cli) -> Result<ExitCode> {
             max_steps,
             trace,
             replay,
+            engine,
         } => {
             let g = gdl::load(&game)?;
-            let prover = Prover::try_new(g)?;
-            if trace {
-                let replay_text = match &replay {
-                    Some(p) => Some(
-                        std::fs::read_to_string(p)
-                            .with_context(|| format!("cannot read {}", p.display()))?,
-                    ),
-                    None => None,
-                };
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                simulate::trace(
-                    &prover,
-                    &mut out,
-                    playouts,
-                    seed,
-                    max_steps,
-                    replay_text.as_deref(),
-                )?;
-                return Ok(ExitCode::SUCCESS);
+            let (machine, why) = AnyMachine::build(g, engine)?;
+            eprintln!("engine: {why}");
+            let replay_text = match &replay {
+                Some(p) => Some(
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))?,
+                ),
+                None => None,
+            };
+            machine.visit(SimulateRun {
+                playouts,
+                seed,
+                max_steps,
+                trace,
+                replay: replay_text,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Match {
+            game,
+            players,
+            start,
+            play,
+            seed,
+            engine,
+            threads,
+            iterations,
+            playout_steps,
+            max_steps,
+            json,
+        } => {
+            let kif = std::fs::read_to_string(&game)
+                .with_context(|| format!("cannot read {}", game.display()))?;
+            let g = gdl::load(&game)?;
+            let observer: Option<arena::StepObserver> = if json {
+                None
+            } else {
+                Some(std::sync::Arc::new(|step, joint: &[String]| {
+                    println!("step {}: ({})", step + 1, joint.join(" "));
+                }))
+            };
+            let cfg = MatchConfig {
+                start_clock: clock(start, "--start")?,
+                play_clock: clock(play, "--play")?,
+                seed,
+                engine,
+                max_steps,
+                uct_threads: threads,
+                uct_iterations: iterations,
+                uct_playout_steps: playout_steps,
+                kif: Some(kif),
+                match_id: None,
+                observer,
+            };
+            let rec = arena::run_match(&g, players, &cfg)?;
+            if json {
+                println!("{}", serde_json::to_string(&rec)?);
+            } else {
+                print_match(&rec);
             }
-            let stats = simulate::random_playouts(&prover, playouts, seed, max_steps)?;
-            print_stats(&prover, &stats);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            port,
+            bind,
+            name,
+            threads,
+            margin_ms,
+            engine,
+            no_solver,
+            solver_timeout,
+            solver_memory_mb,
+            solver_threads,
+            read_timeout,
+        } => {
+            let solver = if no_solver {
+                None
+            } else {
+                Some(SolverConfig {
+                    exe: std::env::current_exe().context("cannot find our own executable")?,
+                    timeout: Duration::from_secs_f64(solver_timeout),
+                    memory_mb: solver_memory_mb,
+                    threads: solver_threads,
+                })
+            };
+            let cfg = ServerConfig {
+                name,
+                matches: player::MatchConfig {
+                    margin: Duration::from_millis(margin_ms),
+                    threads,
+                    engine,
+                    solver,
+                    ponder: true,
+                    seed: 1,
+                },
+                read_timeout: Duration::from_secs_f64(read_timeout),
+                max_body: 4 << 20,
+            };
+            server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Encode {
@@ -222,15 +437,162 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // SAFETY: _exit ends the process; nothing runs after it.
             unsafe { libc::_exit(code) }
         }
-        Command::Bench {
-            what:
-                BenchCommand::Solve {
-                    dirs,
-                    timeout,
-                    memory_mb,
-                    threads,
-                    json,
-                },
+        Command::Bench { what } => bench(what),
+    }
+}
+
+fn clock(seconds: f64, flag: &str) -> Result<std::time::Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
+        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+fn print_match(rec: &MatchRecord) {
+    for e in &rec.errors {
+        println!(
+            "error: {} at step {}: {} ({})",
+            e.role,
+            e.step + 1,
+            e.kind,
+            e.detail
+        );
+    }
+    let goals: Vec<String> = rec
+        .goals
+        .iter()
+        .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
+        .collect();
+    println!(
+        "end: {} after {} steps ({:.1} s, engine {})",
+        match rec.end {
+            arena::MatchEnd::Terminal => "terminal",
+            arena::MatchEnd::MaxSteps => "max-steps",
+        },
+        rec.moves.len(),
+        rec.seconds,
+        rec.engine
+    );
+    println!("goals: {}", goals.join(" "));
+}
+
+fn game_name(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn bench(what: BenchCommand) -> Result<ExitCode> {
+    match what {
+        BenchCommand::Playouts {
+            games,
+            seconds,
+            threads,
+            engine,
+            max_steps,
+            seed,
+            json,
+        } => {
+            let engines = match engine {
+                Some(e) => vec![e],
+                None => vec![Engine::Prover, Engine::Propnet],
+            };
+            if !json {
+                println!(
+                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>8} {:>8}",
+                    "game",
+                    "engine",
+                    "playouts/s",
+                    "states/s",
+                    "playouts/cpu",
+                    "compile_s",
+                    "nodes",
+                    "avg_len"
+                );
+            }
+            let mut failed = false;
+            for path in &games {
+                let name = path.file_stem().map_or_else(
+                    || path.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                let g = match gdl::load(path) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        failed = true;
+                        eprintln!("{e}");
+                        continue;
+                    }
+                };
+                for &e in &engines {
+                    let t0 = std::time::Instant::now();
+                    let built = AnyMachine::build(g.clone(), e);
+                    let compile_s = t0.elapsed().as_secs_f64();
+                    let (machine, why) = match built {
+                        Ok(x) => x,
+                        Err(err) => {
+                            failed = true;
+                            eprintln!("{name}: {err}");
+                            continue;
+                        }
+                    };
+                    let t = machine.visit(TimedRun {
+                        seconds,
+                        threads,
+                        seed,
+                        max_steps,
+                    });
+                    let nodes = match &machine {
+                        AnyMachine::Propnet(n) => Some(n.stats().clone()),
+                        AnyMachine::Prover(_) => None,
+                    };
+                    let avg = t.steps as f64 / t.playouts.max(1) as f64;
+                    if json {
+                        let row = serde_json::json!({
+                            "game": name,
+                            "engine": machine.name(),
+                            "why": why,
+                            "threads": threads,
+                            "playouts": t.playouts,
+                            "seconds": t.seconds,
+                            "playouts_per_s": t.playouts_per_s(),
+                            "states_per_s": t.states_per_s(),
+                            "cpu_seconds": t.cpu_seconds,
+                            "playouts_per_cpu_s": t.playouts_per_cpu_s(),
+                            "states_per_cpu_s": t.states_per_cpu_s(),
+                            "avg_length": avg,
+                            "compile_s": compile_s,
+                            "network": nodes,
+                        });
+                        println!("{row}");
+                    } else {
+                        println!(
+                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>8.1}",
+                            name,
+                            machine.name(),
+                            t.playouts_per_s(),
+                            t.states_per_s(),
+                            t.playouts_per_cpu_s(),
+                            compile_s,
+                            nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
+                            avg
+                        );
+                    }
+                }
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        BenchCommand::Solve {
+            dirs,
+            timeout,
+            memory_mb,
+            threads,
+            json,
         } => {
             let games = bench::single_player_games(&dirs)?;
             let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
@@ -261,6 +623,109 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        BenchCommand::Arena {
+            games,
+            matches,
+            play,
+            opponents,
+            seed,
+            engine,
+            max_steps,
+            json,
+        } => {
+            let opponents = if opponents.is_empty() {
+                vec![PlayerSpec::Random, PlayerSpec::Mc]
+            } else {
+                opponents
+            };
+            let clock = clock(play, "--play")?;
+            for path in &games {
+                let g = gdl::load(path)?;
+                let name = game_name(path);
+                for opp in &opponents {
+                    let cfg = MatchConfig {
+                        start_clock: clock,
+                        play_clock: clock,
+                        seed,
+                        engine,
+                        max_steps,
+                        ..MatchConfig::default()
+                    };
+                    let r =
+                        arena_bench::uct_versus(&name, &g, opp, matches, &cfg, |i, seat, rec| {
+                            eprintln!(
+                            "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
+                            i + 1,
+                            rec.roles[seat],
+                            rec.score(seat),
+                            rec.moves.len(),
+                            rec.errors.len()
+                        );
+                        })?;
+                    if json {
+                        println!("{}", serde_json::to_string(&r)?);
+                    } else {
+                        println!(
+                            "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}",
+                            r.game, r.opponent, r.matches, r.mean_score, r.ci95, r.uct_errors
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Search {
+            games,
+            seconds,
+            threads,
+            engine,
+            json,
+        } => {
+            for path in &games {
+                let g = gdl::load(path)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
+                if json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    println!(
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `simulate` on whichever engine was built.
+struct SimulateRun {
+    playouts: usize,
+    seed: u64,
+    max_steps: usize,
+    trace: bool,
+    replay: Option<String>,
+}
+
+impl MachineVisitor for SimulateRun {
+    type Output = Result<()>;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<()> {
+        if self.trace {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            simulate::trace(
+                &*m,
+                &mut out,
+                self.playouts,
+                self.seed,
+                self.max_steps,
+                self.replay.as_deref(),
+            )?;
+            return Ok(());
+        }
+        let stats = simulate::random_playouts(&*m, self.playouts, self.seed, self.max_steps)?;
+        print_stats(&*m, &stats);
+        Ok(())
     }
 }
 
@@ -376,5 +841,20 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
             term_to_string(r, &g.symbols),
             parts.join(", ")
         );
+    }
+}
+
+/// Timed playouts on whichever engine was built.
+struct TimedRun {
+    seconds: f64,
+    threads: usize,
+    seed: u64,
+    max_steps: usize,
+}
+
+impl MachineVisitor for TimedRun {
+    type Output = simulate::Throughput;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
+        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
     }
 }

@@ -130,6 +130,8 @@ pub enum SolveError {
     NotSinglePlayer(String),
     #[error(transparent)]
     Prover(#[from] ProverError),
+    #[error("cannot start a solver thread: {0}")]
+    Thread(String),
 }
 
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
@@ -164,7 +166,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         // clingo's grounder recurses deeply on some programs: give it room.
         std::thread::Builder::new()
             .name(format!("asp-{}", mode.name()))
-            .stack_size(256 << 20)
+            .stack_size(64 << 20)
             .spawn(move || {
                 Worker {
                     mode,
@@ -179,7 +181,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 }
                 .run()
             })
-            .expect("spawning a solver thread");
+            .map_err(|e| SolveError::Thread(e.to_string()))?;
     }
     drop(tx);
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::gdl::Game;
 
-use super::{Prover, ProverError, StateMachine};
+use super::{Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
@@ -31,6 +31,7 @@ pub trait MachineVisitor {
 #[derive(Clone)]
 pub enum AnyMachine {
     Prover(Arc<Prover>),
+    Propnet(Arc<Propnet>),
 }
 
 /// Why no engine could be built.
@@ -38,6 +39,8 @@ pub enum AnyMachine {
 pub enum EngineError {
     #[error(transparent)]
     Prover(#[from] ProverError),
+    #[error("the propnet does not compile")]
+    Propnet(#[from] PropnetError),
 }
 
 impl AnyMachine {
@@ -45,10 +48,28 @@ impl AnyMachine {
     /// and why (e.g. why `auto` fell back to the prover), for logs.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         match engine {
-            Engine::Auto | Engine::Prover | Engine::Propnet => {
+            Engine::Prover => {
                 let prover = Prover::try_new(game)?;
                 Ok((AnyMachine::Prover(Arc::new(prover)), "prover".to_string()))
             }
+            Engine::Propnet => {
+                let net = Propnet::new(game)?;
+                let why = propnet_note(&net);
+                Ok((AnyMachine::Propnet(Arc::new(net)), why))
+            }
+            Engine::Auto => match Propnet::new(game.clone()) {
+                Ok(net) => {
+                    let why = propnet_note(&net);
+                    Ok((AnyMachine::Propnet(Arc::new(net)), why))
+                }
+                Err(e) => {
+                    let prover = Prover::try_new(game)?;
+                    Ok((
+                        AnyMachine::Prover(Arc::new(prover)),
+                        format!("prover (the propnet does not compile: {e})"),
+                    ))
+                }
+            },
         }
     }
 
@@ -56,6 +77,7 @@ impl AnyMachine {
     pub fn visit<V: MachineVisitor>(&self, v: V) -> V::Output {
         match self {
             AnyMachine::Prover(m) => v.visit(Arc::clone(m)),
+            AnyMachine::Propnet(m) => v.visit(Arc::clone(m)),
         }
     }
 
@@ -63,12 +85,23 @@ impl AnyMachine {
     pub fn name(&self) -> &'static str {
         match self {
             AnyMachine::Prover(_) => "prover",
+            AnyMachine::Propnet(_) => "propnet",
         }
     }
 
     pub fn game(&self) -> &Game {
         match self {
             AnyMachine::Prover(m) => m.game(),
+            AnyMachine::Propnet(m) => m.game(),
         }
     }
+}
+
+/// What was built, for logs: the propnet's size and compile time.
+fn propnet_note(net: &Propnet) -> String {
+    let s = net.stats();
+    format!(
+        "propnet ({} nodes, {} fluents, {} moves, compiled in {:.3} s)",
+        s.nodes, s.fluents, s.moves, s.compile_s
+    )
 }

@@ -4,8 +4,12 @@
 //!
 //! - [`Prover`]: the reference engine, stratified bottom-up evaluation of the
 //!   non-ground rules. Simple enough to trust; the oracle in tests.
+//! - [`Propnet`]: the compiled engine, a propositional network over the ground
+//!   rules ([`ground`]); many times faster, checked against the prover in tests.
 
 pub mod engine;
+pub mod ground;
+pub mod propnet;
 pub mod prover;
 pub mod terms;
 
@@ -15,7 +19,17 @@ use std::hash::Hash;
 use crate::gdl::{Game, Term};
 
 pub use engine::{AnyMachine, Engine, EngineError, MachineVisitor};
+pub use propnet::{Propnet, PropnetError};
 pub use prover::{Prover, ProverError};
+
+/// How a random playout ([`StateMachine::playout`]) ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Playout {
+    /// Joint moves played.
+    pub steps: usize,
+    /// Whether it ended in a terminal state (else: step cap, or no legal move).
+    pub terminal: bool,
+}
 
 /// A role, by its index in the game's `role` facts.
 pub type RoleIdx = usize;
@@ -54,6 +68,46 @@ pub trait StateMachine: Send + Sync {
     /// The engine's move for a ground term, if the engine knows it (it need not be
     /// legal; check with [`StateMachine::legal_moves`]).
     fn parse_move(&self, term: &Term) -> Option<Self::Move>;
+
+    /// Plays uniformly random joint moves from `state` until a terminal state, a
+    /// role without a legal move, or `max_steps` joint moves; `goals` gets each
+    /// role's goal in the last state. Engines override it with a faster loop.
+    fn playout<R: rand::Rng>(
+        &self,
+        state: &Self::State,
+        rng: &mut R,
+        max_steps: usize,
+        goals: &mut Vec<Option<u8>>,
+    ) -> Playout {
+        let mut state = state.clone();
+        let mut steps = 0;
+        let mut buf = Vec::new();
+        let mut joint = Vec::new();
+        let terminal = loop {
+            if self.is_terminal(&state) {
+                break true;
+            }
+            if steps >= max_steps {
+                break false;
+            }
+            joint.clear();
+            for r in 0..self.num_roles() {
+                self.legal_moves(&state, r, &mut buf);
+                if buf.is_empty() {
+                    break;
+                }
+                joint.push(buf[rng.gen_range(0..buf.len())].clone());
+            }
+            if joint.len() < self.num_roles() {
+                break false;
+            }
+            state = self.next_state(&state, &joint);
+            steps += 1;
+        };
+        goals.clear();
+        goals.extend((0..self.num_roles()).map(|r| self.goal(&state, r)));
+        Playout { steps, terminal }
+    }
 
     /// Convenience: the legal moves as a new vector.
     fn legal(&self, state: &Self::State, role: RoleIdx) -> Vec<Self::Move> {
