@@ -157,7 +157,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         } else {
             threads
         };
-        let (program, opts, stop, tx) = (
+        let (program, opts, worker_stop, tx) = (
             Arc::clone(&program),
             opts.clone(),
             Arc::clone(&stop),
@@ -173,7 +173,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     program,
                     opts,
                     threads: share,
-                    stop,
+                    stop: worker_stop,
                     tx,
                     times: Times::default(),
                     solving_since: None,
@@ -181,7 +181,10 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 }
                 .run()
             })
-            .map_err(|e| SolveError::Thread(e.to_string()))?;
+            .map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                SolveError::Thread(e.to_string())
+            })?;
     }
     drop(tx);
 
