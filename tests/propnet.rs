@@ -35,8 +35,9 @@ fn test_limits() -> CompileLimits {
     CompileLimits {
         ground: Limits {
             max_atoms: 200_000,
-            max_rules: 400_000,
-            max_time: Duration::from_millis(1500),
+            max_rules: 500_000,
+            max_join_steps: 5_000_000,
+            max_time: Duration::from_secs(60),
         },
         max_nodes: 1_000_000,
     }
@@ -397,6 +398,7 @@ fn grounding_guard_trips_and_auto_falls_back_to_the_prover() {
         ground: Limits {
             max_atoms: 50_000,
             max_rules: 100_000,
+            max_join_steps: 100_000_000,
             max_time: Duration::from_secs(20),
         },
         max_nodes: 100_000,

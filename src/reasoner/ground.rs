@@ -13,7 +13,7 @@
 //! (atoms, rule instances, time) stops games that would not fit, with a message
 //! that says which limit tripped.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::terms::{TermId, TermPool};
@@ -27,6 +27,9 @@ pub type AtomId = u32;
 pub struct Limits {
     pub max_atoms: usize,
     pub max_rules: usize,
+    /// Candidate atoms tried in joins: the work, counted the same on any machine.
+    pub max_join_steps: u64,
+    /// A safety net on a slow or busy machine.
     pub max_time: Duration,
 }
 
@@ -34,8 +37,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_atoms: 1_000_000,
-            max_rules: 3_000_000,
-            max_time: Duration::from_secs(10),
+            max_rules: 2_000_000,
+            max_join_steps: 50_000_000,
+            max_time: Duration::from_secs(20),
         }
     }
 }
@@ -49,6 +53,8 @@ pub enum GroundError {
     TooManyRules { limit: usize },
     #[error("grounding takes longer than {0:?}")]
     TooSlow(Duration),
+    #[error("grounding needs more than {limit} join steps")]
+    TooMuchWork { limit: u64 },
     #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
     LongRule { line: u32, limit: usize },
 }
@@ -69,6 +75,8 @@ pub struct GroundProgram {
     pub atoms: Vec<TermId>,
     pub atom_of: HashMap<TermId, AtomId>,
     pub rules: Vec<GroundRule>,
+    /// Candidate atoms the joins tried (the work grounding took).
+    pub join_steps: u64,
 }
 
 impl GroundProgram {
@@ -178,14 +186,36 @@ impl Pat {
 
 const UNBOUND: TermId = TermId::MAX;
 
-/// An index key: in relation `rel`, the subterm at argument `arg` (and, when `sub`
-/// is set, its argument `sub.1` under functor `sub.0`) is `value`.
+/// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
+/// `sub.2` of argument `arg` when that is a term with functor `sub.0` and arity
+/// `sub.1`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct Key {
-    rel: u32,
+struct Path {
     arg: u16,
     sub: Option<(Sym, u16, u16)>,
-    value: TermId,
+}
+
+impl Path {
+    /// The value at this path in atom `t`; `None` when the atom has another shape.
+    fn get(&self, t: TermId, pool: &TermPool) -> Option<TermId> {
+        let a = *pool.args(t).get(self.arg as usize)?;
+        match self.sub {
+            None => Some(a),
+            Some((f, n, j)) => {
+                (!pool.is_const(a) && pool.functor(a) == f && pool.args(a).len() == n as usize)
+                    .then(|| pool.args(a)[j as usize])
+            }
+        }
+    }
+}
+
+/// An index of one relation on the values at some paths, built lazily and
+/// extended as the relation grows: key values -> positions in the relation.
+struct Index {
+    rel: u32,
+    paths: Vec<Path>,
+    covered: usize,
+    map: HashMap<Vec<TermId>, Vec<u32>>,
 }
 
 struct CRule {
@@ -217,7 +247,8 @@ struct Model {
     atoms: Vec<TermId>,
     /// Per atom: its position in its relation's list.
     pos_in_rel: Vec<u32>,
-    index: HashMap<Key, Vec<u32>>,
+    indexes: Vec<Index>,
+    index_of: HashMap<(u32, Vec<Path>), usize>,
 }
 
 impl Model {
@@ -239,29 +270,6 @@ impl Model {
         let pos = self.rel_atoms[rel as usize].len() as u32;
         self.pos_in_rel.push(pos);
         self.rel_atoms[rel as usize].push(atom);
-        if !self.pool.is_const(atom) {
-            for (i, &a) in self.pool.args(atom).iter().enumerate() {
-                let k = Key {
-                    rel,
-                    arg: i as u16,
-                    sub: None,
-                    value: a,
-                };
-                self.index.entry(k).or_default().push(pos);
-                if !self.pool.is_const(a) {
-                    let (f, n) = (self.pool.functor(a), self.pool.args(a).len() as u16);
-                    for (j, &c) in self.pool.args(a).iter().enumerate() {
-                        let k = Key {
-                            rel,
-                            arg: i as u16,
-                            sub: Some((f, n, j as u16)),
-                            value: c,
-                        };
-                        self.index.entry(k).or_default().push(pos);
-                    }
-                }
-            }
-        }
         true
     }
 }
@@ -276,7 +284,8 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         atom_of: HashMap::new(),
         atoms: Vec::new(),
         pos_in_rel: Vec::new(),
-        index: HashMap::new(),
+        indexes: Vec::new(),
+        index_of: HashMap::new(),
     };
     let mut rules = Vec::new();
     for r in &game.rules {
@@ -420,7 +429,9 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             }
         }
     }
-    let Grounder { model, out, .. } = g;
+    let Grounder {
+        model, out, ticks, ..
+    } = g;
     // Resolve negative literals now that the model is complete.
     let mut ground_rules = Vec::with_capacity(out.len());
     for (head, pos, neg) in out {
@@ -452,6 +463,7 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         atoms: model.atoms,
         atom_of: model.atom_of,
         rules: ground_rules,
+        join_steps: ticks,
     })
 }
 
@@ -485,6 +497,11 @@ impl Grounder {
 
     fn tick(&mut self) -> Result<(), GroundError> {
         self.ticks += 1;
+        if self.ticks > self.limits.max_join_steps {
+            return Err(GroundError::TooMuchWork {
+                limit: self.limits.max_join_steps,
+            });
+        }
         if self.ticks.is_multiple_of(4096) && self.start.elapsed() > self.limits.max_time {
             return Err(GroundError::TooSlow(self.limits.max_time));
         }
@@ -535,9 +552,8 @@ impl Grounder {
                 let j = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 let (rel, pat) = &r.pos[j];
-                let n = self
-                    .bucket(*rel, pat, b)
-                    .size(self.model.rel_atoms[*rel as usize].len());
+                let bucket = self.bucket(*rel, pat, b);
+                let n = self.bucket_size(&bucket, *rel);
                 if n < best.0 {
                     best = (n, j);
                 }
@@ -558,11 +574,14 @@ impl Grounder {
             Bucket::All => (lo as u32..hi as u32).collect(),
             Bucket::Empty => Vec::new(),
             Bucket::One(p) => vec![p],
-            Bucket::List(v) => {
-                let s = v.partition_point(|&p| (p as usize) < lo);
-                let e = v.partition_point(|&p| (p as usize) < hi);
-                v[s..e].to_vec()
-            }
+            Bucket::Index(slot, key) => match self.model.indexes[slot].map.get(&key) {
+                None => Vec::new(),
+                Some(v) => {
+                    let s = v.partition_point(|&p| (p as usize) < lo);
+                    let e = v.partition_point(|&p| (p as usize) < hi);
+                    v[s..e].to_vec()
+                }
+            },
         };
         let mark = trail.len();
         let todo = todo & !(1 << i);
@@ -580,10 +599,12 @@ impl Grounder {
         Ok(())
     }
 
-    /// Where the atoms of `rel` that can match `pat` under `b` are: the smallest
-    /// index bucket over a bound part of the pattern, or all of them.
-    fn bucket(&self, rel: u32, pat: &Pat, b: &[TermId]) -> Bucket<'_> {
-        if let Some(t) = pat.find(b, &self.model.pool) {
+    /// Where the atoms of `rel` that can match `pat` under `b` are: the atom
+    /// itself when the pattern is ground, else the bucket of an index on every
+    /// bound part of the pattern (arguments, and arguments of arguments), or all.
+    fn bucket(&mut self, rel: u32, pat: &Pat, b: &[TermId]) -> Bucket {
+        let pool = &self.model.pool;
+        if let Some(t) = pat.find(b, pool) {
             return match self.model.atom_of.get(&t) {
                 Some(&a) => Bucket::One(self.model.pos_in_rel[a as usize]),
                 None => Bucket::Empty,
@@ -592,40 +613,68 @@ impl Grounder {
         let Pat::Func(_, args) = pat else {
             return Bucket::All;
         };
-        let mut best: Option<&Vec<u32>> = None;
+        let mut paths = Vec::new();
+        let mut key = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            let mut keys: [Option<Key>; 16] = [None; 16];
-            if let Some(t) = a.find(b, &self.model.pool) {
-                keys[0] = Some(Key {
-                    rel,
+            if let Some(t) = a.find(b, pool) {
+                paths.push(Path {
                     arg: i as u16,
                     sub: None,
-                    value: t,
                 });
+                key.push(t);
             } else if let Pat::Func(f, sub) = a {
-                for (j, s) in sub.iter().enumerate().take(16) {
-                    if let Some(t) = s.find(b, &self.model.pool) {
-                        keys[j] = Some(Key {
-                            rel,
+                for (j, s) in sub.iter().enumerate() {
+                    if let Some(t) = s.find(b, pool) {
+                        paths.push(Path {
                             arg: i as u16,
                             sub: Some((*f, sub.len() as u16, j as u16)),
-                            value: t,
                         });
+                        key.push(t);
                     }
                 }
-            }
-            for k in keys.iter().flatten() {
-                match self.model.index.get(k) {
-                    None => return Bucket::Empty,
-                    Some(v) => {
-                        if best.is_none_or(|bv| v.len() < bv.len()) {
-                            best = Some(v);
-                        }
-                    }
-                }
+            } else if !matches!(a, Pat::Var(_)) {
+                // A bound ground part that was never interned matches nothing.
+                return Bucket::Empty;
             }
         }
-        best.map_or(Bucket::All, Bucket::List)
+        if paths.is_empty() {
+            return Bucket::All;
+        }
+        let slot = match self.model.index_of.get(&(rel, paths.clone())) {
+            Some(&s) => s,
+            None => {
+                self.model.indexes.push(Index {
+                    rel,
+                    paths: paths.clone(),
+                    covered: 0,
+                    map: HashMap::new(),
+                });
+                let s = self.model.indexes.len() - 1;
+                self.model.index_of.insert((rel, paths), s);
+                s
+            }
+        };
+        let m = &mut self.model;
+        let ix = &mut m.indexes[slot];
+        let atoms = &m.rel_atoms[ix.rel as usize];
+        while ix.covered < atoms.len() {
+            let t = atoms[ix.covered];
+            let k: Option<Vec<TermId>> = ix.paths.iter().map(|p| p.get(t, &m.pool)).collect();
+            if let Some(k) = k {
+                ix.map.entry(k).or_default().push(ix.covered as u32);
+            }
+            ix.covered += 1;
+        }
+        Bucket::Index(slot, key)
+    }
+
+    fn bucket_size(&self, bucket: &Bucket, rel: u32) -> usize {
+        match bucket {
+            Bucket::All => self.model.rel_atoms[rel as usize].len(),
+            Bucket::Empty => 0,
+            Bucket::One(_) => 1,
+            Bucket::Index(slot, key) => self.model.indexes[*slot].map.get(key).map_or(0, Vec::len),
+        }
     }
 
     fn emit(&mut self, ri: usize, r: &CRule, b: &[TermId]) -> Result<(), GroundError> {
@@ -692,22 +741,12 @@ enum NegLit {
 }
 
 /// Candidate positions in a relation's atom list.
-enum Bucket<'a> {
+enum Bucket {
     All,
     Empty,
     One(u32),
-    List(&'a Vec<u32>),
-}
-
-impl Bucket<'_> {
-    fn size(&self, all: usize) -> usize {
-        match self {
-            Bucket::All => all,
-            Bucket::Empty => 0,
-            Bucket::One(_) => 1,
-            Bucket::List(v) => v.len(),
-        }
-    }
+    /// The bucket of index `slot` for key values.
+    Index(usize, Vec<TermId>),
 }
 
 fn undo(b: &mut [TermId], trail: &mut Vec<u16>, mark: usize) {

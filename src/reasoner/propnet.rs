@@ -17,7 +17,7 @@
 //! nothing: it runs in a per-thread scratch taken from a pool, and the network
 //! itself is immutable, so any number of threads share it.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -56,6 +56,8 @@ pub enum PropnetError {
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct NetStats {
     pub ground_atoms: usize,
+    /// Candidate atoms the grounder's joins tried.
+    pub join_steps: u64,
     pub ground_rules: usize,
     pub fluents: usize,
     pub moves: usize,
@@ -1160,6 +1162,7 @@ impl Builder {
         }
         let stats = NetStats {
             ground_atoms: self.gp.atoms.len(),
+            join_steps: self.gp.join_steps,
             ground_rules: self.gp.rules.len(),
             fluents: self.fluent_terms.len(),
             moves: nm,
