@@ -4,11 +4,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::asp::{self, bench, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use ggp_asp::simulate;
 
@@ -51,6 +56,106 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         engine: Engine,
     },
+    /// Referee one match between players, one per role in role order.
+    Match {
+        game: PathBuf,
+        /// random, legal, mc, uct or http://HOST:PORT; once per role, in role order.
+        #[arg(long = "player", required = true)]
+        players: Vec<PlayerSpec>,
+        /// Start clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        start: f64,
+        /// Play clock in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        play: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Threads of each in-process UCT player.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// In-process UCT players run exactly N iterations per move instead of
+        /// searching to the clock (reproducible matches).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// In-process UCT players cut playouts off after N joint moves.
+        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+        playout_steps: usize,
+        /// Stop the match after this many joint moves.
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// Print one JSON object (roles, moves, errors, goals) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play GGP matches: an HTTP player speaking the match protocol.
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The name INFO reports.
+        #[arg(long, default_value = "ggp-asp")]
+        name: String,
+        /// Search threads per match.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Milliseconds kept back from every clock for the reply to travel.
+        #[arg(long, default_value_t = 500)]
+        margin_ms: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        /// Do not run the ASP solver on one-player games.
+        #[arg(long)]
+        no_solver: bool,
+        /// Seconds the solver may take for one run.
+        #[arg(long, default_value_t = 300.0)]
+        solver_timeout: f64,
+        /// The solver's memory limit in MB.
+        #[arg(long, default_value_t = 4096)]
+        solver_memory_mb: u64,
+        /// Threads of the solver (its auto mode runs two strategies at once).
+        #[arg(long, default_value_t = 2)]
+        solver_threads: usize,
+        /// Seconds a client may take to send a request.
+        #[arg(long, default_value_t = 10.0)]
+        read_timeout: f64,
+    },
+    /// Print a single-player game as an answer set program that the clingo
+    /// executable alone can solve.
+    #[command(group(clap::ArgGroup::new("form").required(true)))]
+    Encode {
+        game: PathBuf,
+        /// Full grounding: plans of at most H moves.
+        #[arg(long, group = "form")]
+        horizon: Option<usize>,
+        /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
+        #[arg(long, group = "form")]
+        incremental: bool,
+    },
+    /// Solve a single-player game: the shortest plan to goal 100 (else the best
+    /// goal), verified on the reference prover.
+    Solve {
+        game: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Seconds before giving up (the best verified plan so far is kept).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// The longest plan looked for.
+        #[arg(long, default_value_t = 200)]
+        max_steps: usize,
+        /// Solver threads in all (default: the machine's cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Mode::Auto)]
+        mode: Mode,
+        /// Resident memory limit in MiB.
+        #[arg(long)]
+        memory_mb: Option<u64>,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -82,10 +187,71 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Solve every single-player game in the directories (a `manifest.tsv` there
+    /// selects its single-player games), each in a child process.
+    Solve {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Seconds per game.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Memory limit per game in MiB.
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        /// Solver threads per game.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// One JSON object per game instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// UCT against random and against mc at equal clocks, seats alternated.
+    Arena {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        matches: usize,
+        /// Play clock in seconds (the start clock is the same).
+        #[arg(long, default_value_t = 1.0)]
+        play: f64,
+        /// Opponents (default: random and mc).
+        #[arg(long = "opponent")]
+        opponents: Vec<PlayerSpec>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long, default_value_t = 1000)]
+        max_steps: usize,
+        /// One JSON object per game and opponent.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tree search iterations/s against the engine's raw playouts/s, one thread.
+    Search {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Root-parallel trees for the search (playouts stay on one thread).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        #[arg(long, value_enum, default_value_t = Engine::Auto)]
+        engine: Engine,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -126,17 +292,202 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench {
-            what:
-                BenchCommand::Playouts {
-                    games,
-                    seconds,
+        Command::Match {
+            game,
+            players,
+            start,
+            play,
+            seed,
+            engine,
+            threads,
+            iterations,
+            playout_steps,
+            max_steps,
+            json,
+        } => {
+            let kif = std::fs::read_to_string(&game)
+                .with_context(|| format!("cannot read {}", game.display()))?;
+            let g = gdl::load(&game)?;
+            let observer: Option<arena::StepObserver> = if json {
+                None
+            } else {
+                Some(std::sync::Arc::new(|step, joint: &[String]| {
+                    println!("step {}: ({})", step + 1, joint.join(" "));
+                }))
+            };
+            let cfg = MatchConfig {
+                start_clock: clock(start, "--start")?,
+                play_clock: clock(play, "--play")?,
+                seed,
+                engine,
+                max_steps,
+                uct_threads: threads,
+                uct_iterations: iterations,
+                uct_playout_steps: playout_steps,
+                kif: Some(kif),
+                match_id: None,
+                observer,
+            };
+            let rec = arena::run_match(&g, players, &cfg)?;
+            if json {
+                println!("{}", serde_json::to_string(&rec)?);
+            } else {
+                print_match(&rec);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            port,
+            bind,
+            name,
+            threads,
+            margin_ms,
+            engine,
+            no_solver,
+            solver_timeout,
+            solver_memory_mb,
+            solver_threads,
+            read_timeout,
+        } => {
+            let solver = if no_solver {
+                None
+            } else {
+                Some(SolverConfig {
+                    exe: std::env::current_exe().context("cannot find our own executable")?,
+                    timeout: Duration::from_secs_f64(solver_timeout),
+                    memory_mb: solver_memory_mb,
+                    threads: solver_threads,
+                })
+            };
+            let cfg = ServerConfig {
+                name,
+                matches: player::MatchConfig {
+                    margin: Duration::from_millis(margin_ms),
                     threads,
                     engine,
-                    max_steps,
-                    seed,
-                    json,
+                    solver,
+                    ponder: true,
+                    seed: 1,
                 },
+                read_timeout: Duration::from_secs_f64(read_timeout),
+                max_body: 4 << 20,
+            };
+            server::run(cfg, std::net::SocketAddr::new(bind, port))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Encode {
+            game,
+            horizon,
+            incremental,
+        } => {
+            let g = gdl::load(&game)?;
+            asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
+            let program = asp::Program::new(&g);
+            if incremental {
+                print!("#include <incmode>.\n{}", program.incremental());
+            } else if let Some(h) = horizon {
+                print!(
+                    "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
+                    program.full()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            game,
+            json,
+            timeout,
+            max_steps,
+            threads,
+            mode,
+            memory_mb,
+        } => {
+            let mut opts = SolveOptions {
+                mode,
+                timeout: timeout.map(Duration::from_secs_f64),
+                max_steps,
+                memory_mb,
+                progress: true,
+                ..SolveOptions::default()
+            };
+            if let Some(t) = threads {
+                opts.threads = t;
+            }
+            let result = gdl::load(&game)
+                .map_err(anyhow::Error::from)
+                .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
+            let result = match result {
+                Ok(r) => r,
+                Err(e) if json => bench::error_result(format!("{e:#}")),
+                Err(e) => return Err(e),
+            };
+            if json {
+                println!("{}", serde_json::to_string(&result)?);
+            } else {
+                print_solution(&result);
+            }
+            // Solver threads may still be grounding after a timeout: end the
+            // process rather than wait for them.
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(if result.status == Status::Error { 1 } else { 0 });
+        }
+        Command::Bench { what } => bench(what),
+    }
+}
+
+fn clock(seconds: f64, flag: &str) -> Result<std::time::Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
+        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+fn print_match(rec: &MatchRecord) {
+    for e in &rec.errors {
+        println!(
+            "error: {} at step {}: {} ({})",
+            e.role,
+            e.step + 1,
+            e.kind,
+            e.detail
+        );
+    }
+    let goals: Vec<String> = rec
+        .goals
+        .iter()
+        .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
+        .collect();
+    println!(
+        "end: {} after {} steps ({:.1} s, engine {})",
+        match rec.end {
+            arena::MatchEnd::Terminal => "terminal",
+            arena::MatchEnd::MaxSteps => "max-steps",
+        },
+        rec.moves.len(),
+        rec.seconds,
+        rec.engine
+    );
+    println!("goals: {}", goals.join(" "));
+}
+
+fn game_name(path: &std::path::Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn bench(what: BenchCommand) -> Result<ExitCode> {
+    match what {
+        BenchCommand::Playouts {
+            games,
+            seconds,
+            threads,
+            engine,
+            max_steps,
+            seed,
+            json,
         } => {
             let engines = match engine {
                 Some(e) => vec![e],
@@ -236,21 +587,114 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-    }
-}
-
-/// Timed playouts on whichever engine was built.
-struct TimedRun {
-    seconds: f64,
-    threads: usize,
-    seed: u64,
-    max_steps: usize,
-}
-
-impl MachineVisitor for TimedRun {
-    type Output = simulate::Throughput;
-    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
-        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
+        BenchCommand::Solve {
+            dirs,
+            timeout,
+            memory_mb,
+            threads,
+            json,
+        } => {
+            let games = bench::single_player_games(&dirs)?;
+            let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
+            let cfg = bench::BenchConfig {
+                timeout,
+                memory_mb,
+                threads,
+            };
+            let mut rows = Vec::new();
+            if !json {
+                println!("{}", bench::TABLE_HEADER);
+            }
+            for path in &games {
+                let row = bench::run_one(&exe, path, &cfg);
+                if json {
+                    println!("{}", serde_json::to_string(&row)?);
+                } else {
+                    println!("{}", row.table_line());
+                }
+                rows.push(row);
+            }
+            let summary = bench::summary(&rows);
+            if json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                println!();
+                println!("{}", summary.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Arena {
+            games,
+            matches,
+            play,
+            opponents,
+            seed,
+            engine,
+            max_steps,
+            json,
+        } => {
+            let opponents = if opponents.is_empty() {
+                vec![PlayerSpec::Random, PlayerSpec::Mc]
+            } else {
+                opponents
+            };
+            let clock = clock(play, "--play")?;
+            for path in &games {
+                let g = gdl::load(path)?;
+                let name = game_name(path);
+                for opp in &opponents {
+                    let cfg = MatchConfig {
+                        start_clock: clock,
+                        play_clock: clock,
+                        seed,
+                        engine,
+                        max_steps,
+                        ..MatchConfig::default()
+                    };
+                    let r =
+                        arena_bench::uct_versus(&name, &g, opp, matches, &cfg, |i, seat, rec| {
+                            eprintln!(
+                            "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
+                            i + 1,
+                            rec.roles[seat],
+                            rec.score(seat),
+                            rec.moves.len(),
+                            rec.errors.len()
+                        );
+                        })?;
+                    if json {
+                        println!("{}", serde_json::to_string(&r)?);
+                    } else {
+                        println!(
+                            "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}",
+                            r.game, r.opponent, r.matches, r.mean_score, r.ci95, r.uct_errors
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Search {
+            games,
+            seconds,
+            threads,
+            engine,
+            json,
+        } => {
+            for path in &games {
+                let g = gdl::load(path)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
+                if json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    println!(
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -283,6 +727,36 @@ impl MachineVisitor for SimulateRun {
         print_stats(&*m, &stats);
         Ok(())
     }
+}
+
+fn print_solution(r: &SolveResult) {
+    match r.status {
+        Status::Solved => {
+            println!(
+                "solved: goal {} in {} moves (proven: {}, mode: {})",
+                r.goal.unwrap_or(0),
+                r.steps.unwrap_or(0),
+                serde_json::to_value(r.proven)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.mode.map_or("-", Mode::name)
+            );
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
+        Status::NoPlan => println!("no plan: {}", r.message),
+        Status::Timeout => println!("timeout: {}", r.message),
+        Status::Error => println!("error: {}", r.message),
+    }
+    if r.status == Status::Solved {
+        println!("{}", r.message);
+    }
+    println!(
+        "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
+        r.ground_s, r.solve_s, r.total_s, r.peak_mb
+    );
 }
 
 fn check(games: &[PathBuf]) -> Result<ExitCode> {
@@ -367,5 +841,20 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
             term_to_string(r, &g.symbols),
             parts.join(", ")
         );
+    }
+}
+
+/// Timed playouts on whichever engine was built.
+struct TimedRun {
+    seconds: f64,
+    threads: usize,
+    seed: u64,
+    max_steps: usize,
+}
+
+impl MachineVisitor for TimedRun {
+    type Output = simulate::Throughput;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
+        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
     }
 }

@@ -282,6 +282,8 @@ fn play(path: &Path, problem: &str, seed: u64, scratch: &Path) -> Result<PlayRep
     let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
         .args([
             "simulate",
+            "--engine",
+            "prover",
             "--trace",
             "--playouts",
             &playouts,

@@ -1,0 +1,460 @@
+//! A local game manager: referees one match between players and records it.
+//!
+//! Players sit behind the [`Player`] trait and speak in ground terms, exactly what
+//! a GGP game manager exchanges with a remote player, so in-process strategies
+//! ([`strategies`]: random, legal, flat Monte Carlo, UCT) and HTTP players are
+//! refereed the same way. The referee asks all players at once (as a real manager
+//! does), enforces the clocks and legality — a late, illegal or failed answer is
+//! replaced by a random legal move and recorded in [`MatchRecord::errors`] — and
+//! computes every state itself with the chosen engine.
+//!
+//! [`bench`] plays series of matches to measure strength.
+
+pub mod bench;
+pub mod http;
+pub mod strategies;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use crate::gdl::print::{description_to_string, term_to_string};
+use crate::gdl::{Description, Game, Term};
+use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
+
+/// What a player knows about its match.
+#[derive(Clone, Debug)]
+pub struct MatchInfo {
+    pub match_id: String,
+    pub game: Arc<Game>,
+    /// The rules as KIF text, as sent in a START message.
+    pub kif: Arc<str>,
+    /// This player's role.
+    pub role: RoleIdx,
+    pub role_name: String,
+    pub start_clock: Duration,
+    pub play_clock: Duration,
+}
+
+impl MatchInfo {
+    /// The deadline an in-process player aims for when a clock of `clock` started
+    /// at `started`: the clock minus a margin for scheduling and the referee.
+    pub fn deadline(started: Instant, clock: Duration) -> Instant {
+        let margin = Duration::from_millis(30) + clock / 20;
+        started + clock.saturating_sub(margin)
+    }
+}
+
+/// A match participant, in-process or remote.
+pub trait Player: Send {
+    /// `info`: match id, the game (Arc<Game>) and its KIF text, our role index, clocks.
+    fn start(&mut self, info: &MatchInfo) -> Result<()>;
+    /// `previous`: the last joint move (None on the first move), as ground terms in role order.
+    fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term>;
+    fn stop(&mut self, previous: &[Term], info: &MatchInfo);
+    fn name(&self) -> String;
+}
+
+/// A player named on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlayerSpec {
+    Random,
+    Legal,
+    Mc,
+    Uct,
+    /// A GGP player at `http://HOST:PORT`.
+    Http(String),
+}
+
+impl FromStr for PlayerSpec {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "random" => PlayerSpec::Random,
+            "legal" => PlayerSpec::Legal,
+            "mc" => PlayerSpec::Mc,
+            "uct" => PlayerSpec::Uct,
+            l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, uct or http://HOST:PORT"),
+        })
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayerSpec::Random => f.write_str("random"),
+            PlayerSpec::Legal => f.write_str("legal"),
+            PlayerSpec::Mc => f.write_str("mc"),
+            PlayerSpec::Uct => f.write_str("uct"),
+            PlayerSpec::Http(u) => f.write_str(u),
+        }
+    }
+}
+
+/// Called after every step with the step number and the joint move as KIF.
+pub type StepObserver = Arc<dyn Fn(usize, &[String]) + Send + Sync>;
+
+/// How a match is run.
+#[derive(Clone)]
+pub struct MatchConfig {
+    pub start_clock: Duration,
+    pub play_clock: Duration,
+    /// Seeds the referee's random replacement moves and the in-process players.
+    pub seed: u64,
+    pub engine: Engine,
+    /// The match stops (goals read as they are) after this many joint moves.
+    pub max_steps: usize,
+    /// Threads of each in-process UCT player.
+    pub uct_threads: usize,
+    /// When set, in-process UCT players run exactly this many iterations per move
+    /// (one thread, no search at start) instead of searching to the clock: a
+    /// reproducible match, for tests.
+    pub uct_iterations: Option<u64>,
+    /// Joint moves after which an in-process UCT player's playout is cut off and scored.
+    pub uct_playout_steps: usize,
+    /// The rules as sent to remote players; printed from the game when absent.
+    pub kif: Option<String>,
+    pub match_id: Option<String>,
+    pub observer: Option<StepObserver>,
+}
+
+impl Default for MatchConfig {
+    fn default() -> Self {
+        MatchConfig {
+            start_clock: Duration::from_secs(10),
+            play_clock: Duration::from_secs(10),
+            seed: 1,
+            engine: Engine::Auto,
+            max_steps: 1000,
+            uct_threads: 1,
+            uct_iterations: None,
+            uct_playout_steps: crate::search::SearchConfig::default().max_playout_steps,
+            kif: None,
+            match_id: None,
+            observer: None,
+        }
+    }
+}
+
+/// A problem with a player's answer, and what the referee did about it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct MatchError {
+    pub role: String,
+    /// The step (0 = the first move; the START reply also counts as step 0).
+    pub step: usize,
+    /// `timeout`, `illegal` or `error`.
+    pub kind: String,
+    pub detail: String,
+}
+
+/// How a match ended.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MatchEnd {
+    Terminal,
+    MaxSteps,
+}
+
+/// Everything that happened in one match.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatchRecord {
+    pub match_id: String,
+    pub roles: Vec<String>,
+    /// The players, by name, in role order.
+    pub players: Vec<String>,
+    /// Joint moves, each a list of KIF strings in role order.
+    pub moves: Vec<Vec<String>>,
+    pub errors: Vec<MatchError>,
+    /// Role -> goal at the end (`null` when the game gives none or several).
+    #[serde(serialize_with = "goals_as_object")]
+    pub goals: Vec<(String, Option<u8>)>,
+    pub end: MatchEnd,
+    pub engine: String,
+    pub seconds: f64,
+}
+
+impl MatchRecord {
+    /// The goal of role `r` (0 when the game gives it none).
+    pub fn score(&self, r: RoleIdx) -> u8 {
+        self.goals.get(r).and_then(|g| g.1).unwrap_or(0)
+    }
+}
+
+fn goals_as_object<S: Serializer>(
+    goals: &[(String, Option<u8>)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(goals.len()))?;
+    for (r, g) in goals {
+        m.serialize_entry(r, g)?;
+    }
+    m.end()
+}
+
+/// The game's rules as KIF text (rules after `or` elimination, equivalent).
+pub fn game_kif(game: &Game) -> String {
+    description_to_string(&Description {
+        symbols: game.symbols.clone(),
+        rules: game.rules.clone(),
+        source: game.source.clone(),
+    })
+}
+
+/// One seat of a match: a player to build from its spec, or one built already
+/// (e.g. a test's misbehaving player).
+pub enum Seat {
+    Spec(PlayerSpec),
+    Custom(Box<dyn Player>),
+}
+
+/// Referees one match: `players` in role order.
+pub fn run_match(game: &Game, players: Vec<PlayerSpec>, cfg: &MatchConfig) -> Result<MatchRecord> {
+    run_match_seats(game, players.into_iter().map(Seat::Spec).collect(), cfg)
+}
+
+/// [`run_match`] with seats that may hold ready-made players.
+pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Result<MatchRecord> {
+    if players.len() != game.roles.len() {
+        bail!(
+            "the game has {} roles ({}) but {} players were given",
+            game.roles.len(),
+            game.role_names().join(" "),
+            players.len()
+        );
+    }
+    let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
+    tracing::info!("engine: {why}");
+    machine.visit(Referee {
+        seats: players,
+        cfg,
+        game: Arc::new(game.clone()),
+        engine: machine.name().to_string(),
+    })
+}
+
+/// Builds an in-process player on `machine` (seeded with `seed`, UCT settings from
+/// `cfg`), or says why the spec needs another module.
+pub fn build_player<M: StateMachine + 'static>(
+    spec: &PlayerSpec,
+    machine: &Arc<M>,
+    seed: u64,
+    cfg: &MatchConfig,
+) -> Result<Box<dyn Player>> {
+    use strategies::*;
+    Ok(match spec {
+        PlayerSpec::Random => Box::new(RandomPlayer::new(Arc::clone(machine), seed)),
+        PlayerSpec::Legal => Box::new(LegalPlayer::new(Arc::clone(machine))),
+        PlayerSpec::Mc => Box::new(McPlayer::new(Arc::clone(machine), seed)),
+        PlayerSpec::Uct => {
+            let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+                .with_playout_steps(cfg.uct_playout_steps);
+            if let Some(n) = cfg.uct_iterations {
+                p = p.with_iterations(n);
+            }
+            Box::new(p)
+        }
+        PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
+    })
+}
+
+struct Referee<'a> {
+    seats: Vec<Seat>,
+    cfg: &'a MatchConfig,
+    game: Arc<Game>,
+    engine: String,
+}
+
+impl MachineVisitor for Referee<'_> {
+    type Output = Result<MatchRecord>;
+
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<MatchRecord> {
+        let cfg = self.cfg;
+        let game = &*self.game;
+        let syms = &game.symbols;
+        let roles = game.role_names();
+        let n = roles.len();
+        let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(n);
+        for (i, seat) in self.seats.into_iter().enumerate() {
+            let p = match seat {
+                Seat::Custom(p) => p,
+                Seat::Spec(spec) => {
+                    build_player(&spec, &m, cfg.seed.wrapping_add(1 + i as u64), cfg)
+                        .with_context(|| format!("player {} ({})", i + 1, roles[i]))?
+                }
+            };
+            players.push(p);
+        }
+        let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game_kif(game)).into();
+        let match_id = cfg.match_id.clone().unwrap_or_else(|| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            format!("ggp-asp.{t}.{}", cfg.seed)
+        });
+        let infos: Vec<MatchInfo> = (0..n)
+            .map(|r| MatchInfo {
+                match_id: match_id.clone(),
+                game: Arc::clone(&self.game),
+                kif: Arc::clone(&kif),
+                role: r,
+                role_name: roles[r].clone(),
+                start_clock: cfg.start_clock,
+                play_clock: cfg.play_clock,
+            })
+            .collect();
+        let started = Instant::now();
+        let mut rng = SmallRng::seed_from_u64(cfg.seed);
+        let mut errors = Vec::new();
+
+        let replies = all_at_once(&mut players, &infos, |p, info| p.start(info));
+        for (r, (res, took)) in replies.into_iter().enumerate() {
+            if let Err(e) = res {
+                errors.push(err(&roles[r], 0, "error", format!("start: {e:#}")));
+            } else if took > cfg.start_clock {
+                errors.push(err(
+                    &roles[r],
+                    0,
+                    "timeout",
+                    late("start", took, cfg.start_clock),
+                ));
+            }
+        }
+
+        let mut state = m.initial_state();
+        let mut moves: Vec<Vec<String>> = Vec::new();
+        let mut previous: Option<Vec<Term>> = None;
+        let mut buf = Vec::new();
+        let end = loop {
+            if m.is_terminal(&state) {
+                break MatchEnd::Terminal;
+            }
+            let step = moves.len();
+            if step >= cfg.max_steps {
+                break MatchEnd::MaxSteps;
+            }
+            let prev = previous.clone();
+            let replies = all_at_once(&mut players, &infos, |p, info| {
+                p.play(prev.as_deref(), info)
+            });
+            let mut joint = Vec::with_capacity(n);
+            for (r, (res, took)) in replies.into_iter().enumerate() {
+                m.legal_moves(&state, r, &mut buf);
+                if buf.is_empty() {
+                    bail!(
+                        "step {step}: role {} has no legal move in a non-terminal state",
+                        roles[r]
+                    );
+                }
+                let chosen = match res {
+                    Err(e) => {
+                        errors.push(err(&roles[r], step, "error", format!("{e:#}")));
+                        None
+                    }
+                    Ok(_) if took > cfg.play_clock => {
+                        errors.push(err(
+                            &roles[r],
+                            step,
+                            "timeout",
+                            late("play", took, cfg.play_clock),
+                        ));
+                        None
+                    }
+                    Ok(t) => match m.parse_move(&t).filter(|mv| buf.contains(mv)) {
+                        Some(mv) => Some(mv),
+                        None => {
+                            errors.push(err(
+                                &roles[r],
+                                step,
+                                "illegal",
+                                format!("{} is not legal", term_to_string(&t, syms)),
+                            ));
+                            None
+                        }
+                    },
+                };
+                joint.push(chosen.unwrap_or_else(|| buf[rng.gen_range(0..buf.len())].clone()));
+            }
+            let terms: Vec<Term> = joint.iter().map(|mv| m.move_term(mv)).collect();
+            let texts: Vec<String> = terms.iter().map(|t| term_to_string(t, syms)).collect();
+            if let Some(obs) = &cfg.observer {
+                obs(step, &texts);
+            }
+            moves.push(texts);
+            state = m.next_state(&state, &joint);
+            previous = Some(terms);
+        };
+        let last = previous.unwrap_or_default();
+        for (p, info) in players.iter_mut().zip(&infos) {
+            p.stop(&last, info);
+        }
+        let goals = (0..n)
+            .map(|r| (roles[r].clone(), m.goal(&state, r)))
+            .collect();
+        Ok(MatchRecord {
+            match_id,
+            roles,
+            players: players.iter().map(|p| p.name()).collect(),
+            moves,
+            errors,
+            goals,
+            end,
+            engine: self.engine,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+fn err(role: &str, step: usize, kind: &str, detail: String) -> MatchError {
+    MatchError {
+        role: role.to_string(),
+        step,
+        kind: kind.to_string(),
+        detail,
+    }
+}
+
+fn late(what: &str, took: Duration, clock: Duration) -> String {
+    format!(
+        "{what} answered after {:.3} s, clock {:.3} s",
+        took.as_secs_f64(),
+        clock.as_secs_f64()
+    )
+}
+
+/// Asks every player at once, one thread each (as a manager sends its messages
+/// together), and times each answer.
+fn all_at_once<T: Send>(
+    players: &mut [Box<dyn Player>],
+    infos: &[MatchInfo],
+    ask: impl Fn(&mut dyn Player, &MatchInfo) -> Result<T> + Sync,
+) -> Vec<(Result<T>, Duration)> {
+    let ask = &ask;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = players
+            .iter_mut()
+            .zip(infos)
+            .map(|(p, info)| {
+                s.spawn(move || {
+                    let t0 = Instant::now();
+                    let res = ask(p.as_mut(), info);
+                    (res, t0.elapsed())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Err(anyhow!("the player panicked")), Duration::ZERO))
+            })
+            .collect()
+    })
+}

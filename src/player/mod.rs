@@ -1,0 +1,17 @@
+//! The GGP player: an HTTP server that plays real matches (`ggp-asp serve`).
+//!
+//! - [`protocol`]: the match protocol's messages and replies, parsed and printed.
+//! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
+//! - [`r#match`]: one match per id, with its worker thread (compiling, UCT search
+//!   kept across moves, clocks) and, on one-player games, the ASP solver beside it.
+//! - [`solver`]: the solver as a child process with time and memory limits.
+//! - [`client`]: the manager's side of one exchange, over plain HTTP/1.0.
+
+pub mod client;
+pub mod r#match;
+pub mod protocol;
+pub mod server;
+pub mod solver;
+
+pub use r#match::{Match, MatchConfig};
+pub use server::{Player, ServerConfig, ServerHandle};

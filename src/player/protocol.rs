@@ -1,0 +1,417 @@
+//! The GGP match protocol's messages (see `ggp-protocol.md`): parsing what a game
+//! manager sends (INFO, START, PLAY, STOP, ABORT, PREVIEW, keywords in any case, any
+//! spacing) and printing the same messages for the client side (the arena's HTTP
+//! players), plus the replies. Messages are KIF s-expressions; moves and rules stay
+//! plain s-expressions here ([`Sexp`]) because only a match knows its game's symbols.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::gdl::parser::{parse_sexprs, SExpr};
+use crate::gdl::{Symbols, Term};
+
+/// An s-expression without source positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sexp {
+    Atom(String),
+    List(Vec<Sexp>),
+}
+
+impl Sexp {
+    /// Reads exactly one s-expression (`what` names it in errors).
+    pub fn parse_one(text: &str, what: &str) -> Result<Sexp, ProtocolError> {
+        let items = parse_sexprs(text, what).map_err(|e| ProtocolError(e.to_string()))?;
+        match items.as_slice() {
+            [one] => Ok(Sexp::from(one)),
+            [] => Err(ProtocolError(format!("{what} is empty"))),
+            many => Err(ProtocolError(format!(
+                "{what} holds {} s-expressions; expected one",
+                many.len()
+            ))),
+        }
+    }
+
+    pub fn atom(&self) -> Option<&str> {
+        match self {
+            Sexp::Atom(a) => Some(a),
+            Sexp::List(_) => None,
+        }
+    }
+
+    /// True for the atom `word`, compared without case.
+    pub fn is_word(&self, word: &str) -> bool {
+        self.atom().is_some_and(|a| a.eq_ignore_ascii_case(word))
+    }
+
+    /// The ground game term this s-expression spells, with the game's symbols only:
+    /// a symbol the game does not know cannot be part of one of its moves.
+    pub fn to_ground(&self, symbols: &Symbols) -> Result<Term, String> {
+        let sym = |a: &str| {
+            if a.starts_with('?') {
+                return Err(format!("a move cannot contain the variable {a}"));
+            }
+            symbols
+                .get(a)
+                .ok_or_else(|| format!("unknown symbol '{a}' (not in the game)"))
+        };
+        match self {
+            Sexp::Atom(a) => Ok(Term::Const(sym(a)?)),
+            Sexp::List(items) => match items.split_first() {
+                Some((Sexp::Atom(f), rest)) if !rest.is_empty() => Ok(Term::Func(
+                    sym(f)?,
+                    rest.iter()
+                        .map(|x| x.to_ground(symbols))
+                        .collect::<Result<_, _>>()?,
+                )),
+                Some((Sexp::Atom(f), _)) => Ok(Term::Const(sym(f)?)),
+                _ => Err(format!("{self} is not a term: it must start with a symbol")),
+            },
+        }
+    }
+}
+
+impl From<&SExpr> for Sexp {
+    fn from(e: &SExpr) -> Self {
+        match e {
+            SExpr::Atom(a, _) => Sexp::Atom(a.clone()),
+            SExpr::List(items, _) => Sexp::List(items.iter().map(Sexp::from).collect()),
+        }
+    }
+}
+
+impl fmt::Display for Sexp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sexp::Atom(a) => f.write_str(a),
+            Sexp::List(items) => {
+                f.write_str("(")?;
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// A message that is not a well-formed protocol request: what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProtocolError(pub String);
+
+/// `(START id role (rules…) startclock playclock)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Start {
+    pub id: String,
+    pub role: String,
+    /// The game's rules, one s-expression per rule or fact.
+    pub rules: Vec<Sexp>,
+    pub start_clock: Duration,
+    pub play_clock: Duration,
+}
+
+impl Start {
+    /// The rules as KIF text, one rule per line (line `n` holds rule `n`, so a
+    /// diagnostic's line number says which rule of the message is wrong).
+    pub fn rules_text(&self) -> String {
+        rules_text(&self.rules)
+    }
+}
+
+fn rules_text(rules: &[Sexp]) -> String {
+    let mut out = String::new();
+    for r in rules {
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// A request from a game manager.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    Info,
+    Start(Start),
+    /// `moves` is `None` for `NIL` (the first move), else the last joint move in
+    /// role order.
+    Play {
+        id: String,
+        moves: Option<Vec<Sexp>>,
+    },
+    Stop {
+        id: String,
+        moves: Option<Vec<Sexp>>,
+    },
+    Abort {
+        id: String,
+    },
+    Preview {
+        rules: Vec<Sexp>,
+        clock: Duration,
+    },
+}
+
+impl Message {
+    /// Reads a request; keywords in any case, extra trailing arguments of START
+    /// ignored as the protocol asks.
+    pub fn parse(text: &str) -> Result<Message, ProtocolError> {
+        let e = |m: String| ProtocolError(m);
+        let msg = Sexp::parse_one(text, "the message")?;
+        let items = match &msg {
+            Sexp::List(items) if !items.is_empty() => items,
+            Sexp::List(_) => return Err(e("the message is an empty list".into())),
+            // A bare `info` atom is accepted as `(info)`.
+            Sexp::Atom(a) if a.eq_ignore_ascii_case("info") => return Ok(Message::Info),
+            Sexp::Atom(a) => {
+                return Err(e(format!(
+                    "the message is the atom '{a}'; expected a list such as (INFO)"
+                )))
+            }
+        };
+        let kind = items[0]
+            .atom()
+            .ok_or_else(|| e("the message must start with a keyword such as PLAY".into()))?
+            .to_ascii_lowercase();
+        let args = &items[1..];
+        let want = |n: usize, form: &str| {
+            if args.len() < n {
+                Err(e(format!(
+                    "{} needs {n} argument(s), got {}: expected {form}",
+                    kind.to_uppercase(),
+                    args.len()
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        let id = |i: usize| -> Result<String, ProtocolError> {
+            args[i].atom().map(str::to_string).ok_or_else(|| {
+                e(format!(
+                    "the match id of {} must be an atom, found {}",
+                    kind.to_uppercase(),
+                    args[i]
+                ))
+            })
+        };
+        match kind.as_str() {
+            "info" => Ok(Message::Info),
+            "start" => {
+                want(5, "(START id role (rules...) startclock playclock)")?;
+                let role = args[1]
+                    .atom()
+                    .ok_or_else(|| {
+                        e(format!(
+                            "the role of START must be an atom, found {}",
+                            args[1]
+                        ))
+                    })?
+                    .to_string();
+                Ok(Message::Start(Start {
+                    id: id(0)?,
+                    role,
+                    rules: rules(&args[2])?,
+                    start_clock: clock(&args[3], "startclock")?,
+                    play_clock: clock(&args[4], "playclock")?,
+                }))
+            }
+            "play" | "stop" => {
+                want(2, &format!("({} id moves)", kind.to_uppercase()))?;
+                if args.len() > 2 {
+                    return Err(e(format!(
+                        "{} takes 2 arguments (id and moves), got {}",
+                        kind.to_uppercase(),
+                        args.len()
+                    )));
+                }
+                let moves = match &args[1] {
+                    Sexp::Atom(_) => None,
+                    Sexp::List(ms) => Some(ms.clone()),
+                };
+                let id = id(0)?;
+                Ok(if kind == "play" {
+                    Message::Play { id, moves }
+                } else {
+                    Message::Stop { id, moves }
+                })
+            }
+            "abort" => {
+                want(1, "(ABORT id)")?;
+                Ok(Message::Abort { id: id(0)? })
+            }
+            "preview" => {
+                want(2, "(PREVIEW (rules...) previewclock)")?;
+                Ok(Message::Preview {
+                    rules: rules(&args[0])?,
+                    clock: clock(&args[1], "previewclock")?,
+                })
+            }
+            other => Err(e(format!(
+                "unknown message type '{}' (expected INFO, START, PLAY, STOP, ABORT or PREVIEW)",
+                other
+            ))),
+        }
+    }
+
+    /// The match id the message is about, if any.
+    pub fn match_id(&self) -> Option<&str> {
+        match self {
+            Message::Start(s) => Some(&s.id),
+            Message::Play { id, .. } | Message::Stop { id, .. } | Message::Abort { id } => Some(id),
+            Message::Info | Message::Preview { .. } => None,
+        }
+    }
+
+    /// The message kind in upper case (`PLAY`), for logs and statistics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Info => "INFO",
+            Message::Start(_) => "START",
+            Message::Play { .. } => "PLAY",
+            Message::Stop { .. } => "STOP",
+            Message::Abort { .. } => "ABORT",
+            Message::Preview { .. } => "PREVIEW",
+        }
+    }
+}
+
+fn rules(e: &Sexp) -> Result<Vec<Sexp>, ProtocolError> {
+    match e {
+        Sexp::List(rs) => Ok(rs.clone()),
+        Sexp::Atom(a) => Err(ProtocolError(format!(
+            "the rules must be a list of rules, found the atom '{a}'"
+        ))),
+    }
+}
+
+fn clock(e: &Sexp, what: &str) -> Result<Duration, ProtocolError> {
+    let bad = || ProtocolError(format!("the {what} must be a number of seconds, found {e}"));
+    let secs: f64 = e.atom().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn write_clock(f: &mut fmt::Formatter<'_>, d: Duration) -> fmt::Result {
+    if d.subsec_nanos() == 0 {
+        write!(f, "{}", d.as_secs())
+    } else {
+        write!(f, "{}", d.as_secs_f64())
+    }
+}
+
+fn write_moves(f: &mut fmt::Formatter<'_>, moves: &Option<Vec<Sexp>>) -> fmt::Result {
+    match moves {
+        None => f.write_str("NIL"),
+        Some(ms) => write!(f, "{}", Sexp::List(ms.clone())),
+    }
+}
+
+impl fmt::Display for Message {
+    /// The message as the reference manager sends it: upper-case keywords.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Message::Info => f.write_str("(INFO)"),
+            Message::Start(s) => {
+                write!(f, "(START {} {} (", s.id, s.role)?;
+                for (i, r) in s.rules.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    write!(f, "{r}")?;
+                }
+                f.write_str(") ")?;
+                write_clock(f, s.start_clock)?;
+                f.write_str(" ")?;
+                write_clock(f, s.play_clock)?;
+                f.write_str(")")
+            }
+            Message::Play { id, moves } => {
+                write!(f, "(PLAY {id} ")?;
+                write_moves(f, moves)?;
+                f.write_str(")")
+            }
+            Message::Stop { id, moves } => {
+                write!(f, "(STOP {id} ")?;
+                write_moves(f, moves)?;
+                f.write_str(")")
+            }
+            Message::Abort { id } => write!(f, "(ABORT {id})"),
+            Message::Preview { rules, clock } => {
+                write!(f, "(PREVIEW {} ", Sexp::List(rules.clone()))?;
+                write_clock(f, *clock)?;
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// Reads a game's KIF text into the rule list a START or PREVIEW carries (comments
+/// and layout dropped).
+pub fn rules_from_kif(text: &str) -> Result<Vec<Sexp>, ProtocolError> {
+    let items = parse_sexprs(text, "the rules").map_err(|e| ProtocolError(e.to_string()))?;
+    Ok(items.iter().map(Sexp::from).collect())
+}
+
+/// The reply to INFO.
+pub fn info_reply(name: &str) -> String {
+    format!("((name {name}) (status available))")
+}
+
+/// What a player answered, read by the client side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Ready,
+    Done,
+    Aborted,
+    /// A move (or any other s-expression, e.g. an INFO answer).
+    Sexp(Sexp),
+}
+
+impl Reply {
+    pub fn parse(text: &str) -> Result<Reply, ProtocolError> {
+        let s = Sexp::parse_one(text, "the reply")?;
+        Ok(if s.is_word("ready") {
+            Reply::Ready
+        } else if s.is_word("done") {
+            Reply::Done
+        } else if s.is_word("aborted") {
+            Reply::Aborted
+        } else {
+            Reply::Sexp(s)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_round_trip() {
+        let text = "( start  m1 XPLAYER ((role xplayer) (init (cell 1 1 b))) 30 10 extra)";
+        let Message::Start(s) = Message::parse(text).unwrap() else {
+            panic!()
+        };
+        assert_eq!(s.id, "m1");
+        assert_eq!(s.role, "XPLAYER");
+        assert_eq!(s.rules.len(), 2);
+        assert_eq!(s.play_clock, Duration::from_secs(10));
+        assert_eq!(s.rules_text(), "(role xplayer)\n(init (cell 1 1 b))\n");
+        let printed = Message::Start(s.clone()).to_string();
+        assert_eq!(
+            printed,
+            "(START m1 XPLAYER ((role xplayer) (init (cell 1 1 b))) 30 10)"
+        );
+        assert_eq!(Message::parse(&printed).unwrap(), Message::Start(s));
+    }
+
+    #[test]
+    fn fractional_clock_prints_back() {
+        let m = Message::parse("(START a r ((role r)) 2.5 0.75)").unwrap();
+        assert_eq!(m.to_string(), "(START a r ((role r)) 2.5 0.75)");
+    }
+}

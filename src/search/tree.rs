@@ -1,0 +1,371 @@
+//! One search tree: an arena of nodes, each a state with per-role, per-move
+//! statistics (decoupled UCT), children keyed by the joint move. One tree is
+//! searched by one thread; [`super::Mcts`] runs several for root parallelism.
+//!
+//! Invariants: the root is node 0; a node's `moves[r]` are role r's legal moves in
+//! the engine's order and `stats[r]` is parallel to it; a terminal node (or one
+//! where some role has no legal move) has no moves and carries its exact values.
+
+use std::time::Instant;
+
+use hashbrown::HashMap;
+use rand::rngs::SmallRng;
+
+use super::policy::{playout, Evaluator, MoveStats, PlayoutPolicy, TreePolicy};
+use crate::reasoner::StateMachine;
+
+pub(crate) type NodeId = u32;
+
+pub(crate) struct Node<M: StateMachine> {
+    pub state: M::State,
+    /// Terminal, or some role has no legal move: nothing to choose here.
+    pub terminal: bool,
+    /// The node's exact values are known: it is terminal, or solved from its
+    /// children (see [`Tree::try_solve`]).
+    pub solved: bool,
+    /// Exact values per role (0..1) of a solved node; empty otherwise.
+    pub values: Vec<f64>,
+    pub moves: Vec<Vec<M::Move>>,
+    pub stats: Vec<Vec<MoveStats>>,
+    pub visits: u64,
+    /// Joint move (mixed-radix index over the roles' move lists) -> child.
+    pub children: HashMap<u64, NodeId>,
+    /// False when the joint-move count overflows a u64 key: never expanded.
+    pub keyable: bool,
+}
+
+impl<M: StateMachine> Node<M> {
+    pub fn new(machine: &M, state: M::State, eval: &dyn Evaluator<M>) -> Self {
+        let roles = machine.num_roles();
+        let mut terminal = machine.is_terminal(&state);
+        let mut moves = Vec::new();
+        if !terminal {
+            for r in 0..roles {
+                let legal = machine.legal(&state, r);
+                if legal.is_empty() {
+                    terminal = true;
+                    moves.clear();
+                    break;
+                }
+                moves.push(legal);
+            }
+        }
+        let mut values = Vec::new();
+        if terminal {
+            eval.evaluate(machine, &state, true, &mut values);
+        }
+        let stats = moves
+            .iter()
+            .map(|l| vec![MoveStats::default(); l.len()])
+            .collect();
+        let keyable = moves
+            .iter()
+            .try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64))
+            .is_some();
+        Node {
+            state,
+            terminal,
+            solved: terminal,
+            values,
+            moves,
+            stats,
+            visits: 0,
+            children: HashMap::new(),
+            keyable,
+        }
+    }
+
+    /// The child key of a joint move given as move indices per role.
+    pub fn key(&self, idx: &[usize]) -> u64 {
+        self.moves
+            .iter()
+            .zip(idx)
+            .fold(0u64, |k, (l, &i)| k * l.len() as u64 + i as u64)
+    }
+
+    /// The one role with a choice here (any role when none has): the node is a
+    /// turn of that role. `None` at simultaneous-move nodes and terminal ones.
+    pub fn mover(&self) -> Option<usize> {
+        let mut choosers = self.moves.iter().enumerate().filter(|(_, l)| l.len() > 1);
+        match (choosers.next(), choosers.next()) {
+            (Some((r, _)), None) => Some(r),
+            (None, _) if !self.moves.is_empty() => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The move indices of a joint move, if every move is legal here.
+    pub fn indices(&self, joint: &[M::Move]) -> Option<Vec<usize>> {
+        if self.terminal || joint.len() != self.moves.len() {
+            return None;
+        }
+        self.moves
+            .iter()
+            .zip(joint)
+            .map(|(l, m)| l.iter().position(|x| x == m))
+            .collect()
+    }
+}
+
+/// The engine-independent parts a search needs.
+pub(crate) struct Policies<'a, M: StateMachine> {
+    pub tree: &'a dyn TreePolicy,
+    pub playout: &'a dyn PlayoutPolicy<M>,
+    pub eval: &'a dyn Evaluator<M>,
+    pub max_playout_steps: usize,
+}
+
+pub(crate) struct Tree<M: StateMachine> {
+    pub nodes: Vec<Node<M>>,
+    pub rng: SmallRng,
+    pub node_limit: usize,
+    /// One-player games: the best complete line from the root seen so far, and its goal.
+    pub best_line: Option<(Vec<Vec<M::Move>>, u8)>,
+    pub iterations: u64,
+    pub playouts: u64,
+    pub max_depth: usize,
+    // Scratch, kept to avoid allocating per iteration.
+    path: Vec<(NodeId, usize)>,
+    path_moves: Vec<usize>,
+    values: Vec<f64>,
+    buf: Vec<M::Move>,
+}
+
+impl<M: StateMachine> Tree<M> {
+    pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
+        Tree {
+            nodes: vec![root],
+            rng,
+            node_limit: node_limit.max(1),
+            best_line: None,
+            iterations: 0,
+            playouts: 0,
+            max_depth: 0,
+            path: Vec::new(),
+            path_moves: Vec::new(),
+            values: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Node<M> {
+        &self.nodes[0]
+    }
+
+    /// One iteration: select down the tree, expand one node, play out, back up.
+    /// Returns false when the deadline cut the playout short (nothing recorded).
+    pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
+        let roles = machine.num_roles();
+        let one_player = roles == 1;
+        let mut line: Vec<Vec<M::Move>> = Vec::new();
+        self.path.clear();
+        self.path_moves.clear();
+        let mut node: NodeId = 0;
+        let final_terminal;
+        loop {
+            let n = &self.nodes[node as usize];
+            if n.solved {
+                self.values.clone_from(&n.values);
+                final_terminal = machine.is_terminal(&n.state);
+                break;
+            }
+            let start = self.path_moves.len();
+            for r in 0..roles {
+                let i = pol.tree.select(&n.stats[r], n.visits, &mut self.rng);
+                self.path_moves.push(i);
+            }
+            self.path.push((node, start));
+            let idx = &self.path_moves[start..];
+            if one_player {
+                line.push(vec![n.moves[0][idx[0]].clone()]);
+            }
+            let key = if n.keyable { n.key(idx) } else { 0 };
+            if let Some(&c) = n.children.get(&key) {
+                node = c;
+                continue;
+            }
+            let joint: Vec<M::Move> = n
+                .moves
+                .iter()
+                .zip(idx)
+                .map(|(l, &i)| l[i].clone())
+                .collect();
+            let next = machine.next_state(&n.state, &joint);
+            let expand = n.keyable && self.nodes.len() < self.node_limit;
+            let from = if expand {
+                let child = Node::new(machine, next, pol.eval);
+                let id = self.nodes.len() as NodeId;
+                self.nodes[node as usize].children.insert(key, id);
+                self.nodes.push(child);
+                if self.nodes[id as usize].solved {
+                    let c = &self.nodes[id as usize];
+                    self.values.clone_from(&c.values);
+                    final_terminal = machine.is_terminal(&c.state);
+                    break;
+                }
+                self.nodes[id as usize].state.clone()
+            } else {
+                next
+            };
+            let lref = if one_player { Some(&mut line) } else { None };
+            match playout(
+                machine,
+                from,
+                pol.playout,
+                &mut self.rng,
+                pol.max_playout_steps,
+                deadline,
+                lref,
+                &mut self.buf,
+            ) {
+                Some((end, terminal, _)) => {
+                    pol.eval.evaluate(machine, &end, terminal, &mut self.values);
+                    final_terminal = terminal;
+                    self.playouts += 1;
+                }
+                None => return false,
+            }
+            break;
+        }
+        self.max_depth = self.max_depth.max(self.path.len());
+        for &(id, start) in &self.path {
+            let n = &mut self.nodes[id as usize];
+            n.visits += 1;
+            for r in 0..roles {
+                let s = &mut n.stats[r][self.path_moves[start + r]];
+                s.visits += 1;
+                s.sum += self.values[r];
+            }
+        }
+        if let Some(n) = self.nodes.get_mut(0) {
+            if self.path.is_empty() {
+                n.visits += 1;
+            }
+        }
+        for i in (0..self.path.len()).rev() {
+            if !self.try_solve(self.path[i].0) {
+                break;
+            }
+        }
+        if one_player && final_terminal {
+            let goal = (self.values[0] * 100.0).round() as u8;
+            if self.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
+                self.best_line = Some((line, goal));
+            }
+        }
+        self.iterations += 1;
+        true
+    }
+
+    /// MCTS-Solver at turn nodes: a node where the mover has a child solved with
+    /// the best value (1.0) for the mover, or whose children are all expanded and
+    /// solved, is solved with the values of the mover's best child. The search
+    /// then stops descending there and backs up exact values. Simultaneous-move
+    /// nodes are never solved (their value is a matrix game's). Returns whether
+    /// the node is solved.
+    pub fn try_solve(&mut self, id: NodeId) -> bool {
+        let n = &self.nodes[id as usize];
+        if n.solved {
+            return true;
+        }
+        let Some(r) = n.mover().filter(|_| n.keyable) else {
+            return false;
+        };
+        let mut all = n.children.len() == n.moves[r].len();
+        let mut best: Option<&Vec<f64>> = None;
+        for &c in n.children.values() {
+            let cn = &self.nodes[c as usize];
+            if !cn.solved {
+                all = false;
+                continue;
+            }
+            if best.is_none_or(|b| cn.values[r] > b[r]) {
+                best = Some(&cn.values);
+            }
+        }
+        let values = match best {
+            Some(b) if all || b[r] >= 1.0 => b.clone(),
+            _ => return false,
+        };
+        let n = &mut self.nodes[id as usize];
+        n.values = values;
+        n.solved = true;
+        true
+    }
+
+    /// The move of `role` leading to the best solved child for `role`, when
+    /// the root is `role`'s turn and solved (or has a child solved as a win).
+    pub fn solved_move(&self, role: usize) -> Option<usize> {
+        let root = self.root();
+        if root.mover() != Some(role) || root.terminal || !root.keyable {
+            return None;
+        }
+        // At a turn node every other role has one move, so the key is the index.
+        let mut best: Option<(usize, f64)> = None;
+        for (&k, &c) in &root.children {
+            let cn = &self.nodes[c as usize];
+            if cn.solved && best.is_none_or(|(_, v)| cn.values[role] > v) {
+                best = Some((k as usize, cn.values[role]));
+            }
+        }
+        best.filter(|&(_, v)| root.solved || v >= 1.0)
+            .map(|(i, _)| i)
+    }
+
+    /// Re-roots the tree at the state after `joint`, keeping the subtree below it
+    /// when it was expanded, and compacting the arena so freed nodes are reused.
+    pub fn advance(&mut self, machine: &M, joint: &[M::Move], eval: &dyn Evaluator<M>) {
+        let root = &self.nodes[0];
+        let child = root
+            .indices(joint)
+            .filter(|_| root.keyable)
+            .and_then(|idx| root.children.get(&root.key(&idx)).copied());
+        self.best_line = match self.best_line.take() {
+            Some((mut line, g)) if line.first().is_some_and(|j| j.as_slice() == joint) => {
+                line.remove(0);
+                Some((line, g))
+            }
+            _ => None,
+        };
+        match child {
+            Some(c) => self.compact(c),
+            None => {
+                let next = machine.next_state(&root.state, joint);
+                self.nodes = vec![Node::new(machine, next, eval)];
+            }
+        }
+    }
+
+    /// Keeps only the subtree under `new_root`, renumbered breadth first.
+    fn compact(&mut self, new_root: NodeId) {
+        let mut old: Vec<Option<Node<M>>> = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut map: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut order = vec![new_root];
+        map.insert(new_root, 0);
+        let mut i = 0;
+        while i < order.len() {
+            if let Some(n) = &old[order[i] as usize] {
+                for &c in n.children.values() {
+                    if let hashbrown::hash_map::Entry::Vacant(e) = map.entry(c) {
+                        e.insert(order.len() as NodeId);
+                        order.push(c);
+                    }
+                }
+            }
+            i += 1;
+        }
+        let mut nodes = Vec::with_capacity(order.len());
+        for id in order {
+            if let Some(mut n) = old[id as usize].take() {
+                for c in n.children.values_mut() {
+                    *c = map[c];
+                }
+                nodes.push(n);
+            }
+        }
+        self.nodes = nodes;
+    }
+}
