@@ -500,13 +500,14 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
             };
             if !json {
                 println!(
-                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>8} {:>8}",
+                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>8} {:>8}",
                     "game",
                     "engine",
                     "playouts/s",
                     "states/s",
                     "playouts/cpu",
                     "compile_s",
+                    "compile_cpu",
                     "nodes",
                     "avg_len"
                 );
@@ -527,13 +528,15 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                 };
                 for &e in &engines {
                     let t0 = std::time::Instant::now();
+                    let cpu0 = simulate::thread_cpu_seconds();
                     let built = AnyMachine::build(g.clone(), e);
                     let compile_s = t0.elapsed().as_secs_f64();
+                    let compile_cpu_s = simulate::thread_cpu_seconds() - cpu0;
                     let (machine, why) = match built {
                         Ok(x) => x,
                         Err(err) => {
                             failed = true;
-                            eprintln!("{name}: {err}");
+                            eprintln!("{name}: {:#}", anyhow::Error::from(err));
                             continue;
                         }
                     };
@@ -563,18 +566,20 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                             "states_per_cpu_s": t.states_per_cpu_s(),
                             "avg_length": avg,
                             "compile_s": compile_s,
+                            "compile_cpu_s": compile_cpu_s,
                             "network": nodes,
                         });
                         println!("{row}");
                     } else {
                         println!(
-                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>8.1}",
+                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>11.3} {:>8} {:>8.1}",
                             name,
                             machine.name(),
                             t.playouts_per_s(),
                             t.states_per_s(),
                             t.playouts_per_cpu_s(),
                             compile_s,
+                            compile_cpu_s,
                             nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
                             avg
                         );

@@ -341,7 +341,7 @@ impl Throughput {
 }
 
 /// CPU time of the calling thread, in seconds.
-fn thread_cpu_seconds() -> f64 {
+pub fn thread_cpu_seconds() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -13,7 +13,7 @@
 //! (atoms, rule instances, time) stops games that would not fit, with a message
 //! that says which limit tripped.
 
-use std::collections::HashMap;
+use hashbrown::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::terms::{TermId, TermPool};
@@ -27,6 +27,9 @@ pub type AtomId = u32;
 pub struct Limits {
     pub max_atoms: usize,
     pub max_rules: usize,
+    /// Candidate atoms tried in joins: the work, counted the same on any machine.
+    pub max_join_steps: u64,
+    /// A safety net on a slow or busy machine.
     pub max_time: Duration,
 }
 
@@ -34,8 +37,9 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_atoms: 1_000_000,
-            max_rules: 3_000_000,
-            max_time: Duration::from_secs(10),
+            max_rules: 2_000_000,
+            max_join_steps: 50_000_000,
+            max_time: Duration::from_secs(20),
         }
     }
 }
@@ -49,6 +53,10 @@ pub enum GroundError {
     TooManyRules { limit: usize },
     #[error("grounding takes longer than {0:?}")]
     TooSlow(Duration),
+    #[error("grounding needs more than {limit} join steps")]
+    TooMuchWork { limit: u64 },
+    #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
+    LongRule { line: u32, limit: usize },
 }
 
 /// A ground rule: `head :- pos..., not neg...`.
@@ -67,6 +75,8 @@ pub struct GroundProgram {
     pub atoms: Vec<TermId>,
     pub atom_of: HashMap<TermId, AtomId>,
     pub rules: Vec<GroundRule>,
+    /// Candidate atoms the joins tried (the work grounding took).
+    pub join_steps: u64,
 }
 
 impl GroundProgram {
@@ -176,22 +186,36 @@ impl Pat {
 
 const UNBOUND: TermId = TermId::MAX;
 
-/// An index key: in relation `rel`, the subterm at argument `arg` (and, when `sub`
-/// is set, its argument `sub.1` under functor `sub.0`) is `value`.
+/// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
+/// `sub.2` of argument `arg` when that is a term with functor `sub.0` and arity
+/// `sub.1`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct Key {
-    rel: u32,
+struct Path {
     arg: u16,
     sub: Option<(Sym, u16, u16)>,
-    value: TermId,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Step {
-    /// Join positive literal `i` of the rule.
-    Join(usize),
-    /// Check distinct `i`.
-    Distinct(usize),
+impl Path {
+    /// The value at this path in atom `t`; `None` when the atom has another shape.
+    fn get(&self, t: TermId, pool: &TermPool) -> Option<TermId> {
+        let a = *pool.args(t).get(self.arg as usize)?;
+        match self.sub {
+            None => Some(a),
+            Some((f, n, j)) => {
+                (!pool.is_const(a) && pool.functor(a) == f && pool.args(a).len() == n as usize)
+                    .then(|| pool.args(a)[j as usize])
+            }
+        }
+    }
+}
+
+/// An index of one relation on the values at some paths, built lazily and
+/// extended as the relation grows: key values -> positions in the relation.
+struct Index {
+    rel: u32,
+    paths: Vec<Path>,
+    covered: usize,
+    map: HashMap<Vec<TermId>, Vec<u32>>,
 }
 
 struct CRule {
@@ -205,9 +229,13 @@ struct CRule {
     nvars: usize,
     /// Only feeds the relaxation (`true` from `init`/`next`, `does` from `legal`).
     relaxation: bool,
-    /// Per positive literal `d`: the join order with `d` first.
-    plans: Vec<Vec<Step>>,
+    /// The variables of each positive literal and of each `distinct`.
+    pos_vars: Vec<Vec<u16>>,
+    distinct_vars: Vec<Vec<u16>>,
 }
+
+/// Rules longer than this (positive literals, or `distinct`s) are not grounded.
+const MAX_BODY: usize = 64;
 
 /// The relaxed model under construction.
 struct Model {
@@ -219,7 +247,8 @@ struct Model {
     atoms: Vec<TermId>,
     /// Per atom: its position in its relation's list.
     pos_in_rel: Vec<u32>,
-    index: HashMap<Key, Vec<u32>>,
+    indexes: Vec<Index>,
+    index_of: HashMap<(u32, Vec<Path>), usize>,
 }
 
 impl Model {
@@ -241,29 +270,6 @@ impl Model {
         let pos = self.rel_atoms[rel as usize].len() as u32;
         self.pos_in_rel.push(pos);
         self.rel_atoms[rel as usize].push(atom);
-        if !self.pool.is_const(atom) {
-            for (i, &a) in self.pool.args(atom).iter().enumerate() {
-                let k = Key {
-                    rel,
-                    arg: i as u16,
-                    sub: None,
-                    value: a,
-                };
-                self.index.entry(k).or_default().push(pos);
-                if !self.pool.is_const(a) {
-                    let (f, n) = (self.pool.functor(a), self.pool.args(a).len() as u16);
-                    for (j, &c) in self.pool.args(a).iter().enumerate() {
-                        let k = Key {
-                            rel,
-                            arg: i as u16,
-                            sub: Some((f, n, j as u16)),
-                            value: c,
-                        };
-                        self.index.entry(k).or_default().push(pos);
-                    }
-                }
-            }
-        }
         true
     }
 }
@@ -278,7 +284,8 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         atom_of: HashMap::new(),
         atoms: Vec::new(),
         pos_in_rel: Vec::new(),
-        index: HashMap::new(),
+        indexes: Vec::new(),
+        index_of: HashMap::new(),
     };
     let mut rules = Vec::new();
     for r in &game.rules {
@@ -317,7 +324,8 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             distinct,
             nvars: vars.len(),
             relaxation: false,
-            plans: Vec::new(),
+            pos_vars: Vec::new(),
+            distinct_vars: Vec::new(),
         });
     }
     // The relaxation: true(X) :- init(X).  true(X) :- next(X).  does(R, M) :- legal(R, M).
@@ -347,11 +355,34 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             distinct: Vec::new(),
             nvars: vars.len(),
             relaxation: true,
-            plans: Vec::new(),
+            pos_vars: Vec::new(),
+            distinct_vars: Vec::new(),
         });
     }
+    for (r, src) in rules.iter_mut().zip(&game.rules) {
+        if r.pos.len() > MAX_BODY || r.distinct.len() > MAX_BODY {
+            return Err(GroundError::LongRule {
+                line: src.pos.line,
+                limit: MAX_BODY,
+            });
+        }
+    }
     for r in rules.iter_mut() {
-        r.plans = (0..r.pos.len()).map(|d| plan(r, d)).collect();
+        let vars = |p: &Pat| {
+            let mut v = Vec::new();
+            p.vars(&mut v);
+            v
+        };
+        r.pos_vars = r.pos.iter().map(|(_, p)| vars(p)).collect();
+        r.distinct_vars = r
+            .distinct
+            .iter()
+            .map(|(x, y)| {
+                let mut v = vars(x);
+                v.extend(vars(y));
+                v
+            })
+            .collect();
     }
 
     let mut g = Grounder {
@@ -362,13 +393,14 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         ticks: 0,
         ranges: Vec::new(),
         new_atoms: Vec::new(),
+        pending: HashSet::new(),
     };
     // Round 0: rules without positive literals.
     for (ri, r) in rules.iter().enumerate() {
         if r.pos.is_empty() {
             let mut b = vec![UNBOUND; r.nvars];
             let mut trail = Vec::new();
-            g.run(&rules, ri, &[], 0, &mut b, &mut trail)?;
+            g.run(&rules, ri, usize::MAX, 0, 0, &mut b, &mut trail)?;
         }
     }
     loop {
@@ -392,12 +424,14 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
                 }
                 let mut b = vec![UNBOUND; r.nvars];
                 let mut trail = Vec::new();
-                let plan = &r.plans[d];
-                g.run(&rules, ri, plan, d, &mut b, &mut trail)?;
+                let all = u64::MAX >> (64 - r.pos.len());
+                g.run(&rules, ri, d, all, 0, &mut b, &mut trail)?;
             }
         }
     }
-    let Grounder { model, out, .. } = g;
+    let Grounder {
+        model, out, ticks, ..
+    } = g;
     // Resolve negative literals now that the model is complete.
     let mut ground_rules = Vec::with_capacity(out.len());
     for (head, pos, neg) in out {
@@ -429,49 +463,8 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         atoms: model.atoms,
         atom_of: model.atom_of,
         rules: ground_rules,
+        join_steps: ticks,
     })
-}
-
-/// The join order with positive literal `first` first: then, greedily, the literal
-/// with the most bound variables (ties: fewer unbound); each `distinct` as soon as
-/// its variables are bound.
-fn plan(r: &CRule, first: usize) -> Vec<Step> {
-    let mut bound = vec![false; r.nvars];
-    let mut steps = Vec::new();
-    let mut used = vec![false; r.pos.len()];
-    let mut dused = vec![false; r.distinct.len()];
-    let mut next = Some(first);
-    while let Some(i) = next {
-        used[i] = true;
-        steps.push(Step::Join(i));
-        let mut vs = Vec::new();
-        r.pos[i].1.vars(&mut vs);
-        vs.iter().for_each(|&v| bound[v as usize] = true);
-        for (k, (a, b)) in r.distinct.iter().enumerate() {
-            let mut vs = Vec::new();
-            a.vars(&mut vs);
-            b.vars(&mut vs);
-            if !dused[k] && vs.iter().all(|&v| bound[v as usize]) {
-                dused[k] = true;
-                steps.push(Step::Distinct(k));
-            }
-        }
-        next = (0..r.pos.len()).filter(|&j| !used[j]).max_by_key(|&j| {
-            let mut vs = Vec::new();
-            r.pos[j].1.vars(&mut vs);
-            let nb = vs.iter().filter(|&&v| bound[v as usize]).count() as i64;
-            let nu = vs.len() as i64 - nb;
-            (nu == 0, nb, -nu, -(j as i64))
-        });
-    }
-    // Distincts over variables no positive literal binds (unsafe rules are refused
-    // by validation, but ground distincts can remain).
-    for (k, d) in dused.iter().enumerate() {
-        if !d {
-            steps.push(Step::Distinct(k));
-        }
-    }
-    steps
 }
 
 struct Grounder {
@@ -485,6 +478,7 @@ struct Grounder {
     ranges: Vec<(usize, usize)>,
     /// Heads found this round, added to the model at the round's end.
     new_atoms: Vec<(u32, TermId)>,
+    pending: HashSet<TermId>,
 }
 
 impl Grounder {
@@ -492,6 +486,7 @@ impl Grounder {
         for (rel, t) in std::mem::take(&mut self.new_atoms) {
             self.model.insert(rel, t);
         }
+        self.pending.clear();
         if self.model.atoms.len() > self.limits.max_atoms {
             return Err(GroundError::TooManyAtoms {
                 limit: self.limits.max_atoms,
@@ -502,135 +497,183 @@ impl Grounder {
 
     fn tick(&mut self) -> Result<(), GroundError> {
         self.ticks += 1;
+        if self.ticks > self.limits.max_join_steps {
+            return Err(GroundError::TooMuchWork {
+                limit: self.limits.max_join_steps,
+            });
+        }
         if self.ticks.is_multiple_of(4096) && self.start.elapsed() > self.limits.max_time {
             return Err(GroundError::TooSlow(self.limits.max_time));
         }
         Ok(())
     }
 
-    /// Runs the steps of `plan` from its first, with literal `delta` restricted to
-    /// the delta, literals before it (in body order) to old atoms.
+    /// Joins the positive literals in `todo` (a bit per literal) under `b`, then
+    /// emits the instance. The order is chosen as the join goes: literal `delta`
+    /// first (restricted to the delta; literals before it in the body to old
+    /// atoms), then always the literal with the fewest candidates under the
+    /// bindings so far; each `distinct` is checked as soon as its variables are
+    /// bound (`checked` has a bit per `distinct` done).
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         rules: &[CRule],
         ri: usize,
-        plan: &[Step],
         delta: usize,
+        todo: u64,
+        mut checked: u64,
         b: &mut Vec<TermId>,
         trail: &mut Vec<u16>,
     ) -> Result<(), GroundError> {
         let r = &rules[ri];
-        let Some((&step, rest)) = plan.split_first() else {
-            return self.emit(ri, r, b);
-        };
-        match step {
-            Step::Distinct(k) => {
-                let (x, y) = &r.distinct[k];
+        for (k, (x, y)) in r.distinct.iter().enumerate() {
+            if checked >> k & 1 == 1 {
+                continue;
+            }
+            let bound = r.distinct_vars[k].iter().all(|&v| b[v as usize] != UNBOUND);
+            if bound || todo == 0 {
                 let (tx, ty) = (x.find(b, &self.model.pool), y.find(b, &self.model.pool));
                 // A term never interned differs from every interned one.
-                if tx.is_none() || ty.is_none() || tx != ty {
-                    self.run(rules, ri, rest, delta, b, trail)?;
-                }
-            }
-            Step::Join(i) => {
-                let (rel, pat) = &r.pos[i];
-                let (old, cur) = self.ranges.get(*rel as usize).copied().unwrap_or((0, 0));
-                let (lo, hi) = match i.cmp(&delta) {
-                    std::cmp::Ordering::Equal => (old, cur),
-                    std::cmp::Ordering::Less => (0, old),
-                    std::cmp::Ordering::Greater => (0, cur),
-                };
-                if lo >= hi {
+                if tx.is_some() && tx == ty {
                     return Ok(());
                 }
-                let cands = self.candidates(*rel, pat, b, lo, hi);
-                let mark = trail.len();
-                match cands {
-                    Cands::Range(lo, hi) => {
-                        for p in lo..hi {
-                            self.tick()?;
-                            let t = self.model.rel_atoms[*rel as usize][p];
-                            if pat.unify(t, b, trail, &self.model.pool) {
-                                self.run(rules, ri, rest, delta, b, trail)?;
-                            }
-                            undo(b, trail, mark);
-                        }
-                    }
-                    Cands::List(list) => {
-                        for p in list {
-                            self.tick()?;
-                            let t = self.model.rel_atoms[*rel as usize][p as usize];
-                            if pat.unify(t, b, trail, &self.model.pool) {
-                                self.run(rules, ri, rest, delta, b, trail)?;
-                            }
-                            undo(b, trail, mark);
-                        }
-                    }
+                checked |= 1 << k;
+            }
+        }
+        if todo == 0 {
+            return self.emit(ri, r, b);
+        }
+        let i = if delta < 64 && todo >> delta & 1 == 1 {
+            delta
+        } else {
+            let mut best = (usize::MAX, 0);
+            let mut rest = todo;
+            while rest != 0 {
+                let j = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let (rel, pat) = &r.pos[j];
+                let bucket = self.bucket(*rel, pat, b);
+                let n = self.bucket_size(&bucket, *rel);
+                if n < best.0 {
+                    best = (n, j);
                 }
             }
+            best.1
+        };
+        let (rel, pat) = &r.pos[i];
+        let (old, cur) = self.ranges.get(*rel as usize).copied().unwrap_or((0, 0));
+        let (lo, hi) = match i.cmp(&delta) {
+            std::cmp::Ordering::Equal => (old, cur),
+            std::cmp::Ordering::Less => (0, old),
+            std::cmp::Ordering::Greater => (0, cur),
+        };
+        if lo >= hi {
+            return Ok(());
+        }
+        let cands: Vec<u32> = match self.bucket(*rel, pat, b) {
+            Bucket::All => (lo as u32..hi as u32).collect(),
+            Bucket::Empty => Vec::new(),
+            Bucket::One(p) => vec![p],
+            Bucket::Index(slot, key) => match self.model.indexes[slot].map.get(&key) {
+                None => Vec::new(),
+                Some(v) => {
+                    let s = v.partition_point(|&p| (p as usize) < lo);
+                    let e = v.partition_point(|&p| (p as usize) < hi);
+                    v[s..e].to_vec()
+                }
+            },
+        };
+        let mark = trail.len();
+        let todo = todo & !(1 << i);
+        for p in cands {
+            if !(lo..hi).contains(&(p as usize)) {
+                continue;
+            }
+            self.tick()?;
+            let t = self.model.rel_atoms[*rel as usize][p as usize];
+            if pat.unify(t, b, trail, &self.model.pool) {
+                self.run(rules, ri, delta, todo, checked, b, trail)?;
+            }
+            undo(b, trail, mark);
         }
         Ok(())
     }
 
-    /// Candidate atoms of `rel` in positions `[lo, hi)` for `pat` under `b`: the
-    /// smallest index bucket for a bound part of the pattern, else the range.
-    fn candidates(&self, rel: u32, pat: &Pat, b: &[TermId], lo: usize, hi: usize) -> Cands {
-        if let Some(t) = pat.find(b, &self.model.pool) {
+    /// Where the atoms of `rel` that can match `pat` under `b` are: the atom
+    /// itself when the pattern is ground, else the bucket of an index on every
+    /// bound part of the pattern (arguments, and arguments of arguments), or all.
+    fn bucket(&mut self, rel: u32, pat: &Pat, b: &[TermId]) -> Bucket {
+        let pool = &self.model.pool;
+        if let Some(t) = pat.find(b, pool) {
             return match self.model.atom_of.get(&t) {
-                Some(&a) => {
-                    let p = self.model.pos_in_rel[a as usize];
-                    if (lo..hi).contains(&(p as usize)) {
-                        Cands::List(vec![p])
-                    } else {
-                        Cands::List(Vec::new())
-                    }
-                }
-                None => Cands::List(Vec::new()),
+                Some(&a) => Bucket::One(self.model.pos_in_rel[a as usize]),
+                None => Bucket::Empty,
             };
         }
         let Pat::Func(_, args) = pat else {
-            return Cands::Range(lo, hi);
+            return Bucket::All;
         };
-        let mut best: Option<&Vec<u32>> = None;
+        let mut paths = Vec::new();
+        let mut key = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            let mut keys: [Option<Key>; 16] = [None; 16];
-            if let Some(t) = a.find(b, &self.model.pool) {
-                keys[0] = Some(Key {
-                    rel,
+            if let Some(t) = a.find(b, pool) {
+                paths.push(Path {
                     arg: i as u16,
                     sub: None,
-                    value: t,
                 });
+                key.push(t);
             } else if let Pat::Func(f, sub) = a {
-                for (j, s) in sub.iter().enumerate().take(16) {
-                    if let Some(t) = s.find(b, &self.model.pool) {
-                        keys[j] = Some(Key {
-                            rel,
+                for (j, s) in sub.iter().enumerate() {
+                    if let Some(t) = s.find(b, pool) {
+                        paths.push(Path {
                             arg: i as u16,
                             sub: Some((*f, sub.len() as u16, j as u16)),
-                            value: t,
                         });
+                        key.push(t);
                     }
                 }
-            }
-            for k in keys.iter().flatten() {
-                match self.model.index.get(k) {
-                    None => return Cands::List(Vec::new()),
-                    Some(v) => {
-                        if best.is_none_or(|bv| v.len() < bv.len()) {
-                            best = Some(v);
-                        }
-                    }
-                }
+            } else if !matches!(a, Pat::Var(_)) {
+                // A bound ground part that was never interned matches nothing.
+                return Bucket::Empty;
             }
         }
-        match best {
-            None => Cands::Range(lo, hi),
-            Some(v) => {
-                let s = v.partition_point(|&p| (p as usize) < lo);
-                let e = v.partition_point(|&p| (p as usize) < hi);
-                Cands::List(v[s..e].to_vec())
+        if paths.is_empty() {
+            return Bucket::All;
+        }
+        let slot = match self.model.index_of.get(&(rel, paths.clone())) {
+            Some(&s) => s,
+            None => {
+                self.model.indexes.push(Index {
+                    rel,
+                    paths: paths.clone(),
+                    covered: 0,
+                    map: HashMap::new(),
+                });
+                let s = self.model.indexes.len() - 1;
+                self.model.index_of.insert((rel, paths), s);
+                s
             }
+        };
+        let m = &mut self.model;
+        let ix = &mut m.indexes[slot];
+        let atoms = &m.rel_atoms[ix.rel as usize];
+        while ix.covered < atoms.len() {
+            let t = atoms[ix.covered];
+            let k: Option<Vec<TermId>> = ix.paths.iter().map(|p| p.get(t, &m.pool)).collect();
+            if let Some(k) = k {
+                ix.map.entry(k).or_default().push(ix.covered as u32);
+            }
+            ix.covered += 1;
+        }
+        Bucket::Index(slot, key)
+    }
+
+    fn bucket_size(&self, bucket: &Bucket, rel: u32) -> usize {
+        match bucket {
+            Bucket::All => self.model.rel_atoms[rel as usize].len(),
+            Bucket::Empty => 0,
+            Bucket::One(_) => 1,
+            Bucket::Index(slot, key) => self.model.indexes[*slot].map.get(key).map_or(0, Vec::len),
         }
     }
 
@@ -640,8 +683,13 @@ impl Grounder {
             self.model.pool.functor(head),
             self.model.pool.args(head).len(),
         )];
-        if !self.model.atom_of.contains_key(&head) {
+        if !self.model.atom_of.contains_key(&head) && self.pending.insert(head) {
             self.new_atoms.push((rel, head));
+            if self.model.atoms.len() + self.new_atoms.len() > self.limits.max_atoms {
+                return Err(GroundError::TooManyAtoms {
+                    limit: self.limits.max_atoms,
+                });
+            }
         }
         if r.relaxation {
             return Ok(());
@@ -692,9 +740,13 @@ enum NegLit {
     },
 }
 
-enum Cands {
-    Range(usize, usize),
-    List(Vec<u32>),
+/// Candidate positions in a relation's atom list.
+enum Bucket {
+    All,
+    Empty,
+    One(u32),
+    /// The bucket of index `slot` for key values.
+    Index(usize, Vec<TermId>),
 }
 
 fn undo(b: &mut [TermId], trail: &mut Vec<u16>, mark: usize) {

@@ -17,7 +17,7 @@
 //! nothing: it runs in a per-thread scratch taken from a pool, and the network
 //! itself is immutable, so any number of threads share it.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -56,6 +56,8 @@ pub enum PropnetError {
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct NetStats {
     pub ground_atoms: usize,
+    /// Candidate atoms the grounder's joins tried.
+    pub join_steps: u64,
     pub ground_rules: usize,
     pub fluents: usize,
     pub moves: usize,
@@ -68,6 +70,10 @@ pub struct NetStats {
     pub ground_s: f64,
     pub compile_s: f64,
 }
+
+/// Node flags: some gate reads the node; the node decides a legal move.
+const HAS_READERS: u8 = 1;
+const LEGAL_OUT: u8 = 2;
 
 const FALSE: u32 = 0;
 const TRUE: u32 = 1;
@@ -103,6 +109,8 @@ struct Scratch {
     stack: Vec<(u32, u8)>,
     legal: Vec<u32>,
     joint: Vec<u32>,
+    /// Incremental mode: per role, how many legal moves hold.
+    legal_count: Vec<u32>,
 }
 
 /// The compiled network.
@@ -129,6 +137,16 @@ pub struct Propnet {
     /// as ranges of `fanout`.
     fanout_start: Vec<u32>,
     fanout: Vec<u32>,
+    /// Incremental mode: a gate is true when its count of true literals reaches
+    /// this (all of them for AND, one for OR).
+    threshold: Vec<i32>,
+    /// Incremental mode: per node, [`HAS_READERS`] and [`LEGAL_OUT`].
+    flags: Vec<u8>,
+    /// Every legal output: (role, node, move); and per node, the entries it
+    /// decides, as ranges of `legal_of`.
+    legal_entries: Vec<(u32, u32, u32)>,
+    legal_of_start: Vec<u32>,
+    legal_of: Vec<u32>,
     legal: Vec<Vec<(u32, u32)>>,
     /// Per fluent: the node of its `next` atom.
     next: Vec<u32>,
@@ -201,6 +219,7 @@ impl Propnet {
             stack: Vec::new(),
             legal: Vec::new(),
             joint: Vec::new(),
+            legal_count: vec![0; self.legal.len()],
         };
         s.vals[TRUE as usize] = 1;
         if self.incremental {
@@ -215,8 +234,28 @@ impl Propnet {
                     .count() as i32;
             }
             s.loaded = true;
+            for &(r, n, _) in &self.legal_entries {
+                s.legal_count[r as usize] += s.vals[n as usize] as u32;
+            }
         }
         s
+    }
+
+    /// Keeps the legal counts in step with a change of node `n` to `v`.
+    #[inline]
+    fn track_legal(&self, s: &mut Scratch, n: usize, v: u8) {
+        let (a, b) = (
+            self.legal_of_start[n] as usize,
+            self.legal_of_start[n + 1] as usize,
+        );
+        for &e in &self.legal_of[a..b] {
+            let r = self.legal_entries[e as usize].0 as usize;
+            if v == 1 {
+                s.legal_count[r] += 1;
+            } else {
+                s.legal_count[r] -= 1;
+            }
+        }
     }
 
     fn with_scratch<T>(&self, f: impl FnOnce(&mut Scratch) -> T) -> T {
@@ -287,6 +326,9 @@ impl Propnet {
         if !self.incremental {
             return;
         }
+        if self.flags[node as usize] & LEGAL_OUT != 0 {
+            self.track_legal(s, node as usize, v);
+        }
         s.stack.push((node, v));
         while let Some((n, v)) = s.stack.pop() {
             let (a, b) = (
@@ -295,20 +337,19 @@ impl Propnet {
             );
             for &e in &self.fanout[a..b] {
                 let g = (e >> 1) as usize;
-                if v ^ (e & 1) as u8 == 1 {
-                    s.counts[g] += 1;
-                } else {
-                    s.counts[g] -= 1;
-                }
-                let gate = self.gates[g];
-                let nv = if gate.and {
-                    s.counts[g] == (gate.end - gate.start) as i32
-                } else {
-                    s.counts[g] > 0
-                } as u8;
+                let c = &mut s.counts[g];
+                *c += if v ^ (e & 1) as u8 == 1 { 1 } else { -1 };
+                let nv = (*c >= self.threshold[g]) as u8;
                 if nv != s.vals[g] {
                     s.vals[g] = nv;
-                    s.stack.push((g as u32, nv));
+                    let f = self.flags[g];
+                    if f & LEGAL_OUT != 0 {
+                        self.track_legal(s, g, nv);
+                    }
+                    // Outputs nobody reads need no visit.
+                    if f & HAS_READERS != 0 {
+                        s.stack.push((g as u32, nv));
+                    }
                 }
             }
         }
@@ -394,6 +435,19 @@ impl Propnet {
         max_steps: usize,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
+        self.playout_recorded(state, rng, max_steps, goals, None)
+    }
+
+    /// [`Propnet::playout_from`], also appending each joint move played to
+    /// `record` when given (for tests: the moves can be replayed and checked).
+    pub fn playout_recorded<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        goals: &mut Vec<Option<u8>>,
+        mut record: Option<&mut Vec<u32>>,
+    ) -> Playout {
         self.with_scratch(|s| {
             self.load(s, state);
             let roles = self.goals.len();
@@ -408,6 +462,26 @@ impl Propnet {
                 }
                 joint.clear();
                 for r in 0..roles {
+                    if self.incremental {
+                        // The k-th legal move in list order: the same move the
+                        // state machine's `legal_moves` lists at index k, found
+                        // without building the list.
+                        let count = s.legal_count[r] as usize;
+                        if count == 0 {
+                            break;
+                        }
+                        let mut k = rng.gen_range(0..count);
+                        for &(n, m) in &self.legal[r] {
+                            if s.vals[n as usize] == 1 {
+                                if k == 0 {
+                                    joint.push(m);
+                                    break;
+                                }
+                                k -= 1;
+                            }
+                        }
+                        continue;
+                    }
                     s.legal.clear();
                     for &(n, m) in &self.legal[r] {
                         if s.vals[n as usize] == 1 {
@@ -421,6 +495,9 @@ impl Propnet {
                 }
                 if joint.len() < roles {
                     break false;
+                }
+                if let Some(rec) = record.as_deref_mut() {
+                    rec.extend_from_slice(&joint);
                 }
                 self.advance(s, &joint);
                 self.apply_changes(s);
@@ -1160,6 +1237,7 @@ impl Builder {
         }
         let stats = NetStats {
             ground_atoms: self.gp.atoms.len(),
+            join_steps: self.gp.join_steps,
             ground_rules: self.gp.rules.len(),
             fluents: self.fluent_terms.len(),
             moves: nm,
@@ -1194,6 +1272,33 @@ impl Builder {
                 fanout_start[i + 1] = fanout.len() as u32;
             }
         }
+        let legal_entries: Vec<(u32, u32, u32)> = legal
+            .iter()
+            .enumerate()
+            .flat_map(|(r, l)| l.iter().map(move |&(n, m)| (r as u32, n, m)))
+            .collect();
+        let mut by_node: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (e, &(_, node, _)) in legal_entries.iter().enumerate() {
+            by_node[node as usize].push(e as u32);
+        }
+        let mut legal_of_start = vec![0u32; n + 1];
+        let mut legal_of = Vec::new();
+        let mut flags = vec![0u8; n];
+        for (i, es) in by_node.iter().enumerate() {
+            legal_of.extend_from_slice(es);
+            legal_of_start[i + 1] = legal_of.len() as u32;
+            if !es.is_empty() {
+                flags[i] |= LEGAL_OUT;
+            }
+            if fanout_start[i] != fanout_start[i + 1] {
+                flags[i] |= HAS_READERS;
+            }
+        }
+        let threshold: Vec<i32> = self
+            .gates
+            .iter()
+            .map(|g| if g.and { (g.end - g.start) as i32 } else { 1 })
+            .collect();
         let mut net = Propnet {
             game: self.game,
             pool: self.gp.pool,
@@ -1210,6 +1315,11 @@ impl Builder {
             incremental,
             fanout_start,
             fanout,
+            threshold,
+            flags,
+            legal_entries,
+            legal_of_start,
+            legal_of,
             legal,
             next,
             terminal,

@@ -15,7 +15,7 @@ pub struct TermPool {
     nodes: Vec<(Sym, u32, u32)>,
     args: Vec<TermId>,
     table: HashTable<TermId>,
-    hasher: std::hash::RandomState,
+    hasher: hashbrown::DefaultHashBuilder,
 }
 
 impl TermPool {
@@ -24,7 +24,7 @@ impl TermPool {
             nodes: Vec::new(),
             args: Vec::new(),
             table: HashTable::new(),
-            hasher: std::hash::RandomState::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
         }
     }
 

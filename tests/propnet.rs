@@ -1,0 +1,439 @@
+//! The propositional network against the reference prover.
+//!
+//! On every puzzle of `puzzles/` and every valid game of the corpus
+//! (`../shared/games`, read-only test data) that compiles within the test's
+//! limits, seeded random playouts walk both engines in lockstep and compare, in
+//! every state met: the fluents, the terminal flag, every role's goal values and
+//! legal moves (as sorted KIF text); the joint move is drawn from the prover's
+//! sorted legal moves, so the run is deterministic. Any difference fails the test;
+//! a game is left out only when it does not compile within the limits (grounding
+//! too big) or the manifest lists it as defective, and those are counted.
+//!
+//! The prover is slow on big games, so each game has a small wall-clock budget:
+//! a game stops after the step that exceeds it (every state met is still
+//! compared). Games run on two threads.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use ggp_asp::gdl::{self, print::term_to_string, Game};
+use ggp_asp::reasoner::ground::Limits;
+use ggp_asp::reasoner::propnet::{CompileLimits, PropnetError};
+use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover, StateMachine};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+const PUZZLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/puzzles");
+
+/// Compile limits for the tests: games beyond them are counted, not compared.
+fn test_limits() -> CompileLimits {
+    CompileLimits {
+        ground: Limits {
+            max_atoms: 200_000,
+            max_rules: 500_000,
+            max_join_steps: 5_000_000,
+            max_time: Duration::from_secs(60),
+        },
+        max_nodes: 1_000_000,
+    }
+}
+
+/// What one game's comparison did.
+struct Outcome {
+    states: usize,
+}
+
+/// Sorted KIF text of terms.
+fn texts(game: &Game, terms: impl IntoIterator<Item = gdl::Term>) -> Vec<String> {
+    let mut v: Vec<String> = terms
+        .into_iter()
+        .map(|t| term_to_string(&t, &game.symbols))
+        .collect();
+    v.sort();
+    v
+}
+
+fn legal_texts<M: StateMachine>(m: &M, s: &M::State, role: usize) -> Vec<(String, M::Move)> {
+    let mut v: Vec<(String, M::Move)> = m
+        .legal(s, role)
+        .into_iter()
+        .map(|mv| (term_to_string(&m.move_term(&mv), &m.game().symbols), mv))
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// Walks both engines through `playouts` seeded random playouts; `Err` names the
+/// first difference (playout, step, what).
+fn compare(
+    prover: &Prover,
+    net: &Propnet,
+    playouts: usize,
+    max_steps: usize,
+    seed: u64,
+    budget: Duration,
+) -> Result<Outcome, String> {
+    let game = prover.game();
+    let roles = game.role_names();
+    let start = Instant::now();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut states = 0;
+    for p in 0..playouts {
+        let mut ps = prover.initial_state();
+        let mut ns = net.initial_state();
+        for step in 0..=max_steps {
+            let at = |what: &str, a: String, b: String| {
+                format!("playout {p}, step {step}: {what} differ\n  prover:  {a}\n  propnet: {b}")
+            };
+            states += 1;
+            let (pf, nf) = (
+                texts(game, prover.fluents(&ps)),
+                texts(game, net.fluents(&ns)),
+            );
+            if pf != nf {
+                return Err(at("states", pf.join(" "), nf.join(" ")));
+            }
+            let (pt, nt) = (prover.is_terminal(&ps), net.is_terminal(&ns));
+            if pt != nt {
+                return Err(at("terminal flags", pt.to_string(), nt.to_string()));
+            }
+            let mut joint_p = Vec::new();
+            let mut joint_n = Vec::new();
+            for (r, name) in roles.iter().enumerate() {
+                let (pg, ng) = (prover.goal_values(&ps, r), net.goal_values(&ns, r));
+                if pg != ng {
+                    return Err(at(
+                        &format!("goals of {name}"),
+                        format!("{pg:?}"),
+                        format!("{ng:?}"),
+                    ));
+                }
+                let pl = legal_texts(prover, &ps, r);
+                let nl = legal_texts(net, &ns, r);
+                let (pls, nls): (Vec<&String>, Vec<&String>) = (
+                    pl.iter().map(|x| &x.0).collect(),
+                    nl.iter().map(|x| &x.0).collect(),
+                );
+                if pls != nls {
+                    return Err(at(
+                        &format!("legal moves of {name}"),
+                        format!("{pls:?}"),
+                        format!("{nls:?}"),
+                    ));
+                }
+                if !pl.is_empty() {
+                    let i = rng.gen_range(0..pl.len());
+                    joint_p.push(pl[i].1);
+                    joint_n.push(nl[i].1);
+                }
+            }
+            if pt || step == max_steps || joint_p.len() < roles.len() || start.elapsed() > budget {
+                break;
+            }
+            ps = prover.next_state(&ps, &joint_p);
+            ns = net.next_state(&ns, &joint_n);
+        }
+        if start.elapsed() > budget {
+            break;
+        }
+    }
+    Ok(Outcome { states })
+}
+
+enum Verdict {
+    Compared(usize),
+    TooBig(String),
+    Defective(String),
+    Failed(String),
+}
+
+/// Loads, compiles and compares one game file.
+fn check_file(
+    path: &Path,
+    problems: &str,
+    playouts: usize,
+    max_steps: usize,
+    budget: Duration,
+) -> Verdict {
+    let name = path.display().to_string();
+    let game = match gdl::load(path) {
+        Ok(g) => g,
+        // Not a valid game: the front end's own tests check these diagnoses.
+        Err(e) => return Verdict::Defective(format!("{name} does not load: {e}")),
+    };
+    let prover = match Prover::try_new(game.clone()) {
+        Ok(p) => p,
+        Err(e) => return Verdict::TooBig(format!("prover: {e}")),
+    };
+    let net = match Propnet::with_limits(game, &test_limits()) {
+        Ok(n) => n,
+        Err(e @ (PropnetError::Ground(_) | PropnetError::TooManyNodes { .. })) => {
+            return Verdict::TooBig(e.to_string())
+        }
+        Err(e) if !problems.is_empty() => return Verdict::Defective(format!("{problems}: {e}")),
+        Err(e) => return Verdict::Failed(format!("does not compile: {e}")),
+    };
+    match compare(&prover, &net, playouts, max_steps, 7, budget) {
+        Ok(o) => Verdict::Compared(o.states),
+        Err(e) if !problems.is_empty() => {
+            // A defective game may still agree; report a difference but do not fail on
+            // what the manifest says is broken.
+            Verdict::Defective(format!("{problems}: {e}"))
+        }
+        Err(e) => Verdict::Failed(e),
+    }
+}
+
+/// The manifest's `problems` column by file name.
+fn manifest_problems() -> HashMap<String, String> {
+    let text =
+        std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| *h == n)
+            .expect("manifest column")
+    };
+    let (file, problems) = (col("file"), col("problems"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f.len() > problems)
+        .map(|f| (f[file].to_string(), f[problems].to_string()))
+        .collect()
+}
+
+fn kif_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs `check` over `files` on two threads; returns the verdicts in file order.
+fn run_all(files: &[PathBuf], check: impl Fn(&Path) -> Verdict + Sync) -> Vec<(PathBuf, Verdict)> {
+    let next = AtomicUsize::new(0);
+    let out = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(f) = files.get(i) else { break };
+                let v = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(f))) {
+                    Ok(v) => v,
+                    Err(_) => Verdict::Failed("panicked".into()),
+                };
+                out.lock().unwrap().push((i, f.clone(), v));
+            });
+        }
+    });
+    let mut v = out.into_inner().unwrap();
+    v.sort_by_key(|x| x.0);
+    v.into_iter().map(|(_, f, v)| (f, v)).collect()
+}
+
+#[test]
+fn propnet_agrees_with_the_prover_on_every_puzzle() {
+    let files = kif_files(Path::new(PUZZLES));
+    assert!(files.len() >= 10, "the puzzles folder holds our games");
+    let verdicts = run_all(&files, |f| {
+        check_file(f, "", 10, 120, Duration::from_secs(20))
+    });
+    let mut failures = Vec::new();
+    for (f, v) in &verdicts {
+        match v {
+            Verdict::Compared(n) => assert!(*n > 0),
+            Verdict::TooBig(e) | Verdict::Defective(e) | Verdict::Failed(e) => {
+                failures.push(format!("{}: {e}", f.display()))
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn propnet_agrees_with_the_prover_on_the_corpus() {
+    let problems = manifest_problems();
+    let mut files = kif_files(Path::new(CORPUS));
+    files.extend(kif_files(&Path::new(CORPUS).join("tests")));
+    let verdicts = run_all(&files, |f| {
+        let key = f
+            .strip_prefix(CORPUS)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        // `sim_timeout` only says the manifest's own simulator was slow.
+        let p = problems
+            .get(&key)
+            .map(String::as_str)
+            .unwrap_or("")
+            .split(',')
+            .filter(|p| !p.starts_with("sim_timeout") && !p.starts_with("no_terminal"))
+            .collect::<Vec<_>>()
+            .join(",");
+        check_file(f, &p, 3, 60, Duration::from_millis(400))
+    });
+    let (mut compared, mut states, mut too_big, mut defective) = (0, 0, Vec::new(), 0);
+    let mut failures = Vec::new();
+    for (f, v) in &verdicts {
+        let name = f.file_name().unwrap().to_string_lossy();
+        match v {
+            Verdict::Compared(n) => {
+                compared += 1;
+                states += n;
+            }
+            Verdict::TooBig(e) => too_big.push(format!("{name} ({e})")),
+            Verdict::Defective(_) => defective += 1,
+            Verdict::Failed(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "compared {compared} games ({states} states); {} too big for the test limits; {defective} defective or GDL-II",
+        too_big.len()
+    );
+    eprintln!("too big: {}", too_big.join(", "));
+    assert!(
+        failures.is_empty(),
+        "{} game(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Nearly every valid game fits: a regression in the grounder shows here.
+    assert!(
+        compared >= 350,
+        "only {compared} games compiled and were compared"
+    );
+}
+
+/// The allocation-free playout loop (which keeps the legal moves as sets updated
+/// by propagation) plays only legal moves and ends where the state machine's own
+/// methods say: its recorded joint moves are replayed and checked step by step.
+#[test]
+fn fast_playout_agrees_with_the_state_machine_methods() {
+    for name in [
+        "tictactoe",
+        "connect4",
+        "rps3",
+        "nim3",
+        "8puzzle",
+        "maze",
+        "blocks",
+    ] {
+        let game =
+            gdl::load(&Path::new(PUZZLES).join(format!("{name}.kif"))).expect("puzzle loads");
+        let net = Propnet::new(game).expect("puzzle compiles");
+        let roles = net.num_roles();
+        for seed in 0..30 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut goals = Vec::new();
+            let mut record = Vec::new();
+            let init = net.initial_state();
+            let fast = net.playout_recorded(&init, &mut rng, 200, &mut goals, Some(&mut record));
+            assert_eq!(record.len(), fast.steps * roles, "{name} seed {seed}");
+            let mut s = init;
+            for (step, joint) in record.chunks(roles).enumerate() {
+                assert!(
+                    !net.is_terminal(&s),
+                    "{name} seed {seed}: moved on from a terminal state"
+                );
+                for (r, m) in joint.iter().enumerate() {
+                    assert!(
+                        net.legal(&s, r).contains(m),
+                        "{name} seed {seed} step {step}: illegal move for role {r}"
+                    );
+                }
+                s = net.next_state(&s, joint);
+            }
+            assert_eq!(fast.terminal, net.is_terminal(&s), "{name} seed {seed}");
+            let slow: Vec<Option<u8>> = (0..roles).map(|r| net.goal(&s, r)).collect();
+            assert_eq!(goals, slow, "{name} seed {seed}");
+        }
+    }
+}
+
+/// Several threads share one network; each gets what it would get alone.
+#[test]
+fn threads_share_one_network() {
+    let game = gdl::load(&Path::new(PUZZLES).join("connect4.kif")).expect("loads");
+    let net = Arc::new(Propnet::new(game).expect("compiles"));
+    let run = |net: &Propnet, seed: u64| {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut goals = Vec::new();
+        (0..200)
+            .map(|_| {
+                let p = net.playout(&net.initial_state(), &mut rng, 100, &mut goals);
+                (p.steps, goals.clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    let alone: Vec<_> = (0..4).map(|t| run(&net, t)).collect();
+    let together: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|t| {
+                let net = Arc::clone(&net);
+                s.spawn(move || run(&net, t))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(alone, together);
+}
+
+/// A game whose relaxed grounding explodes (three free choices out of 300
+/// numbers) while each real state stays tiny: the guard trips with a message
+/// that says which limit, and `auto` serves the game with the prover.
+#[test]
+fn grounding_guard_trips_and_auto_falls_back_to_the_prover() {
+    let mut kif = String::from(
+        "(role p) (init (num 0)) (init (step 0))
+         (<= (legal p (go ?y)) (true (num ?x)) (succ ?x ?y))
+         (<= (next (num ?y)) (does p (go ?y)))
+         (<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+         (<= (triple ?a ?b ?c) (true (num ?a)) (true (num ?b)) (true (num ?c)))
+         (<= (goal p 100) (triple ?a ?a ?a))
+         (<= terminal (true (step 3)))\n",
+    );
+    for i in 0..300 {
+        kif.push_str(&format!("(succ {i} {})\n", i + 1));
+    }
+    let game = gdl::load_bytes(kif.as_bytes(), "explode.kif").expect("valid game");
+    let limits = CompileLimits {
+        ground: Limits {
+            max_atoms: 50_000,
+            max_rules: 100_000,
+            max_join_steps: 100_000_000,
+            max_time: Duration::from_secs(20),
+        },
+        max_nodes: 100_000,
+    };
+    let err = Propnet::with_limits(game.clone(), &limits)
+        .err()
+        .expect("the guard trips");
+    assert!(err.to_string().contains("grounding exceeds"), "{err}");
+
+    let (machine, why) = AnyMachine::build(game, Engine::Auto).expect("the prover serves");
+    assert_eq!(machine.name(), "prover");
+    assert!(why.contains("the propnet does not compile"), "{why}");
+    assert!(
+        why.contains("the propnet does not compile: grounding"),
+        "{why}"
+    );
+}
+
+#[test]
+fn engine_choice_builds_the_propnet_when_it_compiles() {
+    let game = gdl::load(&Path::new(PUZZLES).join("tictactoe.kif")).expect("loads");
+    let (m, why) = AnyMachine::build(game.clone(), Engine::Auto).expect("builds");
+    assert_eq!(m.name(), "propnet", "{why}");
+    let (m, _) = AnyMachine::build(game, Engine::Prover).expect("builds");
+    assert_eq!(m.name(), "prover");
+}
