@@ -95,12 +95,15 @@ pub struct Mcts<M: StateMachine> {
     evaluator: Arc<dyn Evaluator<M>>,
     last_iterations: u64,
     last_seconds: f64,
+    /// Per role, a move that wins at once from the root (see `find_wins`).
+    wins: Vec<Option<M::Move>>,
 }
 
 impl<M: StateMachine + 'static> Mcts<M> {
     pub fn new(machine: Arc<M>, state: M::State, cfg: SearchConfig) -> Self {
         let evaluator: Arc<dyn Evaluator<M>> = Arc::new(GoalEvaluator);
         let root = Node::new(&*machine, state, &*evaluator);
+        let wins = Self::find_wins(&machine, &root);
         let tree = Tree::new(
             root,
             SmallRng::seed_from_u64(cfg.seed),
@@ -117,6 +120,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             trees: vec![tree],
             last_iterations: 0,
             last_seconds: 0.0,
+            wins,
         }
     }
 
@@ -253,8 +257,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
         if root.terminal || role >= root.moves.len() {
             return None;
         }
-        if let Some(m) = self.winning_move(role) {
-            return Some(m);
+        if let Some(Some(m)) = self.wins.get(role) {
+            return Some(m.clone());
         }
         for t in &self.trees {
             if let Some(i) = t.solved_move(role) {
@@ -291,46 +295,49 @@ impl<M: StateMachine + 'static> Mcts<M> {
             .expect("best_move asked in a terminal state or for a role without legal moves")
     }
 
-    /// A move of `role` after which the game is over with goal 100 for `role`,
-    /// whatever the other roles play (checked when they have at most 256 joint
-    /// replies together).
-    fn winning_move(&self, role: RoleIdx) -> Option<M::Move> {
-        let root = self.trees[0].root();
-        let m = &*self.machine;
-        let others: usize = root
+    /// Per role, a move after which the game is over with goal 100 for that
+    /// role whatever the other roles play. Checked once per root, when the roles
+    /// have at most 256 joint moves there, so asking for the best move stays
+    /// instant after a search.
+    fn find_wins(machine: &M, root: &tree::Node<M>) -> Vec<Option<M::Move>> {
+        let roles = root.moves.len();
+        let mut wins = vec![None; roles];
+        let total = root
             .moves
             .iter()
-            .enumerate()
-            .filter(|(r, _)| *r != role)
-            .map(|(_, l)| l.len())
-            .try_fold(1usize, |a, n| a.checked_mul(n))?;
-        if others > 256 {
-            return None;
+            .try_fold(1usize, |a, l| a.checked_mul(l.len()));
+        if root.terminal || total.is_none_or(|t| t > 256) {
+            return wins;
         }
-        let roles = root.moves.len();
-        'moves: for mv in &root.moves[role] {
-            for k in 0..others {
-                let mut rest = k;
-                let joint: Vec<M::Move> = (0..roles)
-                    .map(|r| {
-                        if r == role {
-                            mv.clone()
-                        } else {
-                            let l = &root.moves[r];
-                            let i = rest % l.len();
-                            rest /= l.len();
-                            l[i].clone()
-                        }
-                    })
-                    .collect();
-                let next = m.next_state(&root.state, &joint);
-                if !(m.is_terminal(&next) && m.goal(&next, role) == Some(100)) {
-                    continue 'moves;
+        let total = total.unwrap_or(0);
+        // wins_for[r][i]: move i of role r has won against every reply so far.
+        let mut wins_for: Vec<Vec<bool>> = root.moves.iter().map(|l| vec![true; l.len()]).collect();
+        let mut idx = vec![0usize; roles];
+        for k in 0..total {
+            let mut rest = k;
+            for r in (0..roles).rev() {
+                let n = root.moves[r].len();
+                idx[r] = rest % n;
+                rest /= n;
+            }
+            if (0..roles).all(|r| !wins_for[r][idx[r]]) {
+                continue;
+            }
+            let joint: Vec<M::Move> = (0..roles).map(|r| root.moves[r][idx[r]].clone()).collect();
+            let next = machine.next_state(&root.state, &joint);
+            let terminal = machine.is_terminal(&next);
+            for r in 0..roles {
+                if wins_for[r][idx[r]] && !(terminal && machine.goal(&next, r) == Some(100)) {
+                    wins_for[r][idx[r]] = false;
                 }
             }
-            return Some(mv.clone());
         }
-        None
+        for r in 0..roles {
+            if let Some(i) = wins_for[r].iter().position(|&w| w) {
+                wins[r] = Some(root.moves[r][i].clone());
+            }
+        }
+        wins
     }
 
     /// Follows the joint move played: the root moves to its child, the subtree
@@ -340,6 +347,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
         for t in &mut self.trees {
             t.advance(machine, joint, &*self.evaluator);
         }
+        self.wins = Self::find_wins(machine, self.trees[0].root());
     }
 
     pub fn stats(&self) -> SearchStats {
