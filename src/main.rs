@@ -382,6 +382,15 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                             rec.moves.len(),
                             rec.errors.len()
                         );
+                            for e in &rec.errors {
+                                eprintln!(
+                                    "  error: {} at step {}: {} ({})",
+                                    e.role,
+                                    e.step + 1,
+                                    e.kind,
+                                    e.detail
+                                );
+                            }
                         })?;
                     if json {
                         println!("{}", serde_json::to_string(&r)?);
