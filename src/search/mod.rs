@@ -23,7 +23,7 @@
 pub mod policy;
 mod tree;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -31,16 +31,32 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::reasoner::{RoleIdx, StateMachine};
-use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
+use policy::{
+    playout, Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1,
+};
 use tree::{Node, Policies, Tree};
+
+/// How several threads share the work of one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Parallel {
+    /// One tree per thread, root statistics summed when a move is chosen.
+    #[default]
+    Root,
+    /// One tree behind a lock, virtual loss on the edges being played out;
+    /// playouts run outside the lock.
+    Tree,
+}
 
 /// Settings of a search.
 #[derive(Clone, Debug)]
 pub struct SearchConfig {
     /// UCB1's exploration constant, on values scaled to 0..1.
     pub exploration: f64,
-    /// Threads (root-parallel trees) used by [`Mcts::search_until`].
+    /// Threads used by [`Mcts::search_until`].
     pub threads: usize,
+    /// How the threads share the search.
+    pub parallel: Parallel,
     /// Most nodes kept, over all trees.
     pub node_limit: usize,
     pub seed: u64,
@@ -53,6 +69,7 @@ impl Default for SearchConfig {
         SearchConfig {
             exploration: 0.7,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            parallel: Parallel::Root,
             node_limit: 2_000_000,
             seed: 1,
             max_playout_steps: 500,
@@ -104,11 +121,11 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let evaluator: Arc<dyn Evaluator<M>> = Arc::new(GoalEvaluator);
         let root = Node::new(&*machine, state, &*evaluator);
         let wins = Self::find_wins(&machine, &root);
-        let tree = Tree::new(
-            root,
-            SmallRng::seed_from_u64(cfg.seed),
-            cfg.node_limit / cfg.threads.max(1),
-        );
+        let per_tree = match cfg.parallel {
+            Parallel::Root => cfg.node_limit / cfg.threads.max(1),
+            Parallel::Tree => cfg.node_limit,
+        };
+        let tree = Tree::new(root, SmallRng::seed_from_u64(cfg.seed), per_tree);
         Mcts {
             tree_policy: Arc::new(Ucb1 {
                 exploration: cfg.exploration,
@@ -160,7 +177,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let started = Instant::now();
         let before = self.total_iterations();
         let threads = self.cfg.threads.max(1);
-        while self.trees.len() < threads {
+        while self.cfg.parallel == Parallel::Root && self.trees.len() < threads {
             let root = Node::new(&*self.machine, self.state().clone(), &*self.evaluator);
             let seed = self
                 .cfg
@@ -183,6 +200,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
         };
         if threads == 1 {
             run_until(&mut self.trees[0], machine, &pol, deadline);
+        } else if self.cfg.parallel == Parallel::Tree {
+            shared_tree(
+                &mut self.trees[0],
+                machine,
+                &pol,
+                deadline,
+                threads,
+                self.cfg.seed,
+            );
         } else {
             std::thread::scope(|s| {
                 for t in &mut self.trees {
@@ -372,6 +398,68 @@ impl<M: StateMachine + 'static> Mcts<M> {
             .max_by_key(|(_, g)| *g)
             .cloned()
     }
+}
+
+/// Tree parallel: `threads` threads on one tree behind a mutex. Selection,
+/// expansion and backup hold the lock; playouts (most of the time) do not. The
+/// visits counted on the way down act as virtual loss, steering the other threads
+/// elsewhere while a playout is out.
+fn shared_tree<M: StateMachine>(
+    tree: &mut Tree<M>,
+    machine: &M,
+    pol: &Policies<M>,
+    deadline: Instant,
+    threads: usize,
+    seed: u64,
+) {
+    let shared = Mutex::new(tree);
+    let lock = || shared.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::scope(|s| {
+        for k in 0..threads {
+            let lock = &lock;
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(
+                    seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let mut buf = Vec::new();
+                while Instant::now() < deadline {
+                    let mut d = {
+                        let mut t = lock();
+                        if t.root().solved {
+                            break;
+                        }
+                        t.descend(machine, pol)
+                    };
+                    if let Some(from) = d.from.take() {
+                        let line = if d.one_player {
+                            Some(&mut d.line)
+                        } else {
+                            None
+                        };
+                        let max = pol.max_playout_steps;
+                        let end = playout(
+                            machine,
+                            from,
+                            pol.playout,
+                            &mut rng,
+                            max,
+                            Some(deadline),
+                            line,
+                            &mut buf,
+                        );
+                        let Some((end, terminal, _)) = end else {
+                            lock().undo(&d);
+                            break;
+                        };
+                        pol.eval.evaluate(machine, &end, terminal, &mut d.values);
+                        d.terminal = terminal;
+                        d.played = true;
+                    }
+                    lock().backup(d);
+                }
+            });
+        }
+    });
 }
 
 fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, deadline: Instant) {
