@@ -15,6 +15,7 @@ use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+use ggp_asp::search::Parallel;
 use ggp_asp::simulate;
 
 #[derive(Parser)]
@@ -234,9 +235,12 @@ enum BenchCommand {
         games: Vec<PathBuf>,
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
-        /// Root-parallel trees for the search (playouts stay on one thread).
+        /// Threads of the search (the raw playouts stay on one thread).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// How the threads share the search: root (a tree each) or tree (one tree).
+        #[arg(long, value_enum, default_value_t = Parallel::Root)]
+        parallel: Parallel,
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         engine: Engine,
         #[arg(long)]
@@ -666,6 +670,15 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                             rec.moves.len(),
                             rec.errors.len()
                         );
+                            for e in &rec.errors {
+                                eprintln!(
+                                    "  error: {} at step {}: {} ({})",
+                                    e.role,
+                                    e.step + 1,
+                                    e.kind,
+                                    e.detail
+                                );
+                            }
                         })?;
                     if json {
                         println!("{}", serde_json::to_string(&r)?);
@@ -683,18 +696,26 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
             games,
             seconds,
             threads,
+            parallel,
             engine,
             json,
         } => {
             for path in &games {
                 let g = gdl::load(path)?;
-                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
+                let r = arena_bench::search_bench(
+                    &game_name(path),
+                    g,
+                    engine,
+                    seconds,
+                    threads,
+                    parallel,
+                )?;
                 if json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
                     println!(
-                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
-                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.parallel, r.ratio, r.nodes
                     );
                 }
             }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::{joint, play, prover, Move, State};
 use ggp_asp::gdl::print::term_to_string;
 use ggp_asp::reasoner::{Prover, StateMachine};
-use ggp_asp::search::{Mcts, SearchConfig};
+use ggp_asp::search::{Mcts, Parallel, SearchConfig};
 
 fn cfg(seed: u64) -> SearchConfig {
     SearchConfig {
@@ -354,4 +354,51 @@ fn search_until_uses_threads_and_returns_at_the_deadline() {
     search.search_until(Instant::now() + Duration::from_millis(50));
     let s1 = m.next_state(&m.initial_state(), &j);
     assert!(m.legal(&s1, 1).contains(&search.best_move(1)));
+}
+
+#[test]
+fn tree_parallel_shares_one_tree() {
+    let m = Arc::new(prover("connect4"));
+    let c = SearchConfig {
+        threads: 2,
+        parallel: Parallel::Tree,
+        ..cfg(1)
+    };
+    let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), c);
+    search.search_until(Instant::now() + Duration::from_millis(300));
+    let st = search.stats();
+    assert_eq!(st.trees, 1);
+    assert!(st.iterations > 0);
+    // Every descent counted exactly once, abandoned ones taken back.
+    for r in 0..2 {
+        let total: u64 = search.root_stats(r).iter().map(|(_, s)| s.visits).sum();
+        assert_eq!(total, st.root_visits, "role {r}");
+    }
+    assert!(m
+        .legal(&m.initial_state(), 0)
+        .contains(&search.best_move(0)));
+    let j = joint(&m, "((drop 4) noop)");
+    search.advance(&j);
+    search.search_until(Instant::now() + Duration::from_millis(100));
+    let s1 = m.next_state(&m.initial_state(), &j);
+    assert!(m.legal(&s1, 1).contains(&search.best_move(1)));
+
+    // The solver works the same on a shared tree.
+    let m = Arc::new(prover("tictactoe"));
+    let s = play(
+        &m,
+        &[
+            "((mark 1 1) noop)",
+            "(noop (mark 2 2))",
+            "((mark 1 2) noop)",
+        ],
+    );
+    let c = SearchConfig {
+        threads: 2,
+        parallel: Parallel::Tree,
+        ..cfg(2)
+    };
+    let mut search = Mcts::new(Arc::clone(&m), s, c);
+    search.search_until(Instant::now() + Duration::from_millis(500));
+    assert_eq!(text(&m, &search.best_move(1)), "(mark 1 3)");
 }

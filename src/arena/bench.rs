@@ -14,7 +14,7 @@ use super::{run_match, MatchConfig, PlayerSpec};
 use crate::gdl::Game;
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use crate::search::policy::{playout, RandomPlayout};
-use crate::search::{Mcts, SearchConfig};
+use crate::search::{Mcts, Parallel, SearchConfig};
 
 /// UCT against one opponent on one game.
 #[derive(Clone, Debug, Serialize)]
@@ -94,12 +94,13 @@ pub fn uct_versus(
 }
 
 /// Tree search throughput against raw random playouts (one thread), the search
-/// on `threads` root-parallel trees.
+/// on `threads` threads shared as `parallel` says.
 #[derive(Clone, Debug, Serialize)]
 pub struct SearchBench {
     pub game: String,
     pub engine: String,
     pub threads: usize,
+    pub parallel: Parallel,
     /// Random playouts from the initial state per second.
     pub playouts_per_s: f64,
     /// UCT iterations (selection, expansion, playout, backup) per second.
@@ -117,10 +118,15 @@ pub fn search_bench(
     engine: Engine,
     seconds: f64,
     threads: usize,
+    parallel: Parallel,
 ) -> Result<SearchBench> {
     let (machine, _) = AnyMachine::build(game, engine)?;
     let engine = machine.name().to_string();
-    let mut r = machine.visit(BenchVisitor { seconds, threads });
+    let mut r = machine.visit(BenchVisitor {
+        seconds,
+        threads,
+        parallel,
+    });
     r.game = name.to_string();
     r.engine = engine;
     Ok(r)
@@ -129,6 +135,7 @@ pub fn search_bench(
 struct BenchVisitor {
     seconds: f64,
     threads: usize,
+    parallel: Parallel,
 }
 
 impl MachineVisitor for BenchVisitor {
@@ -165,6 +172,7 @@ impl MachineVisitor for BenchVisitor {
         let playouts_per_s = n as f64 / t0.elapsed().as_secs_f64();
         let cfg = SearchConfig {
             threads: self.threads.max(1),
+            parallel: self.parallel,
             ..cfg
         };
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
@@ -175,6 +183,7 @@ impl MachineVisitor for BenchVisitor {
             game: String::new(),
             engine: String::new(),
             threads: self.threads.max(1),
+            parallel: self.parallel,
             playouts_per_s,
             iterations_per_s,
             ratio: iterations_per_s / playouts_per_s.max(1e-9),

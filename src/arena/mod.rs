@@ -47,7 +47,7 @@ impl MatchInfo {
     /// The deadline an in-process player aims for when a clock of `clock` started
     /// at `started`: the clock minus a margin for scheduling and the referee.
     pub fn deadline(started: Instant, clock: Duration) -> Instant {
-        let margin = Duration::from_millis(30) + clock / 20;
+        let margin = Duration::from_millis(50) + clock / 10;
         started + clock.saturating_sub(margin)
     }
 }

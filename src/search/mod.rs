@@ -23,7 +23,7 @@
 pub mod policy;
 mod tree;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -31,16 +31,32 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::reasoner::{RoleIdx, StateMachine};
-use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
+use policy::{
+    playout, Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1,
+};
 use tree::{Node, Policies, Tree};
+
+/// How several threads share the work of one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Parallel {
+    /// One tree per thread, root statistics summed when a move is chosen.
+    #[default]
+    Root,
+    /// One tree behind a lock, virtual loss on the edges being played out;
+    /// playouts run outside the lock.
+    Tree,
+}
 
 /// Settings of a search.
 #[derive(Clone, Debug)]
 pub struct SearchConfig {
     /// UCB1's exploration constant, on values scaled to 0..1.
     pub exploration: f64,
-    /// Threads (root-parallel trees) used by [`Mcts::search_until`].
+    /// Threads used by [`Mcts::search_until`].
     pub threads: usize,
+    /// How the threads share the search.
+    pub parallel: Parallel,
     /// Most nodes kept, over all trees.
     pub node_limit: usize,
     pub seed: u64,
@@ -53,6 +69,7 @@ impl Default for SearchConfig {
         SearchConfig {
             exploration: 0.7,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            parallel: Parallel::Root,
             node_limit: 2_000_000,
             seed: 1,
             max_playout_steps: 500,
@@ -95,17 +112,20 @@ pub struct Mcts<M: StateMachine> {
     evaluator: Arc<dyn Evaluator<M>>,
     last_iterations: u64,
     last_seconds: f64,
+    /// Per role, a move that wins at once from the root (see `find_wins`).
+    wins: Vec<Option<M::Move>>,
 }
 
 impl<M: StateMachine + 'static> Mcts<M> {
     pub fn new(machine: Arc<M>, state: M::State, cfg: SearchConfig) -> Self {
         let evaluator: Arc<dyn Evaluator<M>> = Arc::new(GoalEvaluator);
         let root = Node::new(&*machine, state, &*evaluator);
-        let tree = Tree::new(
-            root,
-            SmallRng::seed_from_u64(cfg.seed),
-            cfg.node_limit / cfg.threads.max(1),
-        );
+        let wins = Self::find_wins(&machine, &root);
+        let per_tree = match cfg.parallel {
+            Parallel::Root => cfg.node_limit / cfg.threads.max(1),
+            Parallel::Tree => cfg.node_limit,
+        };
+        let tree = Tree::new(root, SmallRng::seed_from_u64(cfg.seed), per_tree);
         Mcts {
             tree_policy: Arc::new(Ucb1 {
                 exploration: cfg.exploration,
@@ -117,6 +137,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             trees: vec![tree],
             last_iterations: 0,
             last_seconds: 0.0,
+            wins,
         }
     }
 
@@ -156,7 +177,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let started = Instant::now();
         let before = self.total_iterations();
         let threads = self.cfg.threads.max(1);
-        while self.trees.len() < threads {
+        while self.cfg.parallel == Parallel::Root && self.trees.len() < threads {
             let root = Node::new(&*self.machine, self.state().clone(), &*self.evaluator);
             let seed = self
                 .cfg
@@ -179,6 +200,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
         };
         if threads == 1 {
             run_until(&mut self.trees[0], machine, &pol, deadline);
+        } else if self.cfg.parallel == Parallel::Tree {
+            shared_tree(
+                &mut self.trees[0],
+                machine,
+                &pol,
+                deadline,
+                threads,
+                self.cfg.seed,
+            );
         } else {
             std::thread::scope(|s| {
                 for t in &mut self.trees {
@@ -253,8 +283,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
         if root.terminal || role >= root.moves.len() {
             return None;
         }
-        if let Some(m) = self.winning_move(role) {
-            return Some(m);
+        if let Some(Some(m)) = self.wins.get(role) {
+            return Some(m.clone());
         }
         for t in &self.trees {
             if let Some(i) = t.solved_move(role) {
@@ -291,46 +321,49 @@ impl<M: StateMachine + 'static> Mcts<M> {
             .expect("best_move asked in a terminal state or for a role without legal moves")
     }
 
-    /// A move of `role` after which the game is over with goal 100 for `role`,
-    /// whatever the other roles play (checked when they have at most 256 joint
-    /// replies together).
-    fn winning_move(&self, role: RoleIdx) -> Option<M::Move> {
-        let root = self.trees[0].root();
-        let m = &*self.machine;
-        let others: usize = root
+    /// Per role, a move after which the game is over with goal 100 for that
+    /// role whatever the other roles play. Checked once per root, when the roles
+    /// have at most 256 joint moves there, so asking for the best move stays
+    /// instant after a search.
+    fn find_wins(machine: &M, root: &tree::Node<M>) -> Vec<Option<M::Move>> {
+        let roles = root.moves.len();
+        let mut wins = vec![None; roles];
+        let total = root
             .moves
             .iter()
-            .enumerate()
-            .filter(|(r, _)| *r != role)
-            .map(|(_, l)| l.len())
-            .try_fold(1usize, |a, n| a.checked_mul(n))?;
-        if others > 256 {
-            return None;
+            .try_fold(1usize, |a, l| a.checked_mul(l.len()));
+        if root.terminal || total.is_none_or(|t| t > 256) {
+            return wins;
         }
-        let roles = root.moves.len();
-        'moves: for mv in &root.moves[role] {
-            for k in 0..others {
-                let mut rest = k;
-                let joint: Vec<M::Move> = (0..roles)
-                    .map(|r| {
-                        if r == role {
-                            mv.clone()
-                        } else {
-                            let l = &root.moves[r];
-                            let i = rest % l.len();
-                            rest /= l.len();
-                            l[i].clone()
-                        }
-                    })
-                    .collect();
-                let next = m.next_state(&root.state, &joint);
-                if !(m.is_terminal(&next) && m.goal(&next, role) == Some(100)) {
-                    continue 'moves;
+        let total = total.unwrap_or(0);
+        // wins_for[r][i]: move i of role r has won against every reply so far.
+        let mut wins_for: Vec<Vec<bool>> = root.moves.iter().map(|l| vec![true; l.len()]).collect();
+        let mut idx = vec![0usize; roles];
+        for k in 0..total {
+            let mut rest = k;
+            for r in (0..roles).rev() {
+                let n = root.moves[r].len();
+                idx[r] = rest % n;
+                rest /= n;
+            }
+            if (0..roles).all(|r| !wins_for[r][idx[r]]) {
+                continue;
+            }
+            let joint: Vec<M::Move> = (0..roles).map(|r| root.moves[r][idx[r]].clone()).collect();
+            let next = machine.next_state(&root.state, &joint);
+            let terminal = machine.is_terminal(&next);
+            for r in 0..roles {
+                if wins_for[r][idx[r]] && !(terminal && machine.goal(&next, r) == Some(100)) {
+                    wins_for[r][idx[r]] = false;
                 }
             }
-            return Some(mv.clone());
         }
-        None
+        for r in 0..roles {
+            if let Some(i) = wins_for[r].iter().position(|&w| w) {
+                wins[r] = Some(root.moves[r][i].clone());
+            }
+        }
+        wins
     }
 
     /// Follows the joint move played: the root moves to its child, the subtree
@@ -340,6 +373,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
         for t in &mut self.trees {
             t.advance(machine, joint, &*self.evaluator);
         }
+        self.wins = Self::find_wins(machine, self.trees[0].root());
     }
 
     pub fn stats(&self) -> SearchStats {
@@ -364,6 +398,68 @@ impl<M: StateMachine + 'static> Mcts<M> {
             .max_by_key(|(_, g)| *g)
             .cloned()
     }
+}
+
+/// Tree parallel: `threads` threads on one tree behind a mutex. Selection,
+/// expansion and backup hold the lock; playouts (most of the time) do not. The
+/// visits counted on the way down act as virtual loss, steering the other threads
+/// elsewhere while a playout is out.
+fn shared_tree<M: StateMachine>(
+    tree: &mut Tree<M>,
+    machine: &M,
+    pol: &Policies<M>,
+    deadline: Instant,
+    threads: usize,
+    seed: u64,
+) {
+    let shared = Mutex::new(tree);
+    let lock = || shared.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::scope(|s| {
+        for k in 0..threads {
+            let lock = &lock;
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(
+                    seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let mut buf = Vec::new();
+                while Instant::now() < deadline {
+                    let mut d = {
+                        let mut t = lock();
+                        if t.root().solved {
+                            break;
+                        }
+                        t.descend(machine, pol)
+                    };
+                    if let Some(from) = d.from.take() {
+                        let line = if d.one_player {
+                            Some(&mut d.line)
+                        } else {
+                            None
+                        };
+                        let max = pol.max_playout_steps;
+                        let end = playout(
+                            machine,
+                            from,
+                            pol.playout,
+                            &mut rng,
+                            max,
+                            Some(deadline),
+                            line,
+                            &mut buf,
+                        );
+                        let Some((end, terminal, _)) = end else {
+                            lock().undo(&d);
+                            break;
+                        };
+                        pol.eval.evaluate(machine, &end, terminal, &mut d.values);
+                        d.terminal = terminal;
+                        d.played = true;
+                    }
+                    lock().backup(d);
+                }
+            });
+        }
+    });
 }
 
 fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, deadline: Instant) {

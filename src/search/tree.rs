@@ -124,11 +124,23 @@ pub(crate) struct Tree<M: StateMachine> {
     pub iterations: u64,
     pub playouts: u64,
     pub max_depth: usize,
-    // Scratch, kept to avoid allocating per iteration.
-    path: Vec<(NodeId, usize)>,
-    path_moves: Vec<usize>,
-    values: Vec<f64>,
+    // Scratch for playouts, kept to avoid allocating per iteration.
     buf: Vec<M::Move>,
+}
+
+/// One iteration between selection and backup: the path taken (node and the
+/// offset of its move indices in `moves`), the line of joint moves (one-player
+/// games), where the playout starts (`None` when the descent ended in a solved
+/// node) and, once known, the values.
+pub(crate) struct Descent<M: StateMachine> {
+    pub path: Vec<(NodeId, usize)>,
+    pub moves: Vec<usize>,
+    pub line: Vec<Vec<M::Move>>,
+    pub from: Option<M::State>,
+    pub values: Vec<f64>,
+    pub terminal: bool,
+    pub played: bool,
+    pub one_player: bool,
 }
 
 impl<M: StateMachine> Tree<M> {
@@ -141,9 +153,6 @@ impl<M: StateMachine> Tree<M> {
             iterations: 0,
             playouts: 0,
             max_depth: 0,
-            path: Vec::new(),
-            path_moves: Vec::new(),
-            values: Vec::new(),
             buf: Vec::new(),
         }
     }
@@ -155,29 +164,70 @@ impl<M: StateMachine> Tree<M> {
     /// One iteration: select down the tree, expand one node, play out, back up.
     /// Returns false when the deadline cut the playout short (nothing recorded).
     pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
+        let mut d = self.descend(machine, pol);
+        if let Some(from) = d.from.take() {
+            let line = if d.one_player {
+                Some(&mut d.line)
+            } else {
+                None
+            };
+            let max = pol.max_playout_steps;
+            let Some((end, terminal, _)) = playout(
+                machine,
+                from,
+                pol.playout,
+                &mut self.rng,
+                max,
+                deadline,
+                line,
+                &mut self.buf,
+            ) else {
+                self.undo(&d);
+                return false;
+            };
+            pol.eval.evaluate(machine, &end, terminal, &mut d.values);
+            d.terminal = terminal;
+            d.played = true;
+        }
+        self.backup(d);
+        true
+    }
+
+    /// Selection and expansion: walks down by the tree policy, counting the visit
+    /// on every edge at once (with several threads on one tree this is the
+    /// virtual loss: an edge being played out looks worse until its value comes
+    /// back), expands one node, and says where the playout starts.
+    pub fn descend(&mut self, machine: &M, pol: &Policies<M>) -> Descent<M> {
         let roles = machine.num_roles();
-        let one_player = roles == 1;
-        let mut line: Vec<Vec<M::Move>> = Vec::new();
-        self.path.clear();
-        self.path_moves.clear();
+        let mut d = Descent {
+            path: Vec::new(),
+            moves: Vec::new(),
+            line: Vec::new(),
+            from: None,
+            values: Vec::new(),
+            terminal: false,
+            played: false,
+            one_player: roles == 1,
+        };
         let mut node: NodeId = 0;
-        let final_terminal;
         loop {
-            let n = &self.nodes[node as usize];
+            let n = &mut self.nodes[node as usize];
+            n.visits += 1;
             if n.solved {
-                self.values.clone_from(&n.values);
-                final_terminal = machine.is_terminal(&n.state);
-                break;
+                d.values.clone_from(&n.values);
+                d.terminal = machine.is_terminal(&n.state);
+                return d;
             }
-            let start = self.path_moves.len();
+            let start = d.moves.len();
             for r in 0..roles {
-                let i = pol.tree.select(&n.stats[r], n.visits, &mut self.rng);
-                self.path_moves.push(i);
+                let i = pol.tree.select(&n.stats[r], n.visits - 1, &mut self.rng);
+                n.stats[r][i].visits += 1;
+                d.moves.push(i);
             }
-            self.path.push((node, start));
-            let idx = &self.path_moves[start..];
-            if one_player {
-                line.push(vec![n.moves[0][idx[0]].clone()]);
+            d.path.push((node, start));
+            let idx = &d.moves[start..];
+            if roles == 1 {
+                d.line.push(vec![n.moves[0][idx[0]].clone()]);
             }
             let key = if n.keyable { n.key(idx) } else { 0 };
             if let Some(&c) = n.children.get(&key) {
@@ -191,70 +241,63 @@ impl<M: StateMachine> Tree<M> {
                 .map(|(l, &i)| l[i].clone())
                 .collect();
             let next = machine.next_state(&n.state, &joint);
-            let expand = n.keyable && self.nodes.len() < self.node_limit;
-            let from = if expand {
-                let child = Node::new(machine, next, pol.eval);
-                let id = self.nodes.len() as NodeId;
-                self.nodes[node as usize].children.insert(key, id);
-                self.nodes.push(child);
-                if self.nodes[id as usize].solved {
-                    let c = &self.nodes[id as usize];
-                    self.values.clone_from(&c.values);
-                    final_terminal = machine.is_terminal(&c.state);
-                    break;
-                }
-                self.nodes[id as usize].state.clone()
+            if !(n.keyable && self.nodes.len() < self.node_limit) {
+                d.from = Some(next);
+                return d;
+            }
+            let child = Node::new(machine, next, pol.eval);
+            let id = self.nodes.len() as NodeId;
+            self.nodes[node as usize].children.insert(key, id);
+            self.nodes.push(child);
+            let c = &self.nodes[id as usize];
+            if c.solved {
+                d.values.clone_from(&c.values);
+                d.terminal = machine.is_terminal(&c.state);
             } else {
-                next
-            };
-            let lref = if one_player { Some(&mut line) } else { None };
-            match playout(
-                machine,
-                from,
-                pol.playout,
-                &mut self.rng,
-                pol.max_playout_steps,
-                deadline,
-                lref,
-                &mut self.buf,
-            ) {
-                Some((end, terminal, _)) => {
-                    pol.eval.evaluate(machine, &end, terminal, &mut self.values);
-                    final_terminal = terminal;
-                    self.playouts += 1;
-                }
-                None => return false,
+                d.from = Some(c.state.clone());
             }
-            break;
+            return d;
         }
-        self.max_depth = self.max_depth.max(self.path.len());
-        for &(id, start) in &self.path {
+    }
+
+    /// Takes back the visits of a descent whose playout was abandoned.
+    /// A node the descent expanded stays: its state is right either way.
+    pub fn undo(&mut self, d: &Descent<M>) {
+        for &(id, start) in &d.path {
             let n = &mut self.nodes[id as usize];
-            n.visits += 1;
-            for r in 0..roles {
-                let s = &mut n.stats[r][self.path_moves[start + r]];
-                s.visits += 1;
-                s.sum += self.values[r];
+            n.visits -= 1;
+            for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
+                n.stats[r][i].visits -= 1;
             }
         }
-        if let Some(n) = self.nodes.get_mut(0) {
-            if self.path.is_empty() {
-                n.visits += 1;
+    }
+
+    /// Backs the values of a finished descent up its path (the visits were
+    /// counted on the way down), then solves what can be solved and records a
+    /// one-player line.
+    pub fn backup(&mut self, d: Descent<M>) {
+        self.max_depth = self.max_depth.max(d.path.len());
+        for &(id, start) in &d.path {
+            let n = &mut self.nodes[id as usize];
+            for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
+                n.stats[r][i].sum += d.values[r];
             }
         }
-        for i in (0..self.path.len()).rev() {
-            if !self.try_solve(self.path[i].0) {
+        for i in (0..d.path.len()).rev() {
+            if !self.try_solve(d.path[i].0) {
                 break;
             }
         }
-        if one_player && final_terminal {
-            let goal = (self.values[0] * 100.0).round() as u8;
+        if d.one_player && d.terminal {
+            let goal = (d.values[0] * 100.0).round() as u8;
             if self.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
-                self.best_line = Some((line, goal));
+                self.best_line = Some((d.line, goal));
             }
         }
+        if d.played {
+            self.playouts += 1;
+        }
         self.iterations += 1;
-        true
     }
 
     /// MCTS-Solver at turn nodes: a node where the mover has a child solved with
