@@ -429,8 +429,10 @@ impl<M: StateMachine + 'static> Worker<M> {
         term_to_string(&self.machine.move_term(m), &self.game().symbols)
     }
 
-    /// Searches until the solver has answered or `until`, whichever is first.
+    /// Waits until the solver has answered or `until`, whichever is first; the
+    /// search only runs in the last part of the wait (see [`Worker::search_or_wait`]).
     fn await_plan(&mut self, until: Instant) {
+        let begun = Instant::now();
         while self.solver.is_some() && !self.cancelled.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= until {
@@ -440,9 +442,26 @@ impl<M: StateMachine + 'static> Worker<M> {
                 );
                 return;
             }
-            self.search.search_until(until.min(now + SLICE));
+            self.search_or_wait(begun, until);
             self.poll_solver();
         }
+    }
+
+    /// One slice of the time from `begun` to `until`. While the solver works on a
+    /// one-player game it gets the cores: the search sleeps through the first
+    /// three quarters of the time and runs only in the rest, to have a move should
+    /// the plan not come.
+    fn search_or_wait(&mut self, begun: Instant, until: Instant) {
+        let now = Instant::now();
+        let end = until.min(now + SLICE);
+        if self.solver.is_some() {
+            let search_from = begun + until.saturating_duration_since(begun) * 3 / 4;
+            if now < search_from {
+                std::thread::sleep(end.min(search_from).saturating_duration_since(now));
+                return;
+            }
+        }
+        self.search.search_until(end);
     }
 
     fn run(&mut self, rx: Receiver<Command>) {
@@ -455,7 +474,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             // Think for a slice (pondering), then look at the messages; a search
             // with nothing to do leaves the rest of the slice to waiting.
             let slice_end = Instant::now() + SLICE;
-            if self.cfg.ponder && !self.machine.is_terminal(&self.state) {
+            if self.cfg.ponder && self.solver.is_none() && !self.machine.is_terminal(&self.state) {
                 self.search.search_until(slice_end);
             }
             let cmd = match rx.try_recv() {
@@ -577,6 +596,7 @@ impl<M: StateMachine + 'static> Worker<M> {
         let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
         let playouts_before = self.search.stats().playouts;
         let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
+        let begun = Instant::now();
         let (mv, by) = loop {
             self.poll_solver();
             if let Some(m) = self.plan_move() {
@@ -596,7 +616,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                     None => break (legal[0].clone(), "first legal move (search had none)"),
                 }
             }
-            self.search.search_until(think_until.min(now + SLICE));
+            self.search_or_wait(begun, think_until);
             let best = self.search.try_best_move(self.role);
             self.publish_fallback(best.as_ref());
         };
