@@ -1,11 +1,13 @@
 //! ggp-asp: General Game Playing with answer set programming.
 //!
 //! - [`gdl`]: reading, validating and normalising game descriptions.
+//! - [`asp`]: single-player games solved with clingo, plans verified.
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 //! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
 //! - [`arena`]: a local game manager, in-process players and strength benchmarks.
 
 pub mod arena;
+pub mod asp;
 pub mod gdl;
 pub mod player;
 pub mod reasoner;

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::asp::{self, bench, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
@@ -74,6 +75,13 @@ enum Command {
         /// Threads of each in-process UCT player.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// In-process UCT players run exactly N iterations per move instead of
+        /// searching to the clock (reproducible matches).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// In-process UCT players cut playouts off after N joint moves.
+        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+        playout_steps: usize,
         /// Stop the match after this many joint moves.
         #[arg(long, default_value_t = 1000)]
         max_steps: usize,
@@ -117,6 +125,40 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         read_timeout: f64,
     },
+    /// Print a single-player game as an answer set program that the clingo
+    /// executable alone can solve.
+    #[command(group(clap::ArgGroup::new("form").required(true)))]
+    Encode {
+        game: PathBuf,
+        /// Full grounding: plans of at most H moves.
+        #[arg(long, group = "form")]
+        horizon: Option<usize>,
+        /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
+        #[arg(long, group = "form")]
+        incremental: bool,
+    },
+    /// Solve a single-player game: the shortest plan to goal 100 (else the best
+    /// goal), verified on the reference prover.
+    Solve {
+        game: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Seconds before giving up (the best verified plan so far is kept).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// The longest plan looked for.
+        #[arg(long, default_value_t = 200)]
+        max_steps: usize,
+        /// Solver threads in all (default: the machine's cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Mode::Auto)]
+        mode: Mode,
+        /// Resident memory limit in MiB.
+        #[arg(long)]
+        memory_mb: Option<u64>,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -126,6 +168,46 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Random playouts to terminal from the initial state: playouts/s and states/s
+    /// (setup excluded), compile time and network size, per game and engine.
+    Playouts {
+        #[arg(required = true)]
+        games: Vec<PathBuf>,
+        /// Seconds of playouts per game and engine.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// One engine only (default: the prover and the propnet).
+        #[arg(long, value_enum)]
+        engine: Option<Engine>,
+        /// Stop a playout after this many joint moves.
+        #[arg(long, default_value_t = 10_000)]
+        max_steps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Solve every single-player game in the directories (a `manifest.tsv` there
+    /// selects its single-player games), each in a child process.
+    Solve {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Seconds per game.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Memory limit per game in MiB.
+        #[arg(long, default_value_t = 4096)]
+        memory_mb: u64,
+        /// Solver threads per game.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// One JSON object per game instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// UCT against random and against mc at equal clocks, seats alternated.
     Arena {
         #[arg(required = true)]
@@ -154,6 +236,9 @@ enum BenchCommand {
         games: Vec<PathBuf>,
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Root-parallel trees for the search (playouts stay on one thread).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         #[arg(long, value_enum, default_value_t = Engine::Auto)]
         engine: Engine,
         #[arg(long)]
@@ -218,6 +303,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             seed,
             engine,
             threads,
+            iterations,
+            playout_steps,
             max_steps,
             json,
         } => {
@@ -238,6 +325,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 engine,
                 max_steps,
                 uct_threads: threads,
+                uct_iterations: iterations,
+                uct_playout_steps: playout_steps,
                 kif: Some(kif),
                 match_id: None,
                 observer,
@@ -295,6 +384,63 @@ fn run(cli: Cli) -> Result<ExitCode> {
             server::run(cfg, std::net::SocketAddr::new(bind, port))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Encode {
+            game,
+            horizon,
+            incremental,
+        } => {
+            let g = gdl::load(&game)?;
+            asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
+            let program = asp::Program::new(&g);
+            if incremental {
+                print!("#include <incmode>.\n{}", program.incremental());
+            } else if let Some(h) = horizon {
+                print!(
+                    "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
+                    program.full()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            game,
+            json,
+            timeout,
+            max_steps,
+            threads,
+            mode,
+            memory_mb,
+        } => {
+            let mut opts = SolveOptions {
+                mode,
+                timeout: timeout.map(Duration::from_secs_f64),
+                max_steps,
+                memory_mb,
+                progress: true,
+                ..SolveOptions::default()
+            };
+            if let Some(t) = threads {
+                opts.threads = t;
+            }
+            let result = gdl::load(&game)
+                .map_err(anyhow::Error::from)
+                .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
+            let result = match result {
+                Ok(r) => r,
+                Err(e) if json => bench::error_result(format!("{e:#}")),
+                Err(e) => return Err(e),
+            };
+            if json {
+                println!("{}", serde_json::to_string(&result)?);
+            } else {
+                print_solution(&result);
+            }
+            // Solver threads may still be grounding after a timeout: end the
+            // process rather than wait for them.
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(if result.status == Status::Error { 1 } else { 0 });
+        }
         Command::Bench { what } => bench(what),
     }
 }
@@ -343,6 +489,144 @@ fn game_name(path: &std::path::Path) -> String {
 
 fn bench(what: BenchCommand) -> Result<ExitCode> {
     match what {
+        BenchCommand::Playouts {
+            games,
+            seconds,
+            threads,
+            engine,
+            max_steps,
+            seed,
+            json,
+        } => {
+            let engines = match engine {
+                Some(e) => vec![e],
+                None => vec![Engine::Prover, Engine::Propnet],
+            };
+            if !json {
+                println!(
+                    "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>8} {:>8}",
+                    "game",
+                    "engine",
+                    "playouts/s",
+                    "states/s",
+                    "playouts/cpu",
+                    "compile_s",
+                    "nodes",
+                    "avg_len"
+                );
+            }
+            let mut failed = false;
+            for path in &games {
+                let name = path.file_stem().map_or_else(
+                    || path.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                let g = match gdl::load(path) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        failed = true;
+                        eprintln!("{e}");
+                        continue;
+                    }
+                };
+                for &e in &engines {
+                    let t0 = std::time::Instant::now();
+                    let built = AnyMachine::build(g.clone(), e);
+                    let compile_s = t0.elapsed().as_secs_f64();
+                    let (machine, why) = match built {
+                        Ok(x) => x,
+                        Err(err) => {
+                            failed = true;
+                            eprintln!("{name}: {err}");
+                            continue;
+                        }
+                    };
+                    let t = machine.visit(TimedRun {
+                        seconds,
+                        threads,
+                        seed,
+                        max_steps,
+                    });
+                    let nodes = match &machine {
+                        AnyMachine::Propnet(n) => Some(n.stats().clone()),
+                        AnyMachine::Prover(_) => None,
+                    };
+                    let avg = t.steps as f64 / t.playouts.max(1) as f64;
+                    if json {
+                        let row = serde_json::json!({
+                            "game": name,
+                            "engine": machine.name(),
+                            "why": why,
+                            "threads": threads,
+                            "playouts": t.playouts,
+                            "seconds": t.seconds,
+                            "playouts_per_s": t.playouts_per_s(),
+                            "states_per_s": t.states_per_s(),
+                            "cpu_seconds": t.cpu_seconds,
+                            "playouts_per_cpu_s": t.playouts_per_cpu_s(),
+                            "states_per_cpu_s": t.states_per_cpu_s(),
+                            "avg_length": avg,
+                            "compile_s": compile_s,
+                            "network": nodes,
+                        });
+                        println!("{row}");
+                    } else {
+                        println!(
+                            "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>8} {:>8.1}",
+                            name,
+                            machine.name(),
+                            t.playouts_per_s(),
+                            t.states_per_s(),
+                            t.playouts_per_cpu_s(),
+                            compile_s,
+                            nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
+                            avg
+                        );
+                    }
+                }
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        BenchCommand::Solve {
+            dirs,
+            timeout,
+            memory_mb,
+            threads,
+            json,
+        } => {
+            let games = bench::single_player_games(&dirs)?;
+            let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
+            let cfg = bench::BenchConfig {
+                timeout,
+                memory_mb,
+                threads,
+            };
+            let mut rows = Vec::new();
+            if !json {
+                println!("{}", bench::TABLE_HEADER);
+            }
+            for path in &games {
+                let row = bench::run_one(&exe, path, &cfg);
+                if json {
+                    println!("{}", serde_json::to_string(&row)?);
+                } else {
+                    println!("{}", row.table_line());
+                }
+                rows.push(row);
+            }
+            let summary = bench::summary(&rows);
+            if json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                println!();
+                println!("{}", summary.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         BenchCommand::Arena {
             games,
             matches,
@@ -397,18 +681,19 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
         BenchCommand::Search {
             games,
             seconds,
+            threads,
             engine,
             json,
         } => {
             for path in &games {
                 let g = gdl::load(path)?;
-                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds)?;
+                let r = arena_bench::search_bench(&game_name(path), g, engine, seconds, threads)?;
                 if json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
                     println!(
-                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1}  ratio {:.2}  nodes {}",
-                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.ratio, r.nodes
+                        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads)  ratio {:.2}  nodes {}",
+                        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.ratio, r.nodes
                     );
                 }
             }
@@ -446,6 +731,36 @@ impl MachineVisitor for SimulateRun {
         print_stats(&*m, &stats);
         Ok(())
     }
+}
+
+fn print_solution(r: &SolveResult) {
+    match r.status {
+        Status::Solved => {
+            println!(
+                "solved: goal {} in {} moves (proven: {}, mode: {})",
+                r.goal.unwrap_or(0),
+                r.steps.unwrap_or(0),
+                serde_json::to_value(r.proven)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.mode.map_or("-", Mode::name)
+            );
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
+        Status::NoPlan => println!("no plan: {}", r.message),
+        Status::Timeout => println!("timeout: {}", r.message),
+        Status::Error => println!("error: {}", r.message),
+    }
+    if r.status == Status::Solved {
+        println!("{}", r.message);
+    }
+    println!(
+        "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
+        r.ground_s, r.solve_s, r.total_s, r.peak_mb
+    );
 }
 
 fn check(games: &[PathBuf]) -> Result<ExitCode> {
@@ -530,5 +845,20 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
             term_to_string(r, &g.symbols),
             parts.join(", ")
         );
+    }
+}
+
+/// Timed playouts on whichever engine was built.
+struct TimedRun {
+    seconds: f64,
+    threads: usize,
+    seed: u64,
+    max_steps: usize,
+}
+
+impl MachineVisitor for TimedRun {
+    type Output = simulate::Throughput;
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
+        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
     }
 }

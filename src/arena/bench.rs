@@ -93,11 +93,13 @@ pub fn uct_versus(
     })
 }
 
-/// Tree search throughput against raw random playouts, one thread each.
+/// Tree search throughput against raw random playouts (one thread), the search
+/// on `threads` root-parallel trees.
 #[derive(Clone, Debug, Serialize)]
 pub struct SearchBench {
     pub game: String,
     pub engine: String,
+    pub threads: usize,
     /// Random playouts from the initial state per second.
     pub playouts_per_s: f64,
     /// UCT iterations (selection, expansion, playout, backup) per second.
@@ -109,10 +111,16 @@ pub struct SearchBench {
 }
 
 /// Measures `seconds` of raw playouts, then `seconds` of search from the initial state.
-pub fn search_bench(name: &str, game: Game, engine: Engine, seconds: f64) -> Result<SearchBench> {
+pub fn search_bench(
+    name: &str,
+    game: Game,
+    engine: Engine,
+    seconds: f64,
+    threads: usize,
+) -> Result<SearchBench> {
     let (machine, _) = AnyMachine::build(game, engine)?;
     let engine = machine.name().to_string();
-    let mut r = machine.visit(BenchVisitor { seconds });
+    let mut r = machine.visit(BenchVisitor { seconds, threads });
     r.game = name.to_string();
     r.engine = engine;
     Ok(r)
@@ -120,6 +128,7 @@ pub fn search_bench(name: &str, game: Game, engine: Engine, seconds: f64) -> Res
 
 struct BenchVisitor {
     seconds: f64,
+    threads: usize,
 }
 
 impl MachineVisitor for BenchVisitor {
@@ -154,6 +163,10 @@ impl MachineVisitor for BenchVisitor {
             }
         }
         let playouts_per_s = n as f64 / t0.elapsed().as_secs_f64();
+        let cfg = SearchConfig {
+            threads: self.threads.max(1),
+            ..cfg
+        };
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
         search.search_until(Instant::now() + budget);
         let st = search.stats();
@@ -161,6 +174,7 @@ impl MachineVisitor for BenchVisitor {
         SearchBench {
             game: String::new(),
             engine: String::new(),
+            threads: self.threads.max(1),
             playouts_per_s,
             iterations_per_s,
             ratio: iterations_per_s / playouts_per_s.max(1e-9),

@@ -114,6 +114,12 @@ pub struct MatchConfig {
     pub max_steps: usize,
     /// Threads of each in-process UCT player.
     pub uct_threads: usize,
+    /// When set, in-process UCT players run exactly this many iterations per move
+    /// (one thread, no search at start) instead of searching to the clock: a
+    /// reproducible match, for tests.
+    pub uct_iterations: Option<u64>,
+    /// Joint moves after which an in-process UCT player's playout is cut off and scored.
+    pub uct_playout_steps: usize,
     /// The rules as sent to remote players; printed from the game when absent.
     pub kif: Option<String>,
     pub match_id: Option<String>,
@@ -129,6 +135,8 @@ impl Default for MatchConfig {
             engine: Engine::Auto,
             max_steps: 1000,
             uct_threads: 1,
+            uct_iterations: None,
+            uct_playout_steps: crate::search::SearchConfig::default().max_playout_steps,
             kif: None,
             match_id: None,
             observer: None,
@@ -200,8 +208,20 @@ pub fn game_kif(game: &Game) -> String {
     })
 }
 
+/// One seat of a match: a player to build from its spec, or one built already
+/// (e.g. a test's misbehaving player).
+pub enum Seat {
+    Spec(PlayerSpec),
+    Custom(Box<dyn Player>),
+}
+
 /// Referees one match: `players` in role order.
 pub fn run_match(game: &Game, players: Vec<PlayerSpec>, cfg: &MatchConfig) -> Result<MatchRecord> {
+    run_match_seats(game, players.into_iter().map(Seat::Spec).collect(), cfg)
+}
+
+/// [`run_match`] with seats that may hold ready-made players.
+pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Result<MatchRecord> {
     if players.len() != game.roles.len() {
         bail!(
             "the game has {} roles ({}) but {} players were given",
@@ -213,32 +233,40 @@ pub fn run_match(game: &Game, players: Vec<PlayerSpec>, cfg: &MatchConfig) -> Re
     let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
     tracing::info!("engine: {why}");
     machine.visit(Referee {
-        specs: players,
+        seats: players,
         cfg,
         game: Arc::new(game.clone()),
         engine: machine.name().to_string(),
     })
 }
 
-/// Builds an in-process player on `machine`, or says why the spec needs another module.
+/// Builds an in-process player on `machine` (seeded with `seed`, UCT settings from
+/// `cfg`), or says why the spec needs another module.
 pub fn build_player<M: StateMachine + 'static>(
     spec: &PlayerSpec,
     machine: &Arc<M>,
     seed: u64,
-    uct_threads: usize,
+    cfg: &MatchConfig,
 ) -> Result<Box<dyn Player>> {
     use strategies::*;
     Ok(match spec {
         PlayerSpec::Random => Box::new(RandomPlayer::new(Arc::clone(machine), seed)),
         PlayerSpec::Legal => Box::new(LegalPlayer::new(Arc::clone(machine))),
         PlayerSpec::Mc => Box::new(McPlayer::new(Arc::clone(machine), seed)),
-        PlayerSpec::Uct => Box::new(UctPlayer::new(Arc::clone(machine), seed, uct_threads)),
+        PlayerSpec::Uct => {
+            let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+                .with_playout_steps(cfg.uct_playout_steps);
+            if let Some(n) = cfg.uct_iterations {
+                p = p.with_iterations(n);
+            }
+            Box::new(p)
+        }
         PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })
 }
 
 struct Referee<'a> {
-    specs: Vec<PlayerSpec>,
+    seats: Vec<Seat>,
     cfg: &'a MatchConfig,
     game: Arc<Game>,
     engine: String,
@@ -254,14 +282,14 @@ impl MachineVisitor for Referee<'_> {
         let roles = game.role_names();
         let n = roles.len();
         let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(n);
-        for (i, spec) in self.specs.iter().enumerate() {
-            let p = build_player(
-                spec,
-                &m,
-                cfg.seed.wrapping_add(1 + i as u64),
-                cfg.uct_threads,
-            )
-            .with_context(|| format!("player {} ({})", i + 1, roles[i]))?;
+        for (i, seat) in self.seats.into_iter().enumerate() {
+            let p = match seat {
+                Seat::Custom(p) => p,
+                Seat::Spec(spec) => {
+                    build_player(&spec, &m, cfg.seed.wrapping_add(1 + i as u64), cfg)
+                        .with_context(|| format!("player {} ({})", i + 1, roles[i]))?
+                }
+            };
             players.push(p);
         }
         let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game_kif(game)).into();

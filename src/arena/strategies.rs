@@ -233,6 +233,7 @@ pub struct UctPlayer<M: StateMachine> {
     machine: Arc<M>,
     cfg: SearchConfig,
     search: Option<Mcts<M>>,
+    iterations: Option<u64>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -245,7 +246,22 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
                 ..SearchConfig::default()
             },
             search: None,
+            iterations: None,
         }
+    }
+
+    /// Runs exactly `n` iterations per move (one thread) instead of searching to
+    /// the clock, and none at start: reproducible play.
+    pub fn with_iterations(mut self, n: u64) -> Self {
+        self.iterations = Some(n);
+        self.cfg.threads = 1;
+        self
+    }
+
+    /// Cuts playouts off after `n` joint moves (scored by the game's goals there).
+    pub fn with_playout_steps(mut self, n: usize) -> Self {
+        self.cfg.max_playout_steps = n;
+        self
     }
 
     /// The search, for inspection (statistics) after a move.
@@ -259,7 +275,9 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
         let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
         let state = self.machine.initial_state();
         let mut s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
-        s.search_until(deadline);
+        if self.iterations.is_none() {
+            s.search_until(deadline);
+        }
         self.search = Some(s);
         Ok(())
     }
@@ -281,7 +299,10 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
             let joint = joint_of(&*self.machine, p)?;
             s.advance(&joint);
         }
-        s.search_until(deadline);
+        match self.iterations {
+            Some(n) => s.search_iterations(n),
+            None => s.search_until(deadline),
+        }
         let mv = s
             .try_best_move(info.role)
             .ok_or_else(|| anyhow!("no legal move in the current state"))?;

@@ -39,7 +39,7 @@ pub enum AnyMachine {
 pub enum EngineError {
     #[error(transparent)]
     Prover(#[from] ProverError),
-    #[error("the propnet does not compile: {0}")]
+    #[error("the propnet does not compile")]
     Propnet(#[from] PropnetError),
 }
 

@@ -198,7 +198,9 @@ struct CRule {
     /// Relation id of the head, and its pattern (an atom term pattern).
     head: Pat,
     pos: Vec<(u32, Pat)>,
-    neg: Vec<Pat>,
+    /// Negative literals; a variable no positive literal binds is read as "no
+    /// atom matches" (the prover's reading of such rules).
+    neg: Vec<(u32, Pat)>,
     distinct: Vec<(Pat, Pat)>,
     nvars: usize,
     /// Only feeds the relaxation (`true` from `init`/`next`, `does` from `legal`).
@@ -291,7 +293,10 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
                     let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
                     pos.push((rel, Pat::new(t, &mut model.pool, &mut vars)));
                 }
-                Literal::Not(t) => neg.push(Pat::new(t, &mut model.pool, &mut vars)),
+                Literal::Not(t) => {
+                    let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
+                    neg.push((rel, Pat::new(t, &mut model.pool, &mut vars)));
+                }
                 Literal::Distinct(a, b) => distinct.push((
                     Pat::new(a, &mut model.pool, &mut vars),
                     Pat::new(b, &mut model.pool, &mut vars),
@@ -396,10 +401,23 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
     // Resolve negative literals now that the model is complete.
     let mut ground_rules = Vec::with_capacity(out.len());
     for (head, pos, neg) in out {
-        let neg: Vec<AtomId> = neg
-            .iter()
-            .filter_map(|t| model.atom_of.get(t).copied())
-            .collect();
+        let mut neg_atoms = Vec::new();
+        for n in neg {
+            match n {
+                NegLit::Atom(t) => neg_atoms.extend(model.atom_of.get(&t).copied()),
+                NegLit::Open { rule, lit, mut b } => {
+                    let (rel, pat) = &rules[rule as usize].neg[lit as usize];
+                    let mut trail = Vec::new();
+                    for &t in &model.rel_atoms[*rel as usize] {
+                        if pat.unify(t, &mut b, &mut trail, &model.pool) {
+                            neg_atoms.push(model.atom_of[&t]);
+                        }
+                        undo(&mut b, &mut trail, 0);
+                    }
+                }
+            }
+        }
+        let neg = neg_atoms;
         ground_rules.push(GroundRule {
             head: model.atom_of[&head],
             pos,
@@ -458,8 +476,8 @@ fn plan(r: &CRule, first: usize) -> Vec<Step> {
 
 struct Grounder {
     model: Model,
-    /// Found instances: head term, positive atoms, negative atom terms.
-    out: Vec<(TermId, Vec<AtomId>, Vec<TermId>)>,
+    /// Found instances: head term, positive atoms, negative literals.
+    out: Vec<(TermId, Vec<AtomId>, Vec<NegLit>)>,
     limits: Limits,
     start: Instant,
     ticks: u64,
@@ -503,7 +521,7 @@ impl Grounder {
     ) -> Result<(), GroundError> {
         let r = &rules[ri];
         let Some((&step, rest)) = plan.split_first() else {
-            return self.emit(r, b);
+            return self.emit(ri, r, b);
         };
         match step {
             Step::Distinct(k) => {
@@ -616,7 +634,7 @@ impl Grounder {
         }
     }
 
-    fn emit(&mut self, r: &CRule, b: &[TermId]) -> Result<(), GroundError> {
+    fn emit(&mut self, ri: usize, r: &CRule, b: &[TermId]) -> Result<(), GroundError> {
         let head = r.head.build(b, &mut self.model.pool);
         let rel = self.model.rel_of[&(
             self.model.pool.functor(head),
@@ -638,11 +656,20 @@ impl Grounder {
                 self.model.atom_of[&t]
             })
             .collect();
-        let neg: Vec<TermId> = r
-            .neg
-            .iter()
-            .map(|p| p.build(b, &mut self.model.pool))
-            .collect();
+        let mut neg = Vec::with_capacity(r.neg.len());
+        for (k, (_, p)) in r.neg.iter().enumerate() {
+            let mut vs = Vec::new();
+            p.vars(&mut vs);
+            if vs.iter().all(|&v| b[v as usize] != UNBOUND) {
+                neg.push(NegLit::Atom(p.build(b, &mut self.model.pool)));
+            } else {
+                neg.push(NegLit::Open {
+                    rule: ri as u32,
+                    lit: k as u16,
+                    b: b.into(),
+                });
+            }
+        }
         self.out.push((head, pos, neg));
         if self.out.len() > self.limits.max_rules {
             return Err(GroundError::TooManyRules {
@@ -651,6 +678,18 @@ impl Grounder {
         }
         Ok(())
     }
+}
+
+/// A negative literal of a found instance: a ground atom, or a pattern with
+/// variables left open (negative literal `lit` of rule `rule` under `b`), matched
+/// against the complete model at the end.
+enum NegLit {
+    Atom(TermId),
+    Open {
+        rule: u32,
+        lit: u16,
+        b: Box<[TermId]>,
+    },
 }
 
 enum Cands {

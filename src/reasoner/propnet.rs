@@ -44,7 +44,7 @@ pub type PropnetMove = u32;
 /// Why a game did not compile.
 #[derive(Debug, thiserror::Error)]
 pub enum PropnetError {
-    #[error("{0}")]
+    #[error(transparent)]
     Ground(#[from] GroundError),
     #[error("the network exceeds {limit} nodes")]
     TooManyNodes { limit: usize },
@@ -88,13 +88,19 @@ enum Item {
     Loop(u32, u32),
 }
 
-/// Per-thread working memory.
+/// Per-thread working memory: the values of every node for one state.
 struct Scratch {
     vals: Vec<u8>,
-    /// The state `vals` holds the state program's results for.
-    key: Option<PropnetState>,
+    /// Incremental mode: per gate, how many of its literals are true.
+    counts: Vec<i32>,
+    /// The state the fluent inputs hold (packed like [`PropnetState`]).
+    cur: Vec<u64>,
+    /// Full mode: whether the state program has run for `cur`.
+    loaded: bool,
     goals_done: bool,
-    next: Vec<u8>,
+    /// Fluents whose value changes with the joint move being applied.
+    changed: Vec<u32>,
+    stack: Vec<(u32, u8)>,
     legal: Vec<u32>,
     joint: Vec<u32>,
 }
@@ -116,6 +122,13 @@ pub struct Propnet {
     state_prog: Vec<Item>,
     goal_prog: Vec<Item>,
     move_prog: Vec<Item>,
+    /// Propagate changes instead of evaluating whole programs; possible when no
+    /// recursive component feeds `legal`, `terminal` or `next`.
+    incremental: bool,
+    /// Incremental mode: per node, the gates that read it (`gate << 1 | negated`),
+    /// as ranges of `fanout`.
+    fanout_start: Vec<u32>,
+    fanout: Vec<u32>,
     legal: Vec<Vec<(u32, u32)>>,
     /// Per fluent: the node of its `next` atom.
     next: Vec<u32>,
@@ -163,17 +176,47 @@ impl Propnet {
         &self.stats
     }
 
+    /// Whether the network propagates changes (else it evaluates each state anew).
+    pub fn is_incremental(&self) -> bool {
+        self.incremental
+    }
+
+    /// Whether fluent term `t` (without `true`) is one of the network's fluents.
+    pub fn has_fluent(&self, t: &Term) -> bool {
+        self.pool
+            .find_term(t)
+            .is_some_and(|id| self.fluent_of.contains_key(&id))
+    }
+
+    /// A scratch holding the state with no fluent true.
     fn new_scratch(&self) -> Scratch {
-        let mut vals = vec![0u8; self.gates.len()];
-        vals[TRUE as usize] = 1;
-        Scratch {
-            vals,
-            key: None,
+        let n = self.gates.len();
+        let mut s = Scratch {
+            vals: vec![0u8; n],
+            counts: Vec::new(),
+            cur: vec![0; self.init.0.len()],
+            loaded: false,
             goals_done: false,
-            next: vec![0; self.fluent_terms.len()],
+            changed: Vec::new(),
+            stack: Vec::new(),
             legal: Vec::new(),
             joint: Vec::new(),
+        };
+        s.vals[TRUE as usize] = 1;
+        if self.incremental {
+            self.run(&self.state_prog, &mut s.vals);
+            self.run(&self.move_prog, &mut s.vals);
+            s.counts = vec![0; n];
+            for g in 0..n {
+                let gate = self.gates[g];
+                s.counts[g] = self.lits[gate.start as usize..gate.end as usize]
+                    .iter()
+                    .filter(|&&l| s.vals[(l >> 1) as usize] ^ (l & 1) as u8 == 1)
+                    .count() as i32;
+            }
+            s.loaded = true;
         }
+        s
     }
 
     fn with_scratch<T>(&self, f: impl FnOnce(&mut Scratch) -> T) -> T {
@@ -232,17 +275,65 @@ impl Propnet {
         }
     }
 
-    /// Loads `state` into the scratch and runs the state program (unless done).
-    fn load(&self, s: &mut Scratch, state: &PropnetState) {
-        if s.key.as_ref() == Some(state) {
+    /// Sets input `node` to `v`; in incremental mode, propagates the change.
+    /// Each transition of a node is applied once to the counts of its readers, so
+    /// the counts are exact once the stack is empty, whatever the order.
+    #[inline]
+    fn set_input(&self, s: &mut Scratch, node: u32, v: u8) {
+        if s.vals[node as usize] == v {
             return;
         }
-        for i in 0..self.fluent_terms.len() {
-            s.vals[FLUENT_BASE + i] = state.get(i) as u8;
+        s.vals[node as usize] = v;
+        if !self.incremental {
+            return;
         }
-        self.run(&self.state_prog, &mut s.vals);
-        s.key = Some(state.clone());
+        s.stack.push((node, v));
+        while let Some((n, v)) = s.stack.pop() {
+            let (a, b) = (
+                self.fanout_start[n as usize] as usize,
+                self.fanout_start[n as usize + 1] as usize,
+            );
+            for &e in &self.fanout[a..b] {
+                let g = (e >> 1) as usize;
+                if v ^ (e & 1) as u8 == 1 {
+                    s.counts[g] += 1;
+                } else {
+                    s.counts[g] -= 1;
+                }
+                let gate = self.gates[g];
+                let nv = if gate.and {
+                    s.counts[g] == (gate.end - gate.start) as i32
+                } else {
+                    s.counts[g] > 0
+                } as u8;
+                if nv != s.vals[g] {
+                    s.vals[g] = nv;
+                    s.stack.push((g as u32, nv));
+                }
+            }
+        }
+    }
+
+    /// Makes the scratch hold `state`.
+    fn load(&self, s: &mut Scratch, state: &PropnetState) {
+        if s.loaded && s.cur[..] == state.0[..] {
+            return;
+        }
         s.goals_done = false;
+        for w in 0..s.cur.len() {
+            let mut diff = s.cur[w] ^ state.0[w];
+            while diff != 0 {
+                let bit = diff.trailing_zeros() as usize;
+                diff &= diff - 1;
+                let i = w * 64 + bit;
+                self.set_input(s, (FLUENT_BASE + i) as u32, state.get(i) as u8);
+            }
+            s.cur[w] = state.0[w];
+        }
+        if !self.incremental {
+            self.run(&self.state_prog, &mut s.vals);
+            s.loaded = true;
+        }
     }
 
     fn goals_into(&self, s: &mut Scratch) {
@@ -252,34 +343,46 @@ impl Propnet {
         }
     }
 
-    /// Sets the `does` inputs of `joint`, runs the move program, and writes the
-    /// next fluents to `s.next`; clears the inputs again.
-    fn advance(&self, s: &mut Scratch, joint: &[u32]) {
+    fn set_joint(&self, s: &mut Scratch, joint: &[u32], v: u8) {
         let nm = self.move_terms.len();
         for (r, &m) in joint.iter().enumerate() {
             let n = self.does_node[r * nm + m as usize];
             if n != FALSE {
-                s.vals[n as usize] = 1;
-            }
-        }
-        self.run(&self.move_prog, &mut s.vals);
-        for (i, &n) in self.next.iter().enumerate() {
-            s.next[i] = s.vals[n as usize];
-        }
-        for (r, &m) in joint.iter().enumerate() {
-            let n = self.does_node[r * nm + m as usize];
-            if n != FALSE {
-                s.vals[n as usize] = 0;
+                self.set_input(s, n, v);
             }
         }
     }
 
-    fn pack(&self, bits: &[u8]) -> PropnetState {
-        let mut words = vec![0u64; bits.len().div_ceil(64)];
-        for (i, &b) in bits.iter().enumerate() {
-            words[i / 64] |= (b as u64) << (i % 64);
+    /// Applies `joint` to the loaded state: `s.changed` gets the fluents whose
+    /// value changes. The scratch still holds the old state afterwards.
+    fn advance(&self, s: &mut Scratch, joint: &[u32]) {
+        self.set_joint(s, joint, 1);
+        if !self.incremental {
+            self.run(&self.move_prog, &mut s.vals);
         }
-        PropnetState(words.into_boxed_slice())
+        s.changed.clear();
+        for (i, &n) in self.next.iter().enumerate() {
+            if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
+                s.changed.push(i as u32);
+            }
+        }
+        self.set_joint(s, joint, 0);
+    }
+
+    /// Moves the scratch to the state `advance` computed.
+    fn apply_changes(&self, s: &mut Scratch) {
+        let changed = std::mem::take(&mut s.changed);
+        for &i in &changed {
+            let node = FLUENT_BASE as u32 + i;
+            let v = 1 - s.vals[node as usize];
+            self.set_input(s, node, v);
+            s.cur[i as usize / 64] ^= 1 << (i % 64);
+        }
+        s.changed = changed;
+        if !self.incremental {
+            self.run(&self.state_prog, &mut s.vals);
+        }
+        s.goals_done = false;
     }
 
     /// A random playout from `state` with everything in scratch memory: no
@@ -295,6 +398,7 @@ impl Propnet {
             self.load(s, state);
             let roles = self.goals.len();
             let mut steps = 0;
+            let mut joint = std::mem::take(&mut s.joint);
             let terminal = loop {
                 if s.vals[self.terminal as usize] == 1 {
                     break true;
@@ -302,7 +406,7 @@ impl Propnet {
                 if steps >= max_steps {
                     break false;
                 }
-                s.joint.clear();
+                joint.clear();
                 for r in 0..roles {
                     s.legal.clear();
                     for &(n, m) in &self.legal[r] {
@@ -313,23 +417,17 @@ impl Propnet {
                     if s.legal.is_empty() {
                         break;
                     }
-                    s.joint.push(s.legal[rng.gen_range(0..s.legal.len())]);
+                    joint.push(s.legal[rng.gen_range(0..s.legal.len())]);
                 }
-                if s.joint.len() < roles {
+                if joint.len() < roles {
                     break false;
                 }
-                let joint = std::mem::take(&mut s.joint);
                 self.advance(s, &joint);
-                s.joint = joint;
-                // The new state goes straight into the fluent inputs.
-                let nf = self.fluent_terms.len();
-                s.vals[FLUENT_BASE..FLUENT_BASE + nf].copy_from_slice(&s.next);
-                self.run(&self.state_prog, &mut s.vals);
+                self.apply_changes(s);
                 steps += 1;
             };
-            // The scratch no longer holds `state`'s evaluation.
-            s.key = None;
-            self.run(&self.goal_prog, &mut s.vals);
+            s.joint = joint;
+            self.goals_into(s);
             goals.clear();
             for r in 0..roles {
                 goals.push(self.single_goal(r, &s.vals));
@@ -375,15 +473,17 @@ impl StateMachine for Propnet {
                 }
             }
         });
-        out.sort_unstable();
-        out.dedup();
     }
 
     fn next_state(&self, state: &PropnetState, joint: &[u32]) -> PropnetState {
         self.with_scratch(|s| {
             self.load(s, state);
             self.advance(s, joint);
-            self.pack(&s.next)
+            let mut next = state.clone();
+            for &i in &s.changed {
+                next.0[i as usize / 64] ^= 1 << (i % 64);
+            }
+            next
         })
     }
 
@@ -435,15 +535,6 @@ impl StateMachine for Propnet {
     }
 }
 
-impl Propnet {
-    /// Whether fluent term `t` (without `true`) is one of the network's fluents.
-    pub fn has_fluent(&self, t: &Term) -> bool {
-        self.pool
-            .find_term(t)
-            .is_some_and(|id| self.fluent_of.contains_key(&id))
-    }
-}
-
 /// Builds the network from the ground program.
 struct Builder {
     game: Game,
@@ -463,6 +554,11 @@ struct Builder {
     fluent_of: HashMap<TermId, u32>,
     move_terms: Vec<TermId>,
     move_of: HashMap<TermId, u32>,
+    /// Gates by kind and sorted inputs, to share equal gates.
+    dedup: HashMap<(bool, Vec<u32>), u32>,
+    /// Per role: its `does` input nodes, sorted; and each such node's role.
+    role_does: Vec<Vec<u32>>,
+    does_role: HashMap<u32, usize>,
 }
 
 const NO_NODE: u32 = u32::MAX;
@@ -485,6 +581,9 @@ impl Builder {
             fluent_of: HashMap::new(),
             move_terms: Vec::new(),
             move_of: HashMap::new(),
+            dedup: HashMap::new(),
+            role_does: vec![Vec::new(); roles.len()],
+            does_role: HashMap::new(),
         };
         // Constant nodes, then fluent inputs, then move inputs.
         b.push_input(false);
@@ -508,10 +607,12 @@ impl Builder {
         for a in does {
             let t = b.gp.atoms[a];
             let args = b.gp.pool.args(t).to_vec();
-            let is_role = roles.contains(&Some(args[0]));
-            if is_role {
+            if let Some(r) = roles.iter().position(|&x| x == Some(args[0])) {
                 b.move_id(args[1]);
-                b.node_of[a] = b.push_input(true);
+                let node = b.push_input(true);
+                b.node_of[a] = node;
+                b.role_does[r].push(node);
+                b.does_role.insert(node, r);
             } else {
                 b.konst[a] = Some(false);
             }
@@ -536,6 +637,67 @@ impl Builder {
         });
         self.is_move.push(is_move);
         (self.gates.len() - 1) as u32
+    }
+
+    /// A gate over `lits`, or the existing gate with the same kind and inputs.
+    ///
+    /// An OR over more than half of one role's `does` inputs is built as NOT of
+    /// the OR over the others: a gate reading `does` is only read while a legal
+    /// joint move is set, when exactly one `does` input of each role holds, and
+    /// the complement is the smaller fan-in (a frame rule's "any move that does
+    /// not touch this cell" becomes "not a move that touches it").
+    fn gate(&mut self, and: bool, lits: &[u32]) -> Result<u32, PropnetError> {
+        let mut key = lits.to_vec();
+        key.sort_unstable();
+        key.dedup();
+        if let Some(&n) = self.dedup.get(&(and, key.clone())) {
+            return Ok(n);
+        }
+        let mut body = key.clone();
+        if !and {
+            for r in 0..self.role_does.len() {
+                let total = self.role_does[r].len();
+                let mine: Vec<u32> = body
+                    .iter()
+                    .copied()
+                    .filter(|&l| l & 1 == 0 && self.does_role.get(&(l >> 1)) == Some(&r))
+                    .collect();
+                if mine.len() * 2 <= total || mine.len() < 2 {
+                    continue;
+                }
+                let rest: Vec<u32> = self.role_does[r]
+                    .iter()
+                    .filter(|&&n| mine.binary_search(&(n << 1)).is_err())
+                    .map(|&n| n << 1)
+                    .collect();
+                body.retain(|l| mine.binary_search(l).is_err());
+                let comp = self.junction(false, &rest)?;
+                body.push(comp ^ 1);
+                body.sort_unstable();
+            }
+            if body.contains(&(TRUE << 1)) || body.contains(&(FALSE << 1 | 1)) {
+                self.dedup.insert((and, key), TRUE);
+                return Ok(TRUE);
+            }
+            if let [l] = body[..] {
+                if l & 1 == 0 {
+                    self.dedup.insert((and, key), l >> 1);
+                    return Ok(l >> 1);
+                }
+            }
+        }
+        let n = self.push_gate(and, &body)?;
+        self.dedup.insert((and, key), n);
+        Ok(n)
+    }
+
+    /// A literal for the AND (or OR) of `lits`: the literal itself when alone.
+    fn junction(&mut self, and: bool, lits: &[u32]) -> Result<u32, PropnetError> {
+        match lits {
+            [] => Ok(if and { TRUE << 1 } else { FALSE << 1 }),
+            [l] => Ok(*l),
+            _ => Ok(self.gate(and, lits)? << 1),
+        }
     }
 
     fn push_gate(&mut self, and: bool, lits: &[u32]) -> Result<u32, PropnetError> {
@@ -756,23 +918,77 @@ impl Builder {
             } else if enc.is_empty() {
                 out.push(TRUE << 1);
             } else {
-                out.push(self.push_gate(true, &enc)? << 1);
+                out.push(self.gate(true, &enc)? << 1);
             }
         }
         Ok(out)
     }
 
-    /// The node of a non-recursive atom with rules `rs`.
+    /// The node of a non-recursive atom with rules `rs` (their literals are all
+    /// nodes outside the atom's component), built by [`Builder::or_of_ands`].
     fn atom_gate(&mut self, rs: &[Vec<(bool, u32, bool)>]) -> Result<u32, PropnetError> {
-        if rs.len() == 1 {
-            let enc: Vec<u32> = rs[0]
-                .iter()
-                .map(|&(_, x, neg)| x << 1 | neg as u32)
-                .collect();
-            return self.push_gate(true, &enc);
+        let enc: Vec<Vec<u32>> = rs
+            .iter()
+            .map(|r| r.iter().map(|&(_, x, neg)| x << 1 | neg as u32).collect())
+            .collect();
+        let lit = self.or_of_ands(enc)?;
+        if lit & 1 == 0 {
+            Ok(lit >> 1)
+        } else {
+            self.gate(true, &[lit])
         }
-        let lits = self.rule_lits(rs)?;
-        self.push_gate(false, &lits)
+    }
+
+    /// A literal for the OR of the ANDs `rules`, factored greedily: the literal
+    /// shared by the most rules is pulled out of them, `OR(AND(a, b1), AND(a, b2))`
+    /// = `AND(a, OR(b1, b2))`, recursively, and equal gates are shared. Frame rules
+    /// ("a cell keeps its piece unless a move touches it") then cost one OR over
+    /// the moves per cell instead of one AND per cell and move.
+    fn or_of_ands(&mut self, mut rules: Vec<Vec<u32>>) -> Result<u32, PropnetError> {
+        for r in rules.iter_mut() {
+            r.sort_unstable();
+            r.dedup();
+        }
+        if rules.iter().any(|r| r.is_empty()) {
+            return Ok(TRUE << 1);
+        }
+        let mut alts = Vec::new();
+        while !rules.is_empty() {
+            let mut freq: HashMap<u32, usize> = HashMap::new();
+            for r in &rules {
+                for &l in r {
+                    *freq.entry(l).or_default() += 1;
+                }
+            }
+            let best = freq
+                .iter()
+                .max_by_key(|&(&l, &n)| (n, std::cmp::Reverse(l)))
+                .map(|(&l, &n)| (l, n));
+            match best {
+                Some((l, n)) if n >= 2 => {
+                    let (with, without): (Vec<_>, Vec<_>) =
+                        rules.into_iter().partition(|r| r.binary_search(&l).is_ok());
+                    rules = without;
+                    let rests: Vec<Vec<u32>> = with
+                        .into_iter()
+                        .map(|r| r.into_iter().filter(|&x| x != l).collect())
+                        .collect();
+                    let inner = self.or_of_ands(rests)?;
+                    let alt = if inner == TRUE << 1 {
+                        l
+                    } else {
+                        self.junction(true, &[l, inner])?
+                    };
+                    alts.push(alt);
+                }
+                _ => {
+                    for r in std::mem::take(&mut rules) {
+                        alts.push(self.junction(true, &r)?);
+                    }
+                }
+            }
+        }
+        self.junction(false, &alts)
     }
 
     fn atom_text(&self, a: AtomId) -> String {
@@ -955,6 +1171,29 @@ impl Builder {
             ground_s: 0.0,
             compile_s: 0.0,
         };
+        // Incremental mode when no loop feeds the per-state outputs; then every
+        // node of the state and move programs is kept up to date by propagation.
+        let incremental = !state_prog
+            .iter()
+            .chain(&move_prog)
+            .any(|i| matches!(i, Item::Loop(..)));
+        let mut fanout_start = vec![0u32; n + 1];
+        let mut fanout = Vec::new();
+        if incremental {
+            let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
+            for item in state_prog.iter().chain(&move_prog) {
+                if let Item::Node(g) = *item {
+                    let gate = self.gates[g as usize];
+                    for &l in &self.lits[gate.start as usize..gate.end as usize] {
+                        outs[(l >> 1) as usize].push(g << 1 | (l & 1));
+                    }
+                }
+            }
+            for (i, o) in outs.iter().enumerate() {
+                fanout.extend_from_slice(o);
+                fanout_start[i + 1] = fanout.len() as u32;
+            }
+        }
         let mut net = Propnet {
             game: self.game,
             pool: self.gp.pool,
@@ -968,6 +1207,9 @@ impl Builder {
             state_prog,
             goal_prog,
             move_prog,
+            incremental,
+            fanout_start,
+            fanout,
             legal,
             next,
             terminal,
@@ -976,7 +1218,7 @@ impl Builder {
             scratch: Mutex::new(Vec::new()),
             stats,
         };
-        net.init = net.pack(&init);
+        net.init = pack(&init);
         Ok(net)
     }
 
@@ -1050,4 +1292,13 @@ fn tarjan(deps: &[Vec<AtomId>]) -> Vec<Vec<AtomId>> {
         }
     }
     out
+}
+
+/// Packs one byte per fluent into a state.
+fn pack(bits: &[u8]) -> PropnetState {
+    let mut words = vec![0u64; bits.len().div_ceil(64)];
+    for (i, &b) in bits.iter().enumerate() {
+        words[i / 64] |= (b as u64) << (i % 64);
+    }
+    PropnetState(words.into_boxed_slice())
 }

@@ -6,7 +6,9 @@
 //! has one move, `noop`). Every role maximises its own goal, scaled to 0..1.
 //!
 //! - Terminal nodes carry their exact goals; a move that wins at once (terminal
-//!   with goal 100 for us whatever the others do) is taken.
+//!   with goal 100 for us whatever the others do) is taken. At turn nodes (one
+//!   role with a choice) exact values are backed up as in MCTS-Solver, so forced
+//!   wins deeper down are proven and played.
 //! - One-player games remember the best complete line seen (tree part and
 //!   playout), and follow it once it reaches 100.
 //! - The tree is kept across moves: [`Mcts::advance`] re-roots it at the child of
@@ -254,6 +256,11 @@ impl<M: StateMachine + 'static> Mcts<M> {
         if let Some(m) = self.winning_move(role) {
             return Some(m);
         }
+        for t in &self.trees {
+            if let Some(i) = t.solved_move(role) {
+                return Some(t.root().moves[role][i].clone());
+            }
+        }
         if let Some((line, 100)) = self.best_line() {
             if let Some(first) = line.first() {
                 return Some(first[role].clone());
@@ -360,7 +367,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
 }
 
 fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, deadline: Instant) {
-    if t.root().terminal {
+    if t.root().solved {
         return;
     }
     while Instant::now() < deadline {

@@ -20,7 +20,10 @@ pub(crate) struct Node<M: StateMachine> {
     pub state: M::State,
     /// Terminal, or some role has no legal move: nothing to choose here.
     pub terminal: bool,
-    /// Exact values per role (0..1) at a terminal node; empty otherwise.
+    /// The node's exact values are known: it is terminal, or solved from its
+    /// children (see [`Tree::try_solve`]).
+    pub solved: bool,
+    /// Exact values per role (0..1) of a solved node; empty otherwise.
     pub values: Vec<f64>,
     pub moves: Vec<Vec<M::Move>>,
     pub stats: Vec<Vec<MoveStats>>,
@@ -62,6 +65,7 @@ impl<M: StateMachine> Node<M> {
         Node {
             state,
             terminal,
+            solved: terminal,
             values,
             moves,
             stats,
@@ -77,6 +81,17 @@ impl<M: StateMachine> Node<M> {
             .iter()
             .zip(idx)
             .fold(0u64, |k, (l, &i)| k * l.len() as u64 + i as u64)
+    }
+
+    /// The one role with a choice here (any role when none has): the node is a
+    /// turn of that role. `None` at simultaneous-move nodes and terminal ones.
+    pub fn mover(&self) -> Option<usize> {
+        let mut choosers = self.moves.iter().enumerate().filter(|(_, l)| l.len() > 1);
+        match (choosers.next(), choosers.next()) {
+            (Some((r, _)), None) => Some(r),
+            (None, _) if !self.moves.is_empty() => Some(0),
+            _ => None,
+        }
     }
 
     /// The move indices of a joint move, if every move is legal here.
@@ -149,7 +164,7 @@ impl<M: StateMachine> Tree<M> {
         let final_terminal;
         loop {
             let n = &self.nodes[node as usize];
-            if n.terminal {
+            if n.solved {
                 self.values.clone_from(&n.values);
                 final_terminal = machine.is_terminal(&n.state);
                 break;
@@ -182,7 +197,7 @@ impl<M: StateMachine> Tree<M> {
                 let id = self.nodes.len() as NodeId;
                 self.nodes[node as usize].children.insert(key, id);
                 self.nodes.push(child);
-                if self.nodes[id as usize].terminal {
+                if self.nodes[id as usize].solved {
                     let c = &self.nodes[id as usize];
                     self.values.clone_from(&c.values);
                     final_terminal = machine.is_terminal(&c.state);
@@ -227,6 +242,11 @@ impl<M: StateMachine> Tree<M> {
                 n.visits += 1;
             }
         }
+        for i in (0..self.path.len()).rev() {
+            if !self.try_solve(self.path[i].0) {
+                break;
+            }
+        }
         if one_player && final_terminal {
             let goal = (self.values[0] * 100.0).round() as u8;
             if self.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
@@ -235,6 +255,61 @@ impl<M: StateMachine> Tree<M> {
         }
         self.iterations += 1;
         true
+    }
+
+    /// MCTS-Solver at turn nodes: a node where the mover has a child solved with
+    /// the best value (1.0) for the mover, or whose children are all expanded and
+    /// solved, is solved with the values of the mover's best child. The search
+    /// then stops descending there and backs up exact values. Simultaneous-move
+    /// nodes are never solved (their value is a matrix game's). Returns whether
+    /// the node is solved.
+    pub fn try_solve(&mut self, id: NodeId) -> bool {
+        let n = &self.nodes[id as usize];
+        if n.solved {
+            return true;
+        }
+        let Some(r) = n.mover().filter(|_| n.keyable) else {
+            return false;
+        };
+        let mut all = n.children.len() == n.moves[r].len();
+        let mut best: Option<&Vec<f64>> = None;
+        for &c in n.children.values() {
+            let cn = &self.nodes[c as usize];
+            if !cn.solved {
+                all = false;
+                continue;
+            }
+            if best.is_none_or(|b| cn.values[r] > b[r]) {
+                best = Some(&cn.values);
+            }
+        }
+        let values = match best {
+            Some(b) if all || b[r] >= 1.0 => b.clone(),
+            _ => return false,
+        };
+        let n = &mut self.nodes[id as usize];
+        n.values = values;
+        n.solved = true;
+        true
+    }
+
+    /// The move of `role` leading to the best solved child for `role`, when
+    /// the root is `role`'s turn and solved (or has a child solved as a win).
+    pub fn solved_move(&self, role: usize) -> Option<usize> {
+        let root = self.root();
+        if root.mover() != Some(role) || root.terminal || !root.keyable {
+            return None;
+        }
+        // At a turn node every other role has one move, so the key is the index.
+        let mut best: Option<(usize, f64)> = None;
+        for (&k, &c) in &root.children {
+            let cn = &self.nodes[c as usize];
+            if cn.solved && best.is_none_or(|(_, v)| cn.values[role] > v) {
+                best = Some((k as usize, cn.values[role]));
+            }
+        }
+        best.filter(|&(_, v)| root.solved || v >= 1.0)
+            .map(|(i, _)| i)
     }
 
     /// Re-roots the tree at the state after `joint`, keeping the subtree below it

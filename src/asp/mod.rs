@@ -1,0 +1,358 @@
+//! Single-player games solved exactly with answer set programming.
+//!
+//! - [`translate`]: GDL rules -> ASP rules with a time argument, and
+//!   [`symbols`]: GDL symbols <-> clingo terms, exactly;
+//! - [`program`]: the translated rules placed into `encodings/full.lp` or
+//!   `encodings/incremental.lp` (what `ggp-asp encode` prints);
+//! - [`solve()`](solve()): the coordinator: runs full grounding with a deepening
+//!   horizon and/or incremental solving on their own threads (see
+//!   [`mod@solve`] for the workers), enforces the timeout and the memory limit, and
+//!   accepts a plan only once [`verify`] has replayed it on the reference prover.
+
+pub mod bench;
+pub mod program;
+pub mod solve;
+pub mod symbols;
+pub mod translate;
+pub mod verify;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::gdl::print::term_to_string;
+use crate::gdl::Game;
+use crate::reasoner::{Prover, ProverError};
+
+pub use program::Program;
+use solve::{Event, Found, Outcome, Times, Worker};
+
+/// How to solve.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Full and incremental at once; the first verified answer wins.
+    #[default]
+    Auto,
+    /// Full grounding to a horizon, deepened until a plan is found.
+    Full,
+    /// Multi-shot solving, one more step per round.
+    Incremental,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Full => "full",
+            Mode::Incremental => "incremental",
+        }
+    }
+}
+
+/// What was proven about a plan.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Proven {
+    /// No plan with fewer moves reaches goal 100.
+    Shortest,
+    /// No plan within the horizon reaches a better goal (and 100 is out of reach).
+    BestGoal,
+    None,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Solved,
+    NoPlan,
+    Timeout,
+    Error,
+}
+
+/// Settings of one solve.
+#[derive(Clone, Debug)]
+pub struct SolveOptions {
+    pub mode: Mode,
+    /// Wall-clock limit for the whole solve.
+    pub timeout: Option<Duration>,
+    /// The longest plan looked for.
+    pub max_steps: usize,
+    /// Solver threads in all (auto splits them between its two workers).
+    pub threads: usize,
+    /// Resident memory limit of the process, in MiB.
+    pub memory_mb: Option<u64>,
+    /// Print progress (horizon, ground atoms and rules, seconds) on stderr.
+    pub progress: bool,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            mode: Mode::Auto,
+            timeout: None,
+            max_steps: 200,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_mb: None,
+            progress: false,
+        }
+    }
+}
+
+/// The answer: the JSON object `ggp-asp solve --json` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct SolveResult {
+    pub status: Status,
+    pub goal: Option<u8>,
+    pub steps: Option<usize>,
+    /// The verified plan, one move per step, as KIF.
+    pub plan: Vec<String>,
+    pub proven: Proven,
+    /// The way of solving that gave the answer.
+    pub mode: Option<Mode>,
+    pub ground_s: f64,
+    pub solve_s: f64,
+    pub total_s: f64,
+    /// The largest horizon fully searched without a winning plan.
+    pub horizon: usize,
+    /// Peak resident memory of the process, in MiB.
+    pub peak_mb: f64,
+    pub message: String,
+}
+
+/// Why a game cannot be solved at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveError {
+    #[error("{0}")]
+    NotSinglePlayer(String),
+    #[error(transparent)]
+    Prover(#[from] ProverError),
+}
+
+/// Solves a single-player game: the shortest plan to goal 100, else the best goal.
+pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
+    solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
+    let start = Instant::now();
+    let prover = Prover::try_new(game.clone())?;
+    let program = Arc::new(Program::new(game));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let modes = match opts.mode {
+        Mode::Auto => vec![Mode::Full, Mode::Incremental],
+        m => vec![m],
+    };
+    let threads = opts.threads.max(1);
+    for (i, &mode) in modes.iter().enumerate() {
+        // Auto splits the threads; the full worker gets the odd one.
+        let share = if modes.len() == 1 {
+            threads
+        } else {
+            (threads / 2 + (i == 0) as usize * (threads % 2)).max(1)
+        };
+        let worker = Worker {
+            mode,
+            program: Arc::clone(&program),
+            opts: opts.clone(),
+            threads: share,
+            stop: Arc::clone(&stop),
+            tx: tx.clone(),
+            times: Times::default(),
+        };
+        // clingo's grounder recurses deeply on some programs: give it room.
+        std::thread::Builder::new()
+            .name(format!("asp-{}", mode.name()))
+            .stack_size(256 << 20)
+            .spawn(move || worker.run())
+            .expect("spawning a solver thread");
+    }
+    drop(tx);
+
+    let mut c = Coordinator {
+        start,
+        prover: &prover,
+        game,
+        horizon: 0,
+        times: Times::default(),
+        candidate: None,
+    };
+    let deadline = opts.timeout.map(|t| start + t);
+    let mut running = modes.len();
+    let mut failures: Vec<String> = Vec::new();
+    let result = loop {
+        match rx.recv_timeout(Duration::from_millis(25)) {
+            Ok(Event::Horizon(_, h, times)) => {
+                c.horizon = c.horizon.max(h);
+                c.times = times;
+            }
+            Ok(Event::Candidate(mode, found, times)) => {
+                if let Err(e) = verify::verify(&prover, &found.plan, found.goal) {
+                    break c.error(mode, times, e);
+                }
+                let better = c
+                    .candidate
+                    .as_ref()
+                    .is_none_or(|(_, f, _)| f.plan.len() > found.plan.len());
+                if better {
+                    c.candidate = Some((mode, found, times));
+                }
+            }
+            Ok(Event::Done(mode, outcome, times)) => {
+                running -= 1;
+                match outcome {
+                    Outcome::Plan(found) => break c.finish(mode, found, times),
+                    Outcome::NoPlan { horizon, message } => {
+                        c.horizon = c.horizon.max(horizon);
+                        break c.result(Status::NoPlan, Some(mode), times, message);
+                    }
+                    Outcome::Stopped => {}
+                }
+            }
+            Ok(Event::Failed(mode, e, times)) => {
+                running -= 1;
+                c.times = times;
+                failures.push(format!("{}: {e}", mode.name()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => running = 0,
+        }
+        if running == 0 {
+            let msg = if failures.is_empty() {
+                "the solver stopped without an answer".to_string()
+            } else {
+                failures.join("; ")
+            };
+            break c.result(Status::Error, None, c.times, msg);
+        }
+        if let Some(limit) = opts.memory_mb {
+            let rss = resident_mb();
+            if rss > limit as f64 {
+                let msg = format!(
+                    "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
+                    c.horizon
+                );
+                break c.out_of_budget(Status::Error, msg);
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let msg = format!(
+                "timeout after {:.1} s; horizon {} searched without a winning plan",
+                start.elapsed().as_secs_f64(),
+                c.horizon
+            );
+            break c.out_of_budget(Status::Timeout, msg);
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    Ok(result)
+}
+
+struct Coordinator<'a> {
+    start: Instant,
+    prover: &'a Prover,
+    game: &'a Game,
+    horizon: usize,
+    times: Times,
+    candidate: Option<(Mode, Found, Times)>,
+}
+
+impl Coordinator<'_> {
+    fn result(
+        &self,
+        status: Status,
+        mode: Option<Mode>,
+        times: Times,
+        message: String,
+    ) -> SolveResult {
+        SolveResult {
+            status,
+            goal: None,
+            steps: None,
+            plan: Vec::new(),
+            proven: if status == Status::NoPlan {
+                Proven::BestGoal
+            } else {
+                Proven::None
+            },
+            mode,
+            ground_s: times.ground_s,
+            solve_s: times.solve_s,
+            total_s: self.start.elapsed().as_secs_f64(),
+            horizon: self.horizon,
+            peak_mb: peak_mb(),
+            message,
+        }
+    }
+
+    fn error(&self, mode: Mode, times: Times, e: String) -> SolveResult {
+        self.result(
+            Status::Error,
+            Some(mode),
+            times,
+            format!("the plan does not replay on the prover: {e}"),
+        )
+    }
+
+    /// A verified plan becomes the answer.
+    fn finish(&self, mode: Mode, found: Found, times: Times) -> SolveResult {
+        if let Err(e) = verify::verify(self.prover, &found.plan, found.goal) {
+            return self.error(mode, times, e);
+        }
+        let message = match found.proven {
+            Proven::Shortest => format!("shortest plan to goal 100: {} moves", found.plan.len()),
+            Proven::BestGoal => format!(
+                "goal 100 is out of reach; best goal {} in {} moves",
+                found.goal,
+                found.plan.len()
+            ),
+            Proven::None => format!("plan to goal {} (not proven optimal)", found.goal),
+        };
+        SolveResult {
+            goal: Some(found.goal),
+            steps: Some(found.plan.len()),
+            plan: found
+                .plan
+                .iter()
+                .map(|m| term_to_string(m, &self.game.symbols))
+                .collect(),
+            proven: found.proven,
+            ..self.result(Status::Solved, Some(mode), times, message)
+        }
+    }
+
+    /// Out of time or memory: the best verified plan so far, else `status`.
+    fn out_of_budget(&mut self, status: Status, message: String) -> SolveResult {
+        match self.candidate.take() {
+            Some((mode, found, times)) => {
+                let mut r = self.finish(mode, found, times);
+                r.message = format!("{}; {message}", r.message);
+                r
+            }
+            None => self.result(status, None, self.times, message),
+        }
+    }
+}
+
+/// Resident memory of this process in MiB (0 where /proc is missing).
+pub fn resident_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(0.0, |pages| pages * 4096.0 / (1024.0 * 1024.0))
+}
+
+/// Peak resident memory of this process in MiB (0 where /proc is missing).
+pub fn peak_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}

@@ -1,0 +1,148 @@
+//! A complete ASP program: the game's translated rules placed into one of the
+//! game-independent encodings of `encodings/`.
+//!
+//! - [`Program::full`]: every timed rule once with the time variable `T` (a rule
+//!   whose body binds no time gets `time(T)`), then `encodings/full.lp`; the solver
+//!   adds `horizon(H).`
+//! - [`Program::incremental`]: `#program base.` with the time-free rules and the
+//!   state rules at step 0, `#program step(t).` with the move rules at `t-1` and the
+//!   state rules at `t`, then `encodings/incremental.lp` (which holds `check(t)`).
+//!
+//! The text is what clingo grounds and what `ggp-asp encode` prints: rules grouped
+//! by when they are grounded, each under a comment with its GDL source.
+
+use std::fmt::Write;
+
+use crate::gdl::Game;
+
+use super::translate::{translate, AspRule, RuleKind, Translation};
+
+/// The game-independent encoding for full grounding.
+pub const FULL_LP: &str = include_str!("../../encodings/full.lp");
+/// The game-independent encoding for incremental (multi-shot) solving.
+pub const INCREMENTAL_LP: &str = include_str!("../../encodings/incremental.lp");
+
+/// A game translated, ready to be printed in either form.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub translation: Translation,
+    name: String,
+}
+
+impl Program {
+    pub fn new(game: &Game) -> Program {
+        Program {
+            translation: translate(game),
+            name: game.source.clone(),
+        }
+    }
+
+    /// Rules of one kind.
+    fn rules(&self, kind: RuleKind) -> impl Iterator<Item = &AspRule> {
+        self.translation
+            .rules
+            .iter()
+            .filter(move |r| r.kind == kind)
+    }
+
+    fn header(&self, out: &mut String, form: &str) {
+        let _ = writeln!(
+            out,
+            "% ggp-asp: {} as answer set program ({form})",
+            self.name
+        );
+        let _ = writeln!(
+            out,
+            "% {} rules translated, {} left out (nothing the game needs depends on them)",
+            self.translation.rules.len(),
+            self.translation.dropped
+        );
+    }
+
+    /// The program for full grounding (without the `horizon(H).` fact).
+    pub fn full(&self) -> String {
+        let mut out = String::new();
+        self.header(&mut out, "full grounding");
+        section(
+            &mut out,
+            "Time-free rules: roles, initial state, static relations.",
+            self.rules(RuleKind::Static),
+            "",
+            None,
+        );
+        section(
+            &mut out,
+            "Rules about the state at step T.",
+            self.rules(RuleKind::State),
+            "T",
+            Some("time(T)"),
+        );
+        section(
+            &mut out,
+            "Rules about the moves made at step T.",
+            self.rules(RuleKind::Move),
+            "T",
+            Some("time(T)"),
+        );
+        out.push('\n');
+        out.push_str(FULL_LP);
+        out
+    }
+
+    /// The program for incremental solving (parts `base`, `step(t)`, `check(t)`).
+    pub fn incremental(&self) -> String {
+        let mut out = String::new();
+        self.header(&mut out, "incremental");
+        out.push_str("\n#program base.\n");
+        section(
+            &mut out,
+            "Time-free rules: roles, initial state, static relations.",
+            self.rules(RuleKind::Static),
+            "",
+            None,
+        );
+        section(
+            &mut out,
+            "Rules about the state at step 0 (repeated for step t in step(t)).",
+            self.rules(RuleKind::State),
+            "0",
+            None,
+        );
+        out.push_str("\n#program step(t).\n");
+        section(
+            &mut out,
+            "Rules about the moves made at step t-1.",
+            self.rules(RuleKind::Move),
+            "t-1",
+            None,
+        );
+        section(
+            &mut out,
+            "Rules about the state at step t.",
+            self.rules(RuleKind::State),
+            "t",
+            None,
+        );
+        out.push('\n');
+        out.push_str(INCREMENTAL_LP);
+        out
+    }
+}
+
+/// Writes a titled group of rules; facts go together, other rules under their
+/// GDL source.
+fn section<'a>(
+    out: &mut String,
+    title: &str,
+    rules: impl Iterator<Item = &'a AspRule>,
+    now: &str,
+    domain: Option<&str>,
+) {
+    let _ = writeln!(out, "\n% --- {title}");
+    for r in rules {
+        if let Some(src) = &r.source {
+            let _ = writeln!(out, "% {}", src.replace('\n', " "));
+        }
+        let _ = writeln!(out, "{}", r.render(now, domain));
+    }
+}

@@ -1,0 +1,549 @@
+//! Solving a [`Program`] with clingo: full grounding with a deepening horizon,
+//! incremental multi-shot solving, and both at once (`auto`).
+//!
+//! Each way of solving runs on its own thread with its own clingo `Control` (a
+//! `Control` cannot cross threads) and reports to a coordinator over a channel:
+//! plans found on the way ([`Event::Candidate`]) and its final word
+//! ([`Event::Done`]). The coordinator replays every plan on the reference prover
+//! before it counts (see [`super::verify`]), watches the clock and the memory
+//! limit, and stops the workers through a shared flag: a solve call is cancelled
+//! within a few milliseconds; a grounding call cannot be interrupted, so on a
+//! timeout the coordinator answers at once and leaves the worker to notice the
+//! flag when its grounding returns (the command line exits right away).
+//!
+//! What a worker proves:
+//! - a winning plan found at the shortest horizon tried so far, or by optimising
+//!   the number of moves, is *shortest*;
+//! - when no play can last beyond a horizon (the `alive` query fails), or the
+//!   horizon reaches `--max-steps` without a win, the best goal is found by
+//!   optimisation at that horizon: *best-goal*.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clingo::{
+    Control, Part, ShowType, SolveMode, SolveResult as ClingoResult, Symbol, SymbolType, TruthValue,
+};
+
+use crate::gdl::{Game, Term};
+
+use super::program::Program;
+use super::symbols::SymbolMap;
+use super::{Mode, Proven, SolveOptions};
+
+/// What a worker found. `plan` is in step order; `goal` is what the program claims.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub plan: Vec<Term>,
+    pub goal: u8,
+    pub proven: Proven,
+}
+
+/// A worker's final word.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// A plan (to goal 100, or the best goal).
+    Plan(Found),
+    /// No play reaches a terminal state with a goal above 0 within the horizon.
+    NoPlan { horizon: usize, message: String },
+    /// The worker stopped (stop flag) or ran out of horizons.
+    Stopped,
+}
+
+/// Messages from a worker to the coordinator.
+#[derive(Debug)]
+pub enum Event {
+    Candidate(Mode, Found, Times),
+    Done(Mode, Outcome, Times),
+    Failed(Mode, String, Times),
+    /// The largest horizon fully solved so far.
+    Horizon(Mode, usize, Times),
+}
+
+/// Grounding and solving seconds spent by one worker.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Times {
+    pub ground_s: f64,
+    pub solve_s: f64,
+}
+
+/// What a worker needs: the program, the symbol map, the options, the stop flag.
+pub struct Worker {
+    pub mode: Mode,
+    pub program: Arc<Program>,
+    pub opts: SolveOptions,
+    pub threads: usize,
+    pub stop: Arc<AtomicBool>,
+    pub tx: mpsc::Sender<Event>,
+    pub times: Times,
+}
+
+/// A clingo error as a plain message.
+type Res<T> = Result<T, String>;
+
+fn err(e: clingo::ClingoError) -> String {
+    match e {
+        clingo::ClingoError::InternalError { msg, last, .. } => format!("clingo: {msg}: {last}"),
+        other => format!("clingo: {other}"),
+    }
+}
+
+/// The answer of one solve call.
+enum Answer {
+    /// Models were found; the last is the best; `optimal` when optimality (or, for
+    /// plain satisfiability, the search) is complete.
+    Sat {
+        atoms: Vec<Symbol>,
+        optimal: bool,
+    },
+    Unsat,
+    Interrupted {
+        atoms: Option<Vec<Symbol>>,
+    },
+}
+
+impl Worker {
+    fn progress(&self, text: &str) {
+        if self.opts.progress {
+            eprintln!("[{}] {text}", self.mode.name());
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn control(&self) -> Res<Control> {
+        let mut args = vec!["--warn=none".to_string(), "--models=0".to_string()];
+        if self.threads > 1 {
+            args.push(format!("--parallel-mode={}", self.threads));
+        }
+        clingo::control(args).map_err(err)
+    }
+
+    fn ground(&mut self, ctl: &mut Control, parts: &[Part]) -> Res<()> {
+        let t0 = Instant::now();
+        let r = ctl.ground(parts).map_err(err);
+        self.times.ground_s += t0.elapsed().as_secs_f64();
+        r
+    }
+
+    /// Solves under `assumptions` (external atoms set true), collecting models
+    /// until the optimum is proven, or only the first model when `first_only`;
+    /// `on_model` sees each model's atoms as it comes.
+    fn solve(
+        &mut self,
+        ctl: Control,
+        assumptions: &[Symbol],
+        first_only: bool,
+        mut on_model: impl FnMut(&mut Self, &[Symbol]),
+    ) -> Res<(Control, Answer)> {
+        let t0 = Instant::now();
+        let mut lits = Vec::new();
+        {
+            let atoms = ctl.symbolic_atoms().map_err(err)?;
+            for a in atoms.iter().map_err(err)? {
+                let s = a.symbol().map_err(err)?;
+                if assumptions.contains(&s) {
+                    lits.push(a.literal().map_err(err)?);
+                }
+            }
+        }
+        if lits.len() != assumptions.len() {
+            return Err("the query atoms are missing from the ground program".into());
+        }
+        // External atoms are false unless assigned: switch the query on for this
+        // call only (an assumption could not override the default false).
+        let mut ctl = ctl;
+        for &l in &lits {
+            ctl.assign_external(l, TruthValue::True).map_err(err)?;
+        }
+        let mut handle = ctl
+            .solve(SolveMode::ASYNC | SolveMode::YIELD, &[])
+            .map_err(err)?;
+        let mut last: Option<Vec<Symbol>> = None;
+        let mut interrupted = false;
+        loop {
+            while !handle.wait(Duration::from_millis(20)) {
+                if self.stopped() {
+                    handle.cancel().map_err(err)?;
+                    interrupted = true;
+                    break;
+                }
+            }
+            if interrupted {
+                break;
+            }
+            match handle.model().map_err(err)? {
+                Some(m) => {
+                    let atoms = m.symbols(ShowType::ATOMS).map_err(err)?;
+                    on_model(self, &atoms);
+                    last = Some(atoms);
+                    if first_only {
+                        handle.cancel().map_err(err)?;
+                        break;
+                    }
+                    handle.resume().map_err(err)?;
+                }
+                None => break,
+            }
+        }
+        let result = handle.get().map_err(err)?;
+        let mut ctl = handle.close().map_err(err)?;
+        for &l in &lits {
+            ctl.assign_external(l, TruthValue::False).map_err(err)?;
+        }
+        self.times.solve_s += t0.elapsed().as_secs_f64();
+        let answer = if first_only && last.is_some() {
+            Answer::Sat {
+                atoms: last.unwrap_or_default(),
+                optimal: false,
+            }
+        } else if interrupted || result.contains(ClingoResult::INTERRUPTED) {
+            Answer::Interrupted { atoms: last }
+        } else if let Some(atoms) = last {
+            Answer::Sat {
+                atoms,
+                optimal: result.contains(ClingoResult::EXHAUSTED),
+            }
+        } else {
+            Answer::Unsat
+        };
+        Ok((ctl, answer))
+    }
+
+    fn send(&self, e: Event) {
+        // The coordinator may have answered already; nobody listens then.
+        let _ = self.tx.send(e);
+    }
+
+    /// Runs the worker to its final word, always sending one `Done` or `Failed`.
+    pub fn run(mut self) {
+        let r = match self.mode {
+            Mode::Incremental => self.incremental(),
+            _ => self.full(),
+        };
+        let times = self.times;
+        match r {
+            Ok(outcome) => self.send(Event::Done(self.mode, outcome, times)),
+            Err(e) => self.send(Event::Failed(self.mode, e, times)),
+        }
+    }
+
+    /// The horizons full grounding tries: small first, growing by half, ending at
+    /// `max_steps`.
+    fn horizons(&self) -> Vec<usize> {
+        let max = self.opts.max_steps;
+        let mut out = Vec::new();
+        let mut h = 4.min(max).max(1);
+        loop {
+            out.push(h);
+            if h >= max {
+                break;
+            }
+            h = (h + h.div_ceil(2)).min(max);
+        }
+        out
+    }
+
+    /// Full grounding with a deepening horizon.
+    fn full(&mut self) -> Res<Outcome> {
+        let text = self.program.full();
+        for h in self.horizons() {
+            if self.stopped() {
+                return Ok(Outcome::Stopped);
+            }
+            let mut ctl = self.control()?;
+            ctl.add("base", &[], &format!("{text}\nhorizon({h}).\n"))
+                .map_err(err)?;
+            let g0 = self.times.ground_s;
+            self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
+            let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
+            let ground_s = self.times.ground_s - g0;
+            if self.stopped() {
+                return Ok(Outcome::Stopped);
+            }
+            let s0 = self.times.solve_s;
+            let map = self.program.translation.map.clone();
+            let query = id("query")?;
+            let mut first = true;
+            let (ctl, answer) = self.solve(ctl, &[query], false, |w, atoms| {
+                if first {
+                    first = false;
+                    if let Some(plan) = plan_of(&map, atoms) {
+                        let found = Found {
+                            plan,
+                            goal: 100,
+                            proven: Proven::None,
+                        };
+                        w.send(Event::Candidate(w.mode, found, w.times));
+                    }
+                }
+            })?;
+            let rules = stat(&ctl, &["problem", "lp", "rules"]);
+            let solve_s = self.times.solve_s - s0;
+            let head = format!(
+                "horizon {h}: {atoms} atoms, {rules} rules, ground {ground_s:.2} s, solve {solve_s:.2} s"
+            );
+            match answer {
+                Answer::Sat { atoms, optimal } => {
+                    self.progress(&format!("{head}: plan found"));
+                    let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                    let proven = if optimal {
+                        Proven::Shortest
+                    } else {
+                        Proven::None
+                    };
+                    return Ok(Outcome::Plan(Found {
+                        plan,
+                        goal: 100,
+                        proven,
+                    }));
+                }
+                Answer::Interrupted { atoms } => {
+                    if let Some(plan) = atoms.and_then(|a| plan_of(&map, &a)) {
+                        return Ok(Outcome::Plan(Found {
+                            plan,
+                            goal: 100,
+                            proven: Proven::None,
+                        }));
+                    }
+                    return Ok(Outcome::Stopped);
+                }
+                Answer::Unsat => {
+                    self.progress(&format!("{head}: no winning plan"));
+                }
+            }
+            let (ctl, answer) = self.solve(ctl, &[id("alive")?], true, |_, _| {})?;
+            let bounded = matches!(answer, Answer::Unsat);
+            if matches!(answer, Answer::Interrupted { .. }) {
+                return Ok(Outcome::Stopped);
+            }
+            self.send(Event::Horizon(self.mode, h, self.times));
+            if bounded || h >= self.opts.max_steps {
+                if bounded {
+                    self.progress(&format!("no play lasts beyond {h} steps"));
+                }
+                return self.best_goal_with(ctl, h, bounded);
+            }
+        }
+        Ok(Outcome::Stopped)
+    }
+
+    /// The best goal at horizon `h` on a grounded full program.
+    fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Outcome> {
+        let map = self.program.translation.map.clone();
+        let (_, answer) = self.solve(ctl, &[id("best")?], false, |_, _| {})?;
+        let limit = if bounded {
+            format!("no play lasts beyond {h} steps")
+        } else {
+            format!("within --max-steps {h}")
+        };
+        match answer {
+            Answer::Sat { atoms, optimal } => {
+                let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                let goal = goal_of(&map, &atoms).unwrap_or(0);
+                if goal == 0 {
+                    return Ok(Outcome::NoPlan {
+                        horizon: h,
+                        message: format!("no plan reaches a goal above 0 ({limit})"),
+                    });
+                }
+                Ok(Outcome::Plan(Found {
+                    plan,
+                    goal,
+                    proven: if optimal {
+                        Proven::BestGoal
+                    } else {
+                        Proven::None
+                    },
+                }))
+            }
+            Answer::Unsat => Ok(Outcome::NoPlan {
+                horizon: h,
+                message: format!("no play reaches a terminal state ({limit})"),
+            }),
+            Answer::Interrupted { .. } => Ok(Outcome::Stopped),
+        }
+    }
+
+    /// Best goal by full grounding at horizon `h` (used by the incremental worker).
+    fn best_goal(&mut self, h: usize, bounded: bool) -> Res<Outcome> {
+        let mut ctl = self.control()?;
+        ctl.add(
+            "base",
+            &[],
+            &format!("{}\nhorizon({h}).\n", self.program.full()),
+        )
+        .map_err(err)?;
+        self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
+        self.best_goal_with(ctl, h, bounded)
+    }
+
+    /// Multi-shot solving, one step per round.
+    fn incremental(&mut self) -> Res<Outcome> {
+        let map = self.program.translation.map.clone();
+        let mut ctl = self.control()?;
+        ctl.add("base", &[], &self.program.incremental())
+            .map_err(err)?;
+        let num = |t: usize| Symbol::create_number(t as i32);
+        self.ground(
+            &mut ctl,
+            &[
+                Part::new("base", vec![]).map_err(err)?,
+                Part::new("check", vec![num(0)]).map_err(err)?,
+            ],
+        )?;
+        let mut t = 0;
+        loop {
+            if self.stopped() {
+                return Ok(Outcome::Stopped);
+            }
+            let query = func("query", t)?;
+            let (c, answer) = self.solve(ctl, &[query], true, |_, _| {})?;
+            ctl = c;
+            let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
+            let head = format!(
+                "step {t}: {atoms} atoms, {} rules, ground {:.2} s, solve {:.2} s (total)",
+                stat(&ctl, &["problem", "lp", "rules"]),
+                self.times.ground_s,
+                self.times.solve_s
+            );
+            match answer {
+                Answer::Sat { atoms, .. } => {
+                    self.progress(&format!("{head}: plan found"));
+                    let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                    return Ok(Outcome::Plan(Found {
+                        plan,
+                        goal: 100,
+                        proven: Proven::Shortest,
+                    }));
+                }
+                Answer::Interrupted { .. } => return Ok(Outcome::Stopped),
+                Answer::Unsat => self.progress(&format!("{head}: no winning plan")),
+            }
+            let alive = func("alive", t)?;
+            let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
+            ctl = c;
+            match answer {
+                Answer::Interrupted { .. } => return Ok(Outcome::Stopped),
+                Answer::Unsat => {
+                    self.progress(&format!("no play lasts beyond {t} steps"));
+                    return self.best_goal(t, true);
+                }
+                Answer::Sat { .. } => {}
+            }
+            self.send(Event::Horizon(self.mode, t, self.times));
+            if t >= self.opts.max_steps {
+                return self.best_goal(t, false);
+            }
+            for sym in [query, alive] {
+                if let Some(lit) = literal_of(&ctl, sym)? {
+                    ctl.release_external(lit).map_err(err)?;
+                }
+            }
+            t += 1;
+            self.ground(
+                &mut ctl,
+                &[
+                    Part::new("step", vec![num(t)]).map_err(err)?,
+                    Part::new("check", vec![num(t)]).map_err(err)?,
+                ],
+            )?;
+        }
+    }
+}
+
+fn id(name: &str) -> Res<Symbol> {
+    Symbol::create_id(name, true).map_err(err)
+}
+
+fn func(name: &str, t: usize) -> Res<Symbol> {
+    Symbol::create_function(name, &[Symbol::create_number(t as i32)], true).map_err(err)
+}
+
+fn literal_of(ctl: &Control, sym: Symbol) -> Res<Option<clingo::SolverLiteral>> {
+    let atoms = ctl.symbolic_atoms().map_err(err)?;
+    for a in atoms.iter().map_err(err)? {
+        if a.symbol().map_err(err)? == sym {
+            return Ok(Some(a.literal().map_err(err)?));
+        }
+    }
+    Ok(None)
+}
+
+/// A statistic by its path (`problem.lp.rules`), 0 when absent.
+fn stat(ctl: &Control, path: &[&str]) -> u64 {
+    let Ok(stats) = ctl.statistics() else {
+        return 0;
+    };
+    let mut key = match stats.root() {
+        Ok(k) => k,
+        Err(_) => return 0,
+    };
+    for p in path {
+        match stats.map_at(key, p) {
+            Ok(k) => key = k,
+            Err(_) => return 0,
+        }
+    }
+    stats.value_get(key).map(|v| v as u64).unwrap_or(0)
+}
+
+/// The plan in a model: the moves `does(R,M,T)` ordered by `T`.
+fn plan_of(map: &SymbolMap, atoms: &[Symbol]) -> Option<Vec<Term>> {
+    let mut moves: Vec<(i32, Term)> = Vec::new();
+    for s in atoms {
+        if s.symbol_type().ok()? != SymbolType::Function || s.name().ok()? != "does" {
+            continue;
+        }
+        let args = s.arguments().ok()?;
+        if args.len() != 3 {
+            continue;
+        }
+        moves.push((args[2].number().ok()?, map.to_term(args[1])?));
+    }
+    moves.sort_by_key(|(t, _)| *t);
+    Some(moves.into_iter().map(|(_, m)| m).collect())
+}
+
+/// The goal at the first terminal step of a model (`first(T)`, `goal(R,G,T)`).
+fn goal_of(map: &SymbolMap, atoms: &[Symbol]) -> Option<u8> {
+    let fn_args = |s: &Symbol, name: &str, n: usize| -> Option<Vec<Symbol>> {
+        (s.symbol_type().ok()? == SymbolType::Function && s.name().ok()? == name)
+            .then(|| s.arguments().ok())
+            .flatten()
+            .filter(|a| a.len() == n)
+    };
+    let first = atoms
+        .iter()
+        .find_map(|s| fn_args(s, "first", 1))?
+        .first()?
+        .number()
+        .ok()?;
+    atoms.iter().find_map(|s| {
+        let a = fn_args(s, "goal", 3)?;
+        if a[2].number().ok()? != first {
+            return None;
+        }
+        let term = map.to_term(a[1])?;
+        match term {
+            Term::Const(_) => a[1].number().ok().and_then(|n| u8::try_from(n).ok()),
+            _ => None,
+        }
+    })
+}
+
+/// Whether a game is one the solver accepts.
+pub fn check_single_player(game: &Game) -> Result<(), String> {
+    if game.roles.len() != 1 {
+        return Err(format!(
+            "{} has {} roles: the ASP solver plans for single-player games only",
+            game.source,
+            game.roles.len()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,400 @@
+//! The referee ([`ggp_asp::arena`]): in-process matches run to the end with goals
+//! recorded and every move legal; late, illegal and failing players are replaced
+//! by random legal moves and recorded; the `match` command's text and JSON; and a
+//! sweep of UCT over the whole corpus at tiny, deterministic budgets (no illegal
+//! move, no failure).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use common::{prover, puzzle_path};
+use ggp_asp::arena::{
+    run_match, run_match_seats, MatchConfig, MatchEnd, MatchInfo, MatchRecord, Player, PlayerSpec,
+    Seat,
+};
+use ggp_asp::gdl::{self, parser::parse_ground_terms, Term};
+use ggp_asp::reasoner::{Engine, StateMachine};
+
+fn quick(seed: u64) -> MatchConfig {
+    MatchConfig {
+        start_clock: Duration::from_millis(200),
+        play_clock: Duration::from_millis(200),
+        seed,
+        engine: Engine::Prover,
+        uct_iterations: Some(200),
+        ..MatchConfig::default()
+    }
+}
+
+/// Replays a record on the prover: every joint move legal, the end and goals as recorded.
+fn check_record(name: &str, rec: &MatchRecord) {
+    let m = prover(name);
+    let syms = &m.game().symbols;
+    let mut s = m.initial_state();
+    for (step, texts) in rec.moves.iter().enumerate() {
+        assert!(!m.is_terminal(&s), "step {step}: terminal already");
+        let joint: Vec<_> = texts
+            .iter()
+            .enumerate()
+            .map(|(r, t)| {
+                let term = parse_ground_terms(&format!("({t})"), syms).expect("KIF")[0].clone();
+                let mv = m.parse_move(&term).expect("a known move");
+                assert!(m.legal(&s, r).contains(&mv), "step {step}: {t} illegal");
+                mv
+            })
+            .collect();
+        s = m.next_state(&s, &joint);
+    }
+    assert_eq!(rec.end == MatchEnd::Terminal, m.is_terminal(&s));
+    for (r, (role, g)) in rec.goals.iter().enumerate() {
+        assert_eq!(role, &rec.roles[r]);
+        assert_eq!(*g, m.goal(&s, r));
+    }
+}
+
+fn game(name: &str) -> gdl::Game {
+    gdl::load(&puzzle_path(name)).expect("puzzle loads")
+}
+
+#[test]
+fn in_process_matches_run_to_the_end() {
+    let cases: &[(&str, &[PlayerSpec])] = &[
+        ("tictactoe", &[PlayerSpec::Uct, PlayerSpec::Random]),
+        ("tictactoe", &[PlayerSpec::Legal, PlayerSpec::Mc]),
+        (
+            "nim3",
+            &[PlayerSpec::Uct, PlayerSpec::Mc, PlayerSpec::Random],
+        ),
+        ("rps3", &[PlayerSpec::Uct, PlayerSpec::Uct]),
+        ("buttons", &[PlayerSpec::Uct]),
+    ];
+    for (name, players) in cases {
+        let rec = run_match(&game(name), players.to_vec(), &quick(3)).expect("match runs");
+        assert_eq!(rec.end, MatchEnd::Terminal, "{name}");
+        assert!(
+            rec.goals.iter().all(|(_, g)| g.is_some()),
+            "{name}: {rec:?}"
+        );
+        assert!(rec.errors.is_empty(), "{name}: {:?}", rec.errors);
+        assert_eq!(rec.players.len(), players.len());
+        check_record(name, &rec);
+    }
+}
+
+#[test]
+fn uct_beats_random_at_tictactoe_and_solves_buttons() {
+    for seed in 1..=4 {
+        let players = if seed % 2 == 0 {
+            vec![PlayerSpec::Uct, PlayerSpec::Random]
+        } else {
+            vec![PlayerSpec::Random, PlayerSpec::Uct]
+        };
+        let seat = if seed % 2 == 0 { 0 } else { 1 };
+        let cfg = MatchConfig {
+            uct_iterations: Some(3000),
+            ..quick(seed)
+        };
+        let rec = run_match(&game("tictactoe"), players, &cfg).expect("match runs");
+        assert!(rec.score(seat) >= 50, "seed {seed}: uct lost: {rec:?}");
+    }
+    let cfg = MatchConfig {
+        uct_iterations: Some(2000),
+        ..quick(1)
+    };
+    let rec = run_match(&game("buttons"), vec![PlayerSpec::Uct], &cfg).expect("runs");
+    assert_eq!(rec.score(0), 100);
+}
+
+/// A player that misbehaves in a chosen way at every move.
+struct Faulty {
+    how: &'static str,
+    seen: Arc<Mutex<Vec<Option<Vec<Term>>>>>,
+}
+
+impl Player for Faulty {
+    fn start(&mut self, _info: &MatchInfo) -> Result<()> {
+        Ok(())
+    }
+    fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(previous.map(<[Term]>::to_vec));
+        let syms = &info.game.symbols;
+        match self.how {
+            "illegal" => Ok(parse_ground_terms("((mark 9 9))", syms)
+                .map(|v| v[0].clone())
+                .unwrap_or_else(|_| info.game.roles[0].clone())),
+            "error" => anyhow::bail!("out of cheese"),
+            _ => {
+                std::thread::sleep(info.play_clock + Duration::from_millis(50));
+                Ok(parse_ground_terms("(noop)", syms).expect("noop")[0].clone())
+            }
+        }
+    }
+    fn stop(&mut self, _previous: &[Term], _info: &MatchInfo) {}
+    fn name(&self) -> String {
+        format!("faulty-{}", self.how)
+    }
+}
+
+#[test]
+fn late_illegal_and_failing_players_get_random_moves() {
+    for how in ["illegal", "error", "timeout"] {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seats = vec![
+            Seat::Custom(Box::new(Faulty {
+                how,
+                seen: Arc::clone(&seen),
+            })),
+            Seat::Spec(PlayerSpec::Random),
+        ];
+        let cfg = MatchConfig {
+            play_clock: Duration::from_millis(100),
+            ..quick(5)
+        };
+        let rec = run_match_seats(&game("tictactoe"), seats, &cfg).expect("match runs");
+        check_record("tictactoe", &rec);
+        assert_eq!(rec.players[0], format!("faulty-{how}"));
+        let ours: Vec<_> = rec.errors.iter().filter(|e| e.role == "x").collect();
+        // Asked at every step, x's answer is wrong every time.
+        assert_eq!(ours.len(), rec.moves.len(), "{how}: {:?}", rec.errors);
+        assert!(ours.iter().all(|e| e.kind == how), "{how}: {ours:?}");
+        assert!(rec.errors.iter().all(|e| e.role == "x"));
+        // The player was told every joint move, the referee's substitutes included.
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0], None);
+        assert_eq!(seen.len(), rec.moves.len());
+        for (i, prev) in seen.iter().enumerate().skip(1) {
+            let texts: Vec<String> = prev
+                .as_ref()
+                .expect("a previous move")
+                .iter()
+                .map(|t| gdl::print::term_to_string(t, &game("tictactoe").symbols))
+                .collect();
+            assert_eq!(texts, rec.moves[i - 1]);
+        }
+    }
+}
+
+#[test]
+fn bad_player_lists_are_refused_clearly() {
+    let g = game("tictactoe");
+    let e = run_match(&g, vec![PlayerSpec::Uct], &quick(1)).unwrap_err();
+    assert!(e.to_string().contains("2 roles"), "{e}");
+    // An HTTP player that cannot be reached is a player that errs, as with a real
+    // game manager: every one of its moves is replaced and recorded, and the match
+    // still ends.
+    let rec = run_match(
+        &g,
+        vec![
+            PlayerSpec::Uct,
+            PlayerSpec::Http("http://127.0.0.1:9".into()),
+        ],
+        &quick(1),
+    )
+    .unwrap();
+    assert!(rec.goals.iter().all(|(_, v)| v.is_some()), "{rec:?}");
+    let o_moves = rec.moves.iter().filter(|j| j[1] != "noop").count();
+    let o_errors = rec
+        .errors
+        .iter()
+        .filter(|e| e.role == "o" && e.detail.contains("127.0.0.1:9"))
+        .count();
+    assert!(o_errors > o_moves, "{rec:?}");
+    assert!("alphazero".parse::<PlayerSpec>().is_err());
+    assert_eq!("MC".parse::<PlayerSpec>().unwrap(), PlayerSpec::Mc);
+    assert_eq!(
+        "http://localhost:9147".parse::<PlayerSpec>().unwrap(),
+        PlayerSpec::Http("http://localhost:9147".into())
+    );
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+}
+
+#[test]
+fn match_command_prints_moves_and_goals_and_json() {
+    let path = puzzle_path("nim");
+    let out = bin()
+        .args([
+            "match",
+            path.to_str().unwrap(),
+            "--player",
+            "uct",
+            "--player",
+            "random",
+        ])
+        .args(["--iterations", "500", "--engine", "prover", "--json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["roles"], serde_json::json!(["first", "second"]));
+    assert!(v["moves"].as_array().is_some_and(|m| !m.is_empty()));
+    assert!(v["errors"].as_array().is_some_and(|e| e.is_empty()));
+    let g = &v["goals"];
+    assert!(g["first"].is_u64() && g["second"].is_u64(), "{g}");
+
+    let out = bin()
+        .args([
+            "match",
+            path.to_str().unwrap(),
+            "--player",
+            "legal",
+            "--player",
+            "legal",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("step 1: ((take a 1) noop)"), "{text}");
+    assert!(text.contains("goals: first="), "{text}");
+
+    let out = bin()
+        .args(["match", path.to_str().unwrap(), "--player", "uct"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 roles"));
+    let out = bin()
+        .args([
+            "match",
+            path.to_str().unwrap(),
+            "--player",
+            "uct",
+            "--player",
+            "bogus",
+        ])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown player"));
+    let out = bin()
+        .args(["match", "/nonexistent.kif", "--player", "uct"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.kif"));
+}
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+/// Joint moves per match and the wall-clock budget per game in the sweep.
+const SWEEP_STEPS: &str = "3";
+const SWEEP_BUDGET: Duration = Duration::from_millis(1500);
+
+/// One match of UCT in every seat at 8 iterations a move (playouts cut off
+/// after 10 joint moves), in a child process
+/// stopped after the budget (one prover step cannot be interrupted).
+fn sweep_one(path: &Path) -> Result<Option<serde_json::Value>, String> {
+    let roles = gdl::load(path).map_err(|e| e.to_string())?.roles.len();
+    let mut cmd = bin();
+    cmd.arg("match").arg(path);
+    for _ in 0..roles {
+        cmd.args(["--player", "uct"]);
+    }
+    cmd.args(["--iterations", "8", "--playout-steps", "10"])
+        .args(["--max-steps", SWEEP_STEPS, "--engine", "prover"])
+        .args(["--json", "--play", "60", "--start", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if t0.elapsed() > SWEEP_BUDGET {
+            child.kill().ok();
+            child.wait().ok();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if !out.status.success() {
+        return Err(stderr);
+    }
+    serde_json::from_slice(&out.stdout)
+        .map(Some)
+        .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn uct_plays_only_legal_moves_on_the_whole_corpus() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(CORPUS)
+        .expect("the corpus")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 400);
+    let next = AtomicUsize::new(0);
+    let played = AtomicUsize::new(0);
+    let skipped = Mutex::new(Vec::new());
+    let slow = Mutex::new(Vec::new());
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                // Games that do not load (invalid, GDL-II) are covered by tests/corpus.rs.
+                let Ok(g) = gdl::load(path) else {
+                    skipped.lock().unwrap().push(name);
+                    continue;
+                };
+                drop(g);
+                match sweep_one(path) {
+                    Ok(None) => slow.lock().unwrap().push(name),
+                    Ok(Some(v)) => {
+                        let errs = v["errors"].as_array().cloned().unwrap_or_default();
+                        if !errs.is_empty() {
+                            failures.lock().unwrap().push(format!("{name}: {errs:?}"));
+                        } else {
+                            played.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => {
+                        // A game whose prover cannot be built, or where a role has no
+                        // legal move (the manifest flags those), fails cleanly.
+                        let clean = e.contains("error:") && !e.contains("panicked");
+                        if clean {
+                            skipped
+                                .lock()
+                                .unwrap()
+                                .push(format!("{name}: {}", e.trim()));
+                        } else {
+                            failures.lock().unwrap().push(format!("{name}: {e}"));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let slow = slow.into_inner().unwrap();
+    let skipped = skipped.into_inner().unwrap();
+    let played = played.into_inner();
+    eprintln!(
+        "{played} games played, {} out of time, {} skipped",
+        slow.len(),
+        skipped.len()
+    );
+    eprintln!("out of time: {}", slow.join(", "));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(played > 300, "only {played} games played");
+}

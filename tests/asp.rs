@@ -1,0 +1,367 @@
+//! The ASP solver: every single-player puzzle solved to its known optimum in every
+//! mode with a plan the prover replays; best goal and no plan; the symbol map on
+//! nasty constants; snapshots of the encodings; the stock `clingo` executable
+//! on the printed programs; refusals and limits; a few corpus games.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use ggp_asp::asp::{self, symbols::SymbolMap, Mode, Proven, SolveOptions, SolveResult, Status};
+use ggp_asp::gdl::{self, parse, parser::parse_ground_terms, Game, Term};
+use ggp_asp::reasoner::Prover;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+
+fn load(path: &Path) -> Game {
+    gdl::load(path).unwrap_or_else(|e| panic!("{} does not load:\n{e}", path.display()))
+}
+
+fn opts(mode: Mode) -> SolveOptions {
+    SolveOptions {
+        mode,
+        timeout: Some(Duration::from_secs(300)),
+        threads: 2,
+        ..SolveOptions::default()
+    }
+}
+
+/// Solves and replays the plan independently of the solver's own check.
+fn solve_checked(game: &Game, mode: Mode) -> SolveResult {
+    let r = asp::solve(game, &opts(mode)).expect("a single-player game");
+    if r.status == Status::Solved {
+        let prover = Prover::new(game.clone());
+        let plan: Vec<Term> = r
+            .plan
+            .iter()
+            .map(|m| {
+                parse_ground_terms(&format!("({m})"), &game.symbols)
+                    .unwrap()
+                    .remove(0)
+            })
+            .collect();
+        let goal = asp::verify::replay(&prover, &plan).expect("the plan replays");
+        assert_eq!(Some(goal), r.goal, "{}: goal as reported", game.source);
+        assert_eq!(Some(plan.len()), r.steps);
+    }
+    r
+}
+
+/// The puzzles of `puzzles/README.md` with their optimum (moves to goal 100).
+const PUZZLES: &[(&str, usize)] = &[
+    ("blocks", 4),
+    ("queens", 6),
+    ("lightsout", 6),
+    ("buttons", 10),
+    ("maze", 18),
+    ("hanoi", 31),
+    ("8puzzle", 30),
+];
+
+fn puzzle_optimum(mode: Mode) {
+    for &(name, optimum) in PUZZLES {
+        let game = load(&common::puzzle_path(name));
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::Solved, "{name} ({mode:?}): {}", r.message);
+        assert_eq!(r.goal, Some(100), "{name} ({mode:?})");
+        assert_eq!(r.steps, Some(optimum), "{name} ({mode:?}): optimal length");
+        assert_eq!(r.proven, Proven::Shortest, "{name} ({mode:?})");
+        match mode {
+            Mode::Auto => assert!(r.mode.is_some()),
+            m => assert_eq!(r.mode, Some(m)),
+        }
+    }
+}
+
+#[test]
+fn puzzles_full() {
+    puzzle_optimum(Mode::Full);
+}
+
+#[test]
+fn puzzles_incremental() {
+    puzzle_optimum(Mode::Incremental);
+}
+
+#[test]
+fn puzzles_auto() {
+    puzzle_optimum(Mode::Auto);
+}
+
+#[test]
+fn best_goal_when_100_is_out_of_reach() {
+    let game = load(&common::puzzle_path("best-goal"));
+    for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
+        assert_eq!(r.goal, Some(80), "{mode:?}");
+        assert_eq!(r.steps, Some(3), "{mode:?}");
+        assert_eq!(r.plan, ["add3", "double", "add3"], "{mode:?}");
+        assert_eq!(r.proven, Proven::BestGoal, "{mode:?}");
+    }
+}
+
+#[test]
+fn no_plan_is_said_clearly() {
+    let game = load(&common::puzzle_path("no-plan"));
+    for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::NoPlan, "{mode:?}: {}", r.message);
+        assert!(r.plan.is_empty() && r.goal.is_none());
+        assert!(r.message.contains("no plan"), "{}", r.message);
+    }
+}
+
+#[test]
+fn max_steps_below_the_optimum_gives_no_plan() {
+    // The maze needs 18 moves; within 10 no terminal state with a goal above 0.
+    let game = load(&common::puzzle_path("maze"));
+    for mode in [Mode::Full, Mode::Incremental] {
+        let r = asp::solve(
+            &game,
+            &SolveOptions {
+                max_steps: 10,
+                ..opts(mode)
+            },
+        )
+        .unwrap();
+        assert_eq!(r.status, Status::NoPlan, "{mode:?}: {}", r.message);
+        assert!(r.message.contains("--max-steps 10"), "{}", r.message);
+    }
+}
+
+/// A game whose only plan spells awkward constants: upper case, leading zeros,
+/// numbers, signs, underscores, the incremental step parameter `t`, and
+/// relations named like the encoding's own predicates.
+const NASTY: &str = r#"
+(role Robot)
+(init (at 0))
+(<= (legal Robot ?m) (true (at ?n)) (step ?n ?m ?n2))
+(<= (next (at ?n2)) (does Robot ?m) (true (at ?n)) (step ?n ?m ?n2))
+(<= (holds ?n) (true (at ?n)))
+(<= (time ?n) (holds ?n))
+(<= terminal (time 7))
+(<= (goal Robot 100) (true (at 7)))
+(<= (goal Robot 0) (not (true (at 7))))
+(step 0 B 1) (step 0 x 0)
+(step 1 01 2)
+(step 2 1 3)
+(step 3 -1 4)
+(step 4 + 5)
+(step 5 _a 6)
+(step 6 (Go t a-b) 7)
+"#;
+
+#[test]
+fn nasty_constants_round_trip() {
+    let game = Game::new(parse(NASTY, "nasty.kif").unwrap()).unwrap();
+    let map = SymbolMap::new(&game.symbols);
+    for text in [
+        "B", "01", "1", "-1", "+", "_a", "t", "a-b", "Robot", "x", "0",
+    ] {
+        let sym = game.symbols.get(text).unwrap();
+        let clingo = clingo::parse_term(map.constant(sym)).unwrap();
+        assert_eq!(map.to_term(clingo), Some(Term::Const(sym)), "{text}");
+        let f = clingo::parse_term(&format!("{}(1)", map.functor(sym))).unwrap();
+        let one = game.symbols.get("1").unwrap();
+        assert_eq!(
+            map.to_term(f),
+            Some(Term::Func(sym, vec![Term::Const(one)])),
+            "{text} as a function symbol"
+        );
+    }
+    for mode in [Mode::Full, Mode::Incremental] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
+        assert_eq!(
+            r.plan,
+            ["B", "01", "1", "-1", "+", "_a", "(Go t a-b)"],
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn multi_player_games_are_refused() {
+    let game = load(&common::puzzle_path("tictactoe"));
+    let e = asp::solve(&game, &opts(Mode::Auto))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2 roles") && e.contains("single-player"), "{e}");
+}
+
+#[test]
+fn timeout_stops_cleanly_with_the_horizon_reached() {
+    let game = load(&common::puzzle_path("8puzzle"));
+    let r = asp::solve(
+        &game,
+        &SolveOptions {
+            timeout: Some(Duration::from_millis(300)),
+            ..opts(Mode::Incremental)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.status, Status::Timeout, "{}", r.message);
+    assert!(r.plan.is_empty());
+    assert!(r.message.contains("horizon"), "{}", r.message);
+    assert!(r.total_s < 5.0, "stopped promptly: {}", r.total_s);
+}
+
+#[test]
+fn memory_limit_stops_cleanly() {
+    let game = load(&common::puzzle_path("hanoi"));
+    let r = asp::solve(
+        &game,
+        &SolveOptions {
+            memory_mb: Some(1),
+            ..opts(Mode::Auto)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.status, Status::Error, "{}", r.message);
+    assert!(r.message.contains("memory limit of 1 MiB"), "{}", r.message);
+    assert!(r.plan.is_empty());
+}
+
+fn program(name: &str) -> asp::Program {
+    asp::Program::new(&load(&common::puzzle_path(name)))
+}
+
+#[test]
+fn encoding_snapshots() {
+    insta::assert_snapshot!("best_goal_full", program("best-goal").full());
+    insta::assert_snapshot!("no_plan_incremental", program("no-plan").incremental());
+    let nasty = Game::new(parse(NASTY, "nasty.kif").unwrap()).unwrap();
+    insta::assert_snapshot!("nasty_full", asp::Program::new(&nasty).full());
+}
+
+fn ggp_asp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+}
+
+fn clingo_available() -> bool {
+    Command::new("clingo").arg("--version").output().is_ok()
+}
+
+/// Runs the stock `clingo` on a program; the moves of its last (optimal) answer.
+fn stock_clingo_plan(program: &str) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("ggp-asp-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("p{}.lp", program.len()));
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new("clingo")
+        .arg(&file)
+        .arg("--outf=0")
+        .arg("--quiet=1")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("SATISFIABLE") || text.contains("OPTIMUM FOUND"),
+        "{text}"
+    );
+    let answer = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Answer"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no answer: {text}"));
+    answer
+        .split_whitespace()
+        .filter(|a| a.starts_with("does("))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn stock_clingo_solves_the_printed_programs() {
+    if !clingo_available() {
+        println!("note: no `clingo` executable on PATH (Debian package gringo); test skipped");
+        return;
+    }
+    for &(name, optimum) in &PUZZLES[..5] {
+        let path = common::puzzle_path(name);
+        let encode = |args: &[&str]| {
+            let out = ggp_asp()
+                .arg("encode")
+                .arg(&path)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name}: encode failed");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let horizon = (optimum + 3).to_string();
+        let full = stock_clingo_plan(&encode(&["--horizon", &horizon]));
+        assert_eq!(full.len(), optimum, "{name}: full program, {full:?}");
+        let inc = stock_clingo_plan(&encode(&["--incremental"]));
+        assert_eq!(inc.len(), optimum, "{name}: incremental program, {inc:?}");
+    }
+}
+
+#[test]
+fn cli_solve_json_and_refusal() {
+    let out = ggp_asp()
+        .args(["solve", "--json", "--mode", "incremental"])
+        .arg(common::puzzle_path("blocks"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "solved");
+    assert_eq!(v["goal"], 100);
+    assert_eq!(v["steps"], 4);
+    assert_eq!(v["proven"], "shortest");
+    assert_eq!(v["mode"], "incremental");
+    assert_eq!(v["plan"][0], "(unstack d)");
+    for k in ["ground_s", "solve_s", "total_s"] {
+        assert!(v[k].is_f64(), "{k}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("step 4") && stderr.contains("atoms"),
+        "{stderr}"
+    );
+
+    let out = ggp_asp()
+        .args(["solve", "--json"])
+        .arg(common::puzzle_path("tictactoe"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "error");
+    assert!(v["message"].as_str().unwrap().contains("single-player"));
+
+    let out = ggp_asp()
+        .args(["encode", "--horizon", "3"])
+        .arg(common::puzzle_path("nim"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+fn corpus(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(CORPUS).join(format!("{name}.kif"));
+    if p.exists() {
+        Some(p)
+    } else {
+        println!("note: {} is missing; skipped", p.display());
+        None
+    }
+}
+
+#[test]
+fn corpus_lights_out_and_hanoi() {
+    for (name, steps) in [("lightsOut", None), ("hanoi", Some(31))] {
+        let Some(path) = corpus(name) else { continue };
+        let r = solve_checked(&load(&path), Mode::Auto);
+        assert_eq!(r.status, Status::Solved, "{name}: {}", r.message);
+        assert_eq!(r.goal, Some(100), "{name}");
+        if let Some(s) = steps {
+            assert_eq!(r.steps, Some(s), "{name}");
+        }
+    }
+}
