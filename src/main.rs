@@ -116,6 +116,9 @@ enum Command {
         /// The solver's memory limit in MB.
         #[arg(long, default_value_t = 4096)]
         solver_memory_mb: u64,
+        /// The executable run as `EXE solve FILE --json ...` (default: this one).
+        #[arg(long)]
+        solver_exe: Option<PathBuf>,
         /// Threads of the solver (its auto mode runs two strategies at once).
         #[arg(long, default_value_t = 2)]
         solver_threads: usize,
@@ -352,13 +355,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             solver_timeout,
             solver_memory_mb,
             solver_threads,
+            solver_exe,
             read_timeout,
         } => {
             let solver = if no_solver {
                 None
             } else {
                 Some(SolverConfig {
-                    exe: std::env::current_exe().context("cannot find our own executable")?,
+                    exe: match solver_exe {
+                        Some(p) => p,
+                        None => {
+                            std::env::current_exe().context("cannot find our own executable")?
+                        }
+                    },
                     timeout: Duration::from_secs_f64(solver_timeout),
                     memory_mb: solver_memory_mb,
                     threads: solver_threads,

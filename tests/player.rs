@@ -577,6 +577,36 @@ fn real_solver_server(margin_ms: u64) -> (ServerHandle, String) {
     (h, url)
 }
 
+#[test]
+fn the_real_solver_plays_puzzles_to_100() {
+    // Lights Out 5x5 (6 moves) and the maze (18 moves) through `ggp-asp solve`
+    // as a child process: every move from the verified plan.
+    let (h, url) = real_solver_server(250);
+    for (i, name) in ["lightsout", "maze"].iter().enumerate() {
+        let rec = referee(&common::puzzle_path(name), &[&url], 10, 1, i as u64, name);
+        assert_eq!(rec.goals[0].1, Some(100), "{name}");
+    }
+    assert_eq!(h.player.decisions(), vec![("plan".to_string(), 6 + 18)]);
+}
+
+#[test]
+fn a_slow_solver_makes_the_player_commit_to_a_line() {
+    // The real solver behind a two-second delay: its plan cannot come before the
+    // first move, so the player commits to the search's line for a few moves,
+    // plays them (legally: the referee records nothing wrong) and solves from the
+    // line's end. Whether 100 is still reachable from there depends on the
+    // puzzle's spare steps (the maze has two), so only the mechanism is checked.
+    let dir = tempfile::tempdir().unwrap();
+    let real = env!("CARGO_BIN_EXE_ggp-asp");
+    let mut solver = fake_solver(dir.path(), &format!("sleep 2\nexec {real} \"$@\""));
+    solver.threads = 2;
+    let (h, url) = server(Some(solver));
+    let rec = referee(&common::puzzle_path("maze"), &[&url], 1, 1, 3, "slow");
+    let by = h.player.decisions();
+    assert!(by.iter().any(|(k, _)| k == "committed line"), "{by:?}");
+    assert!(rec.goals[0].1.is_some());
+}
+
 fn print_latencies(h: &ServerHandle) {
     for (kind, d) in h.player.worst_latencies() {
         println!("worst {kind}: {:.3} s", d.as_secs_f64());

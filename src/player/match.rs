@@ -141,6 +141,7 @@ impl Match {
             fallback: Arc::clone(&fallback),
             ready_by,
             decisions,
+            play_clock: msg.play_clock,
         };
         let spawned = std::thread::Builder::new()
             .name(format!("match {}", msg.id))
@@ -269,6 +270,7 @@ struct Setup {
     fallback: Arc<Mutex<Fallback>>,
     ready_by: Instant,
     decisions: Decisions,
+    play_clock: Duration,
 }
 
 impl Setup {
@@ -362,10 +364,11 @@ impl MachineVisitor for WorkerStart {
             cancelled: Arc::clone(&self.setup.cancelled),
             fallback: Arc::clone(&self.setup.fallback),
             decisions: Arc::clone(&self.setup.decisions),
+            move_time: answer_within(self.setup.cfg.margin, self.setup.play_clock),
+            solve_estimate: Duration::ZERO,
             solver: None,
             solver_gave_up: false,
             plan: None,
-            off_plan_logged: None,
             playouts_at_advance: 0,
         };
         w.publish_fallback(None);
@@ -383,19 +386,22 @@ impl MachineVisitor for WorkerStart {
     }
 }
 
-/// A verified plan from some step on: `states[i]` is the state the plan expects
-/// before its move `moves[i]`, at match step `from + i`.
+/// Moves we follow from some step on: `states[i]` is the state expected before
+/// `moves[i]`, at match step `from + i`. Either a verified solver plan (`goal` is
+/// its goal), or a committed line (`goal` is `None`): moves of the search we
+/// promise to play while the solver plans from the state at the line's end.
 struct Plan<M: StateMachine> {
     from: usize,
     states: Vec<M::State>,
     moves: Vec<M::Move>,
-    goal: u8,
+    goal: Option<u8>,
 }
 
-/// A solver run and the step whose state it solves from.
-struct Solving {
+/// A solver run and the step and state it solves from.
+struct Solving<S> {
     run: SolverRun,
     from: usize,
+    state: S,
 }
 
 struct Worker<M: StateMachine> {
@@ -411,11 +417,15 @@ struct Worker<M: StateMachine> {
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
     decisions: Decisions,
-    solver: Option<Solving>,
+    /// How long we may think per move.
+    move_time: Duration,
+    /// How long a solver run seems to take (the last one's time, or how long an
+    /// abandoned one had run): decides how far ahead the next one starts.
+    solve_estimate: Duration,
+    solver: Option<Solving<M::State>>,
     /// The solver said there is no plan (or failed): do not start it again.
     solver_gave_up: bool,
     plan: Option<Plan<M>>,
-    off_plan_logged: Option<usize>,
     /// Search playouts when the last joint move was applied.
     playouts_at_advance: u64,
 }
@@ -429,8 +439,10 @@ impl<M: StateMachine + 'static> Worker<M> {
         term_to_string(&self.machine.move_term(m), &self.game().symbols)
     }
 
-    /// Searches until the solver has answered or `until`, whichever is first.
+    /// Waits until the solver has answered or `until`, whichever is first; the
+    /// search only runs in the last part of the wait (see [`Worker::search_or_wait`]).
     fn await_plan(&mut self, until: Instant) {
+        let begun = Instant::now();
         while self.solver.is_some() && !self.cancelled.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= until {
@@ -440,9 +452,26 @@ impl<M: StateMachine + 'static> Worker<M> {
                 );
                 return;
             }
-            self.search.search_until(until.min(now + SLICE));
+            self.search_or_wait(begun, until);
             self.poll_solver();
         }
+    }
+
+    /// One slice of the time from `begun` to `until`. While the solver works on a
+    /// one-player game it gets the cores: the search sleeps through the first
+    /// three quarters of the time and runs only in the rest, to have a move should
+    /// the plan not come.
+    fn search_or_wait(&mut self, begun: Instant, until: Instant) {
+        let now = Instant::now();
+        let end = until.min(now + SLICE);
+        if self.solver.is_some() {
+            let search_from = begun + until.saturating_duration_since(begun) * 3 / 4;
+            if now < search_from {
+                std::thread::sleep(end.min(search_from).saturating_duration_since(now));
+                return;
+            }
+        }
+        self.search.search_until(end);
     }
 
     fn run(&mut self, rx: Receiver<Command>) {
@@ -455,7 +484,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             // Think for a slice (pondering), then look at the messages; a search
             // with nothing to do leaves the rest of the slice to waiting.
             let slice_end = Instant::now() + SLICE;
-            if self.cfg.ponder && !self.machine.is_terminal(&self.state) {
+            if self.cfg.ponder && self.solver.is_none() && !self.machine.is_terminal(&self.state) {
                 self.search.search_until(slice_end);
             }
             let cmd = match rx.try_recv() {
@@ -577,26 +606,37 @@ impl<M: StateMachine + 'static> Worker<M> {
         let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
         let playouts_before = self.search.stats().playouts;
         let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
+        let begun = Instant::now();
         let (mv, by) = loop {
             self.poll_solver();
-            if let Some(m) = self.plan_move() {
-                break (m, "plan");
+            let now = Instant::now();
+            let late = now >= think_until || self.cancelled.load(Ordering::Relaxed);
+            if let Some((m, committed)) = self.plan_move() {
+                if !committed {
+                    break (m, "plan");
+                }
+                // A committed line is played at the clock's end, to give the
+                // solver the time the line was committed for.
+                if late || self.solver.is_none() {
+                    break (m, "committed line");
+                }
+                std::thread::sleep(SLICE.min(think_until - now));
+                continue;
             }
             if legal.len() == 1 {
                 break (legal[0].clone(), "only legal move");
             }
-            let now = Instant::now();
-            if now >= think_until || self.cancelled.load(Ordering::Relaxed) {
+            if late {
                 match self
                     .search
                     .try_best_move(self.role)
                     .filter(|m| legal.contains(m))
                 {
-                    Some(m) => break (m, "search"),
+                    Some(m) => break (self.commit_ahead(m), "search"),
                     None => break (legal[0].clone(), "first legal move (search had none)"),
                 }
             }
-            self.search.search_until(think_until.min(now + SLICE));
+            self.search_or_wait(begun, think_until);
             let best = self.search.try_best_move(self.role);
             self.publish_fallback(best.as_ref());
         };
@@ -647,9 +687,9 @@ impl<M: StateMachine + 'static> Worker<M> {
         Ok(summary)
     }
 
-    /// The rules with the `init` facts replaced by the current state, so the solver
-    /// can plan from here.
-    fn rules_from_here(&self) -> String {
+    /// The rules with the `init` facts replaced by `state`, so the solver can plan
+    /// from there.
+    fn rules_from(&self, state: &M::State) -> String {
         let g = self.game();
         let mut out = String::new();
         for rule in &g.rules {
@@ -660,37 +700,46 @@ impl<M: StateMachine + 'static> Worker<M> {
             out.push('\n');
         }
         let init = g.symbols.name(kw::INIT);
-        for f in self.machine.fluents(&self.state) {
+        for f in self.machine.fluents(state) {
             let _ = writeln!(out, "({init} {})", term_to_string(&f, &g.symbols));
         }
         out
     }
 
-    /// Starts the solver from the current state (one-player games only).
+    /// True when the solver may run: a one-player game, the solver on, and no run
+    /// has said there is nothing to find.
+    fn solver_wanted(&self) -> bool {
+        self.cfg.solver.is_some() && self.machine.num_roles() == 1 && !self.solver_gave_up
+    }
+
+    /// Starts the solver from the current state.
     fn start_solver(&mut self) {
+        self.start_solver_from(self.step, self.state.clone());
+    }
+
+    /// Starts the solver from `state`, the state at step `from` (one-player games
+    /// only), replacing any run.
+    fn start_solver_from(&mut self, from: usize, state: M::State) {
+        if let Some(old) = self.solver.take() {
+            self.solve_estimate = self.solve_estimate.max(old.run.elapsed());
+        }
         let Some(cfg) = &self.cfg.solver else { return };
-        if self.machine.num_roles() != 1
-            || self.solver_gave_up
-            || self.machine.is_terminal(&self.state)
-        {
+        if !self.solver_wanted() || self.machine.is_terminal(&state) {
             return;
         }
-        let rules = self.rules_from_here();
-        let label = format!("match {} step {}", self.id, self.step);
+        let rules = self.rules_from(&state);
+        let label = format!("match {} step {from}", self.id);
         match SolverRun::start(&rules, cfg, &label) {
             Ok(run) => {
                 info!(
-                    "match {}: solver started from step {} (pid {}, timeout {:.0}s, {} MB)",
+                    "match {}: solver started from step {from} at step {} (pid {}, timeout {:.0}s, {} MB)",
                     self.id,
                     self.step,
                     run.pid(),
                     cfg.timeout.as_secs_f64(),
                     cfg.memory_mb
                 );
-                self.solver = Some(Solving {
-                    run,
-                    from: self.step,
-                });
+                self.solver = Some(Solving { run, from, state });
             }
             Err(e) => {
                 warn!("match {}: {e}; playing by search alone", self.id);
@@ -704,8 +753,15 @@ impl<M: StateMachine + 'static> Worker<M> {
         let Some(result) = s.run.try_result() else {
             return;
         };
-        let (from, secs) = (s.from, s.run.elapsed().as_secs_f64());
-        self.solver = None;
+        let (from, took) = (s.from, s.run.elapsed());
+        let secs = took.as_secs_f64();
+        let Some(Solving {
+            state: from_state, ..
+        }) = self.solver.take()
+        else {
+            return;
+        };
+        self.solve_estimate = took;
         let out = match result {
             Ok(o) => o,
             Err(e) => {
@@ -727,24 +783,41 @@ impl<M: StateMachine + 'static> Worker<M> {
             self.solver_gave_up = true;
             return;
         }
-        if from != self.step {
+        if from < self.step {
             info!(
-                "match {}: the solver's plan from step {from} came after {secs:.2}s, at step {}; solver restarts from here",
+                "match {}: the solver's plan from step {from} came after {secs:.2}s, at step {}: too late",
                 self.id, self.step
             );
-            self.start_solver();
             return;
         }
-        match self.verify_plan(&out.plan) {
+        match self.verify_plan(from, from_state, &out.plan) {
             Ok(plan) => {
                 info!(
                     "match {}: solver from step {from}: plan of {} moves to goal {} ({} proven) in {secs:.2}s, verified",
                     self.id,
                     plan.moves.len(),
-                    plan.goal,
+                    plan.goal.unwrap_or(0),
                     out.proven.as_deref().unwrap_or("none")
                 );
-                self.plan = Some(plan);
+                self.plan = match self.plan.take() {
+                    // The committed line that leads to the plan's first state.
+                    Some(mut line)
+                        if line.goal.is_none() && line.from + line.moves.len() == from =>
+                    {
+                        line.states.extend(plan.states);
+                        line.moves.extend(plan.moves);
+                        line.goal = plan.goal;
+                        Some(line)
+                    }
+                    _ if from == self.step => Some(plan),
+                    _ => {
+                        warn!(
+                            "match {}: the plan from step {from} does not connect to our moves",
+                            self.id
+                        );
+                        None
+                    }
+                };
             }
             Err(e) => {
                 warn!(
@@ -756,12 +829,16 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
     }
 
-    /// Replays a plan from the current state on our engine: every move legal, the
-    /// end terminal with a goal.
-    fn verify_plan(&self, plan: &[String]) -> Result<Plan<M>, String> {
+    /// Replays a plan from `state` (step `from`) on our engine: every move legal,
+    /// the end terminal with a goal.
+    fn verify_plan(
+        &self,
+        from: usize,
+        mut state: M::State,
+        plan: &[String],
+    ) -> Result<Plan<M>, String> {
         let m = &*self.machine;
         let g = m.game();
-        let mut state = self.state.clone();
         let mut states = Vec::with_capacity(plan.len());
         let mut moves = Vec::with_capacity(plan.len());
         for (i, text) in plan.iter().enumerate() {
@@ -787,31 +864,95 @@ impl<M: StateMachine + 'static> Worker<M> {
             .goal(&state, self.role)
             .ok_or("the plan's final state has no goal value")?;
         Ok(Plan {
-            from: self.step,
+            from,
             states,
             moves,
-            goal,
+            goal: Some(goal),
         })
     }
 
-    /// The plan's move when the current state is the one the plan expects here.
-    fn plan_move(&mut self) -> Option<M::Move> {
+    /// The plan's move when the current state is the one the plan expects here,
+    /// and whether it is a committed move (not yet backed by a solver plan).
+    fn plan_move(&mut self) -> Option<(M::Move, bool)> {
         let plan = self.plan.as_ref()?;
         let i = self.step.checked_sub(plan.from)?;
         if plan.states.get(i) == Some(&self.state) {
-            return Some(plan.moves[i].clone());
+            return Some((plan.moves[i].clone(), plan.goal.is_none()));
         }
-        if self.off_plan_logged != Some(self.step) {
-            self.off_plan_logged = Some(self.step);
+        if i < plan.moves.len() || plan.goal.is_some() {
             warn!(
-                "match {}: step {}: the state is not the one the plan expects; search decides, solver restarts from here",
+                "match {}: step {}: the state is not the one the plan expects; search decides",
                 self.id, self.step
             );
-            self.plan = None;
-            if self.solver.is_none() {
-                self.start_solver();
+        }
+        self.plan = None;
+        None
+    }
+
+    /// On a one-player game without a plan: the search's move `chosen` leaves the
+    /// state any solver run works from, so commit to the search's best line for as
+    /// many moves as a solver run seems to take, and start the solver from the
+    /// line's end. Returns the move to play now (the line's first).
+    fn commit_ahead(&mut self, chosen: M::Move) -> M::Move {
+        if !self.solver_wanted() {
+            return chosen;
+        }
+        let m = &*self.machine;
+        // The best complete line the search has seen, checked move by move.
+        let mut line = Vec::new();
+        if let Some((joints, _)) = self.search.best_line() {
+            let mut state = self.state.clone();
+            for joint in joints {
+                let Some(mv) = joint.get(self.role) else {
+                    break;
+                };
+                if m.is_terminal(&state) || !m.legal(&state, self.role).contains(mv) {
+                    break;
+                }
+                state = m.next_state(&state, std::slice::from_ref(mv));
+                line.push(mv.clone());
             }
         }
-        None
+        if line.is_empty() {
+            line.push(chosen);
+        }
+        let running = self
+            .solver
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.run.elapsed());
+        let estimate = self.solve_estimate.max(running).max(self.move_time);
+        // Lead: half again the estimate, in moves; at least one.
+        let wanted = (estimate.as_secs_f64() * 1.5 / self.move_time.as_secs_f64().max(0.001)).ceil()
+            as usize;
+        let mut states = vec![self.state.clone()];
+        for mv in line.iter().take(wanted.max(1)) {
+            let s = states.last().expect("non-empty");
+            if m.is_terminal(s) {
+                break;
+            }
+            let next = m.next_state(s, std::slice::from_ref(mv));
+            states.push(next);
+        }
+        let d = states.len() - 1;
+        let end = states.pop().expect("the line's end");
+        if m.is_terminal(&end) {
+            // The line ends the game: nothing left to plan for.
+            return line[0].clone();
+        }
+        info!(
+            "match {}: step {}: committing to {d} move(s) of the search's line; solver restarts from step {} (estimate {:.1}s)",
+            self.id,
+            self.step + 1,
+            self.step + d,
+            estimate.as_secs_f64()
+        );
+        self.plan = Some(Plan {
+            from: self.step + 1,
+            states: states[1..].to_vec(),
+            moves: line[1..d].to_vec(),
+            goal: None,
+        });
+        self.start_solver_from(self.step + d, end);
+        line[0].clone()
     }
 }
