@@ -137,6 +137,9 @@ enum Command {
         /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
         #[arg(long, group = "form")]
         incremental: bool,
+        /// Leave out the state invariants (proven with clingo, added as constraints).
+        #[arg(long)]
+        no_invariants: bool,
     },
     /// Solve a single-player game: the shortest plan to goal 100 (else the best
     /// goal), verified on the reference prover.
@@ -160,6 +163,14 @@ enum Command {
         /// Resident memory limit in MiB.
         #[arg(long)]
         memory_mb: Option<u64>,
+        /// Solve without the state invariants (proven with clingo, added as
+        /// constraints).
+        #[arg(long)]
+        no_invariants: bool,
+        /// An option for clingo, after ours (repeat for several), e.g.
+        /// `--clingo=--configuration=trendy`.
+        #[arg(long = "clingo", value_name = "ARG", allow_hyphen_values = true)]
+        clingo_args: Vec<String>,
     },
     /// Benchmarks.
     Bench {
@@ -393,10 +404,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             game,
             horizon,
             incremental,
+            no_invariants,
         } => {
             let g = gdl::load(&game)?;
             asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
-            let program = asp::Program::new(&g);
+            let mut program = asp::Program::new(&g);
+            if !no_invariants {
+                if let Err(e) = program.find_invariants(asp::INVARIANT_BUDGET) {
+                    eprintln!("warning: no state invariants: {e}");
+                }
+            }
             if incremental {
                 print!("#include <incmode>.\n{}", program.incremental());
             } else if let Some(h) = horizon {
@@ -415,6 +432,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             threads,
             mode,
             memory_mb,
+            no_invariants,
+            clingo_args,
         } => {
             let mut opts = SolveOptions {
                 mode,
@@ -422,6 +441,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 max_steps,
                 memory_mb,
                 progress: true,
+                invariants: !no_invariants,
+                clingo_args,
                 ..SolveOptions::default()
             };
             if let Some(t) = threads {

@@ -291,8 +291,6 @@ fn play(path: &Path, problem: &str, seed: u64, scratch: &Path) -> Result<PlayRep
             &max_steps,
             "--seed",
             &seed_arg,
-            "--engine",
-            "prover",
         ])
         .arg(path)
         .stdout(out_file)

@@ -10,6 +10,7 @@
 //!   accepts a plan only once [`verify`] has replayed it on the reference prover.
 
 pub mod bench;
+pub mod invariants;
 pub mod program;
 pub mod solve;
 pub mod symbols;
@@ -87,6 +88,11 @@ pub struct SolveOptions {
     pub memory_mb: Option<u64>,
     /// Print progress (horizon, ground atoms and rules, seconds) on stderr.
     pub progress: bool,
+    /// Prove state invariants and add them as constraints (see [`invariants`]).
+    pub invariants: bool,
+    /// Extra clingo options for every worker, after ours (so they win), e.g.
+    /// `--configuration=trendy`.
+    pub clingo_args: Vec<String>,
 }
 
 impl Default for SolveOptions {
@@ -98,6 +104,8 @@ impl Default for SolveOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_mb: None,
             progress: false,
+            invariants: true,
+            clingo_args: Vec::new(),
         }
     }
 }
@@ -134,12 +142,35 @@ pub enum SolveError {
     Thread(String),
 }
 
+/// The most time spent proving invariants before solving.
+pub const INVARIANT_BUDGET: Duration = Duration::from_secs(5);
+
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
     let start = Instant::now();
     let prover = Prover::try_new(game.clone())?;
-    let program = Arc::new(Program::new(game));
+    let mut program = Program::new(game);
+    if opts.invariants {
+        // A few seconds at most: the invariants pay off on long plans, and a game
+        // whose one-step program is hard to solve is solved without them.
+        let budget = opts
+            .timeout
+            .map_or(INVARIANT_BUDGET, |t| (t / 5).min(INVARIANT_BUDGET));
+        match program.find_invariants(budget) {
+            Ok(r) if opts.progress => eprintln!(
+                "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
+                r.invariants.len(),
+                r.candidates,
+                r.rounds,
+                r.seconds
+            ),
+            Ok(_) => {}
+            Err(e) if opts.progress => eprintln!("[invariants] none: {e}"),
+            Err(_) => {}
+        }
+    }
+    let program = Arc::new(program);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let modes = match opts.mode {

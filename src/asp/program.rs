@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 use crate::gdl::Game;
 
+use super::invariants::{self, Invariant, Report};
 use super::translate::{translate, AspRule, RuleKind, Translation};
 
 /// The game-independent encoding for full grounding.
@@ -26,6 +27,8 @@ pub const INCREMENTAL_LP: &str = include_str!("../../encodings/incremental.lp");
 #[derive(Clone, Debug)]
 pub struct Program {
     pub translation: Translation,
+    /// State invariants added as constraints (see [`Program::find_invariants`]).
+    pub invariants: Vec<Invariant>,
     name: String,
 }
 
@@ -33,7 +36,42 @@ impl Program {
     pub fn new(game: &Game) -> Program {
         Program {
             translation: translate(game),
+            invariants: Vec::new(),
             name: game.source.clone(),
+        }
+    }
+
+    /// Proves the game's state invariants (see [`super::invariants`]) within
+    /// `budget` and adds them to both forms of the program. Runs on a thread of
+    /// its own with a large stack (clingo's grounder recurses deeply).
+    pub fn find_invariants(&mut self, budget: std::time::Duration) -> Result<Report, String> {
+        let tr = &self.translation;
+        let report = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("asp-invariants".into())
+                .stack_size(64 << 20)
+                .spawn_scoped(s, || invariants::find(tr, budget))
+                .map_err(|e| format!("cannot start a thread: {e}"))?
+                .join()
+                .map_err(|_| "the invariant search failed".to_string())?
+        })?;
+        self.invariants = report.invariants.clone();
+        Ok(report)
+    }
+
+    /// The invariants as constraints at time `now`, under a comment.
+    fn invariant_section(&self, out: &mut String, now: &str) {
+        if self.invariants.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n% --- State invariants, proven by induction over the rules (they hold in\n\
+             % every reachable state, so they remove no plan; they help the search)."
+        );
+        for inv in &self.invariants {
+            let _ = writeln!(out, "% {}", inv.describe());
+            let _ = writeln!(out, "{}", inv.constraint(now));
         }
     }
 
@@ -84,6 +122,7 @@ impl Program {
             "T",
             Some("time(T)"),
         );
+        self.invariant_section(&mut out, "T");
         out.push('\n');
         out.push_str(FULL_LP);
         out
@@ -123,6 +162,7 @@ impl Program {
             "t",
             None,
         );
+        self.invariant_section(&mut out, "t");
         out.push('\n');
         out.push_str(INCREMENTAL_LP);
         out

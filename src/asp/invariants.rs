@@ -1,0 +1,474 @@
+//! State invariants proven by induction, added to the encodings as redundant
+//! constraints.
+//!
+//! Planning as satisfiability is much faster when the solver knows which fluents
+//! exclude each other (Rintanen, "Planning as satisfiability: heuristics", 2012;
+//! Fawcett's and Helmert's invariant synthesis). GDL states are plain sets of
+//! fluents, so such knowledge has to be found: for every fluent function `f/n` and
+//! every proper subset K of its argument positions, the candidate "at most one true
+//! `f` fluent per value of the arguments in K" (`(cell ?x ?y ?z)`: one content per
+//! square, K = {x, y}; `(step ?n)`: one step, K = {}).
+//!
+//! A candidate set is proven the usual way, as a greatest fixpoint: every candidate
+//! must hold in the initial state, and from any state where all surviving
+//! candidates hold, no legal joint move may lead to a state violating one. clingo
+//! checks the second part on a one-step program whose state at step 0 is free (a
+//! choice over every fluent of the relaxed game); each model it finds is a
+//! transition that breaks some candidates, which are dropped, until no model is
+//! left. The survivors hold in every reachable state, so adding them as constraints
+//! removes no plan; on Towers of Hanoi (corpus `hanoi`, 31 moves) they take clasp
+//! from 5-30 s to under a second.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+use clingo::{Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
+
+use super::translate::{RuleKind, Translation};
+
+/// A fluent schema: a function symbol and its number of arguments.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Schema {
+    pub functor: String,
+    pub arity: usize,
+}
+
+/// A state invariant over fluent schemas.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Invariant {
+    /// At most one true fluent of the schema per value of the arguments at `key`
+    /// (positions counted from 0): `(cell ?x ?y ?z)` with key {0, 1}.
+    Unique { schema: Schema, key: Vec<usize> },
+    /// No true fluent of `a` together with a true fluent of `b` that agrees with it
+    /// on the paired positions: `(clear ?y)` and `(on ?x ?y)`, pairs [(0, 1)].
+    Exclusive {
+        a: Schema,
+        b: Schema,
+        pairs: Vec<(usize, usize)>,
+    },
+}
+
+/// Candidates above this many are not tried (the step program would be large);
+/// the pairwise ones go first.
+const MAX_CANDIDATES: usize = 3000;
+/// Schemas with more arguments than this are not looked at (2^n keys).
+const MAX_ARITY: usize = 6;
+/// Pairwise candidates only between schemas of at most this many arguments.
+const MAX_PAIR_ARITY: usize = 3;
+
+impl Invariant {
+    /// The atoms of `pred` (`holds` or `next`) at `now` that break it, with the
+    /// comparison they need: `holds(cell(A0,A1,A2),T), holds(cell(A0,A1,B2),T),
+    /// A2 != B2`.
+    fn body(&self, pred: &str, now: &str) -> String {
+        let atom = |s: &Schema, vars: &[String]| {
+            format!("{pred}({}({}),{now})", s.functor, vars.join(","))
+        };
+        match self {
+            Invariant::Unique { schema, key } => {
+                let a: Vec<String> = (0..schema.arity).map(|i| format!("A{i}")).collect();
+                let b: Vec<String> = (0..schema.arity)
+                    .map(|i| {
+                        if key.contains(&i) {
+                            format!("A{i}")
+                        } else {
+                            format!("B{i}")
+                        }
+                    })
+                    .collect();
+                let rest: Vec<usize> = (0..schema.arity).filter(|i| !key.contains(i)).collect();
+                let tuple = |v: &[String]| {
+                    let parts: Vec<&str> = rest.iter().map(|&i| v[i].as_str()).collect();
+                    if parts.len() == 1 {
+                        parts[0].to_string()
+                    } else {
+                        format!("({})", parts.join(","))
+                    }
+                };
+                format!(
+                    "{}, {}, {} != {}",
+                    atom(schema, &a),
+                    atom(schema, &b),
+                    tuple(&a),
+                    tuple(&b)
+                )
+            }
+            Invariant::Exclusive { a, b, pairs } => {
+                let av: Vec<String> = (0..a.arity).map(|i| format!("A{i}")).collect();
+                let bv: Vec<String> = (0..b.arity)
+                    .map(|j| match pairs.iter().find(|p| p.1 == j) {
+                        Some(&(i, _)) => format!("A{i}"),
+                        None => format!("B{j}"),
+                    })
+                    .collect();
+                format!("{}, {}", atom(a, &av), atom(b, &bv))
+            }
+        }
+    }
+
+    /// The invariant as an integrity constraint on the state at time `now`.
+    pub fn constraint(&self, now: &str) -> String {
+        format!(":- {}.", self.body("holds", now))
+    }
+
+    /// A readable statement for the comment above the constraint.
+    pub fn describe(&self) -> String {
+        match self {
+            Invariant::Unique { schema, key } => {
+                let args: Vec<String> = (0..schema.arity)
+                    .map(|i| {
+                        if key.contains(&i) {
+                            format!("K{i}")
+                        } else {
+                            "_".to_string()
+                        }
+                    })
+                    .collect();
+                format!(
+                    "at most one {}({}){}",
+                    schema.functor,
+                    args.join(","),
+                    if key.is_empty() { "" } else { " per K" }
+                )
+            }
+            Invariant::Exclusive { a, b, pairs } => {
+                let av: Vec<String> = (0..a.arity).map(|i| format!("X{i}")).collect();
+                let bv: Vec<String> = (0..b.arity)
+                    .map(|j| match pairs.iter().find(|p| p.1 == j) {
+                        Some(&(i, _)) => format!("X{i}"),
+                        None => "_".to_string(),
+                    })
+                    .collect();
+                format!(
+                    "never {}({}) and {}({}) together",
+                    a.functor,
+                    av.join(","),
+                    b.functor,
+                    bv.join(",")
+                )
+            }
+        }
+    }
+
+    /// Whether it holds in a state (a set of fluents as clingo symbols).
+    pub fn holds_in(&self, state: &[Symbol]) -> bool {
+        !self.broken_by(state)
+    }
+
+    /// Whether a set of fluents (the initial state) breaks it.
+    fn broken_by(&self, fluents: &[Symbol]) -> bool {
+        match self {
+            Invariant::Unique { schema, key } => {
+                let mut seen: HashMap<Vec<Symbol>, Vec<Symbol>> = HashMap::new();
+                for f in fluents {
+                    let Some(args) = args_of(f, schema) else {
+                        continue;
+                    };
+                    let k: Vec<Symbol> = key.iter().map(|&i| args[i]).collect();
+                    let rest: Vec<Symbol> = (0..schema.arity)
+                        .filter(|i| !key.contains(i))
+                        .map(|i| args[i])
+                        .collect();
+                    match seen.get(&k) {
+                        Some(r) if *r != rest => return true,
+                        Some(_) => {}
+                        None => {
+                            seen.insert(k, rest);
+                        }
+                    }
+                }
+                false
+            }
+            Invariant::Exclusive { a, b, pairs } => {
+                let left = projections(fluents, a, pairs.iter().map(|p| p.0));
+                let right = projections(fluents, b, pairs.iter().map(|p| p.1));
+                left.intersection(&right).next().is_some()
+            }
+        }
+    }
+
+    /// Whether `self` follows from `other` (a smaller key of the same schema).
+    fn implied_by(&self, other: &Invariant) -> bool {
+        match (self, other) {
+            (
+                Invariant::Unique { schema, key },
+                Invariant::Unique {
+                    schema: s2,
+                    key: k2,
+                },
+            ) => schema == s2 && k2.len() < key.len() && k2.iter().all(|k| key.contains(k)),
+            _ => false,
+        }
+    }
+}
+
+/// The arguments at `positions` of every fluent of `schema`.
+fn projections(
+    fluents: &[Symbol],
+    schema: &Schema,
+    positions: impl Iterator<Item = usize> + Clone,
+) -> HashSet<Vec<Symbol>> {
+    fluents
+        .iter()
+        .filter_map(|f| args_of(f, schema))
+        .map(|args| positions.clone().map(|i| args[i]).collect())
+        .collect()
+}
+
+/// The pairings of `k` positions of an `n`-ary schema with `k` of an `m`-ary one.
+fn pairings(n: usize, m: usize) -> Vec<Vec<(usize, usize)>> {
+    fn go(
+        i: usize,
+        n: usize,
+        m: usize,
+        cur: &mut Vec<(usize, usize)>,
+        out: &mut Vec<Vec<(usize, usize)>>,
+    ) {
+        if i == n {
+            if !cur.is_empty() {
+                out.push(cur.clone());
+            }
+            return;
+        }
+        go(i + 1, n, m, cur, out);
+        for j in 0..m {
+            if cur.iter().all(|p| p.1 != j) {
+                cur.push((i, j));
+                go(i + 1, n, m, cur, out);
+                cur.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(0, n, m, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The arguments of `f` when it is of `schema`.
+fn args_of(f: &Symbol, schema: &Schema) -> Option<Vec<Symbol>> {
+    if f.symbol_type().ok()? != SymbolType::Function || f.name().ok()? != schema.functor {
+        return None;
+    }
+    let args = f.arguments().ok()?;
+    (args.len() == schema.arity).then_some(args)
+}
+
+/// What the search found, for the progress line.
+pub struct Report {
+    pub invariants: Vec<Invariant>,
+    pub candidates: usize,
+    pub rounds: usize,
+    pub seconds: f64,
+}
+
+fn err(e: clingo::ClingoError) -> String {
+    format!("clingo: {e}")
+}
+
+/// The rules of the translation at time `now` (static ones time-free), with the
+/// negative literals left out when `relaxed`.
+fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
+    let mut out = String::new();
+    for r in &tr.rules {
+        let mut r = r.clone();
+        if relaxed {
+            r.body
+                .retain(|l| !matches!(l, super::translate::Lit::Neg(_)));
+        }
+        let t = if r.kind == RuleKind::Static { "" } else { now };
+        let _ = writeln!(out, "{}", r.render(t, None));
+    }
+    out
+}
+
+/// Finds the invariants of a translated game within `budget` (none when the
+/// budget runs out: a half-refined candidate set proves nothing).
+pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
+    let start = Instant::now();
+    let deadline = start + budget;
+    let _guard = super::solve::lock();
+
+    // 1. The fluents of the relaxed game (negation dropped, every legal move
+    //    taken, one time point): a superset of every reachable state.
+    let mut relaxed = rules_text(tr, "0", true);
+    relaxed.push_str(
+        "holds(F,0) :- init(F).\nholds(F,0) :- next(F,0).\ndoes(R,M,0) :- legal(R,M,0).\n",
+    );
+    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
+    ctl.add("base", &[], &relaxed).map_err(err)?;
+    ctl.ground(&[Part::new("base", vec![]).map_err(err)?])
+        .map_err(err)?;
+    let mut fluents: Vec<Symbol> = Vec::new();
+    let mut init: Vec<Symbol> = Vec::new();
+    {
+        let atoms = ctl.symbolic_atoms().map_err(err)?;
+        for a in atoms.iter().map_err(err)? {
+            let s = a.symbol().map_err(err)?;
+            let name = s.name().unwrap_or("");
+            let args = s.arguments().unwrap_or_default();
+            match (name, args.len()) {
+                ("holds", 2) => fluents.push(args[0]),
+                ("init", 1) => init.push(args[0]),
+                _ => {}
+            }
+        }
+    }
+    drop(ctl);
+
+    // 2. The candidates that hold in the initial state.
+    let mut by_schema: BTreeMap<Schema, usize> = BTreeMap::new();
+    for f in &fluents {
+        if f.symbol_type().ok() == Some(SymbolType::Function) {
+            let arity = f.arguments().map(|a| a.len()).unwrap_or(0);
+            if (1..=MAX_ARITY).contains(&arity) {
+                let functor = f.name().unwrap_or("").to_string();
+                *by_schema.entry(Schema { functor, arity }).or_default() += 1;
+            }
+        }
+    }
+    let mut candidates: Vec<Invariant> = Vec::new();
+    for (schema, count) in &by_schema {
+        if *count < 2 {
+            continue;
+        }
+        for mask in 0..(1u32 << schema.arity) - 1 {
+            let key: Vec<usize> = (0..schema.arity).filter(|i| mask & (1 << i) != 0).collect();
+            candidates.push(Invariant::Unique {
+                schema: schema.clone(),
+                key,
+            });
+        }
+    }
+    let schemas: Vec<&Schema> = by_schema
+        .keys()
+        .filter(|s| s.arity <= MAX_PAIR_ARITY)
+        .collect();
+    for (x, a) in schemas.iter().enumerate() {
+        for b in &schemas[x + 1..] {
+            for pairs in pairings(a.arity, b.arity) {
+                // Only pairings under which two fluents can agree at all.
+                let left = projections(&fluents, a, pairs.iter().map(|p| p.0));
+                let right = projections(&fluents, b, pairs.iter().map(|p| p.1));
+                if left.intersection(&right).next().is_some() {
+                    candidates.push(Invariant::Exclusive {
+                        a: (*a).clone(),
+                        b: (*b).clone(),
+                        pairs,
+                    });
+                }
+            }
+        }
+    }
+    candidates.retain(|c| !c.broken_by(&init));
+    if candidates.len() > MAX_CANDIDATES {
+        candidates.retain(|c| matches!(c, Invariant::Unique { .. }));
+    }
+    let total = candidates.len();
+    if candidates.is_empty() || candidates.len() > MAX_CANDIDATES {
+        return Ok(Report {
+            invariants: Vec::new(),
+            candidates: total,
+            rounds: 0,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    }
+
+    // 3. One step from any state that satisfies the candidates switched on.
+    let mut step = rules_text(tr, "0", false);
+    for f in &fluents {
+        let _ = writeln!(step, "dom({f}).");
+    }
+    step.push_str(
+        "{ holds(F,0) : dom(F) }.\n\
+         1 { does(R,M,0) : legal(R,M,0) } 1 :- role(R).\n\
+         :- terminal(0).\n\
+         broken :- broken(_).\n\
+         :- not broken.\n\
+         #show broken/1.\n",
+    );
+    for (i, c) in candidates.iter().enumerate() {
+        let _ = writeln!(step, "#external on({i}).");
+        let _ = writeln!(step, ":- on({i}), {}.", c.body("holds", "0"));
+        let _ = writeln!(step, "broken({i}) :- on({i}), {}.", c.body("next", "0"));
+    }
+    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
+    ctl.add("base", &[], &step).map_err(err)?;
+    ctl.ground(&[Part::new("base", vec![]).map_err(err)?])
+        .map_err(err)?;
+    let mut alive = vec![true; candidates.len()];
+    // The literal of each candidate's switch `on(i)`.
+    let mut switch = vec![None; candidates.len()];
+    {
+        let atoms = ctl.symbolic_atoms().map_err(err)?;
+        let sig = Signature::new("on", 1, true).map_err(err)?;
+        for a in atoms.iter_with_signature(sig).map_err(err)? {
+            let s = a.symbol().map_err(err)?;
+            let i = s.arguments().map_err(err)?[0].number().map_err(err)? as usize;
+            switch[i] = Some(a.literal().map_err(err)?);
+        }
+    }
+    for l in switch.iter().flatten() {
+        ctl.assign_external(*l, TruthValue::True).map_err(err)?;
+    }
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let mut handle = ctl
+            .solve(SolveMode::ASYNC | SolveMode::YIELD, &[])
+            .map_err(err)?;
+        while !handle.wait(Duration::from_millis(10)) {
+            if Instant::now() > deadline {
+                handle.cancel().map_err(err)?;
+                handle.close().map_err(err)?;
+                return Ok(Report {
+                    invariants: Vec::new(),
+                    candidates: total,
+                    rounds,
+                    seconds: start.elapsed().as_secs_f64(),
+                });
+            }
+        }
+        let broken: Option<Vec<usize>> = match handle.model().map_err(err)? {
+            Some(m) => Some(
+                m.symbols(ShowType::SHOWN)
+                    .map_err(err)?
+                    .iter()
+                    .filter_map(|s| s.arguments().ok()?.first()?.number().ok())
+                    .map(|n| n as usize)
+                    .collect(),
+            ),
+            None => None,
+        };
+        handle.cancel().map_err(err)?;
+        ctl = handle.close().map_err(err)?;
+        let Some(broken) = broken else { break };
+        if broken.is_empty() {
+            return Err("a step model without a broken candidate".into());
+        }
+        for i in broken {
+            alive[i] = false;
+            if let Some(l) = switch.get(i).copied().flatten() {
+                ctl.assign_external(l, TruthValue::False).map_err(err)?;
+            }
+        }
+    }
+
+    // 4. Keep the strongest: a key that holds makes every larger key redundant.
+    let proven: Vec<&Invariant> = candidates
+        .iter()
+        .zip(&alive)
+        .filter_map(|(c, &a)| a.then_some(c))
+        .collect();
+    let invariants: Vec<Invariant> = proven
+        .iter()
+        .filter(|c| !proven.iter().any(|d| c.implied_by(d)))
+        .map(|c| (*c).clone())
+        .collect();
+    Ok(Report {
+        invariants,
+        candidates: total,
+        rounds,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
