@@ -249,6 +249,11 @@ fn encoding_snapshots() {
     insta::assert_snapshot!("no_plan_incremental", program("no-plan").incremental());
     let nasty = Game::new(parse(NASTY, "nasty.kif").unwrap()).unwrap();
     insta::assert_snapshot!("nasty_full", asp::Program::new(&nasty).full());
+    // With the state invariants (the proven set is a greatest fixpoint, so it does
+    // not depend on the order clingo finds counter-examples in).
+    let mut blocks = program("blocks");
+    blocks.find_invariants(Duration::from_secs(30)).unwrap();
+    insta::assert_snapshot!("blocks_full_with_invariants", blocks.full());
 }
 
 fn ggp_asp() -> Command {
