@@ -410,7 +410,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
             let mut program = asp::Program::new(&g);
             if !no_invariants {
-                if let Err(e) = program.find_invariants(asp::INVARIANT_BUDGET) {
+                if let Err(e) = program.find_invariants(asp::INVARIANT_BUDGET * 10) {
                     eprintln!("warning: no state invariants: {e}");
                 }
             }

@@ -52,6 +52,8 @@ pub enum Invariant {
 /// Candidates above this many are not tried (the step program would be large);
 /// the pairwise ones go first.
 const MAX_CANDIDATES: usize = 3000;
+/// The most fluent pairs the candidates may compare, each and together.
+const MAX_PAIRS: u64 = 100_000;
 /// Schemas with more arguments than this are not looked at (2^n keys).
 const MAX_ARITY: usize = 6;
 /// Pairwise candidates only between schemas of at most this many arguments.
@@ -184,6 +186,37 @@ impl Invariant {
                 let left = projections(fluents, a, pairs.iter().map(|p| p.0));
                 let right = projections(fluents, b, pairs.iter().map(|p| p.1));
                 left.intersection(&right).next().is_some()
+            }
+        }
+    }
+
+    /// How many pairs of fluents of `fluents` the constraint compares.
+    fn pairs(&self, fluents: &[Symbol]) -> u64 {
+        let mut groups: HashMap<Vec<Symbol>, (u64, u64)> = HashMap::new();
+        match self {
+            Invariant::Unique { schema, key } => {
+                for args in fluents.iter().filter_map(|f| args_of(f, schema)) {
+                    groups
+                        .entry(key.iter().map(|&i| args[i]).collect())
+                        .or_default()
+                        .0 += 1;
+                }
+                groups.values().map(|(n, _)| n * n).sum()
+            }
+            Invariant::Exclusive { a, b, pairs } => {
+                for args in fluents.iter().filter_map(|f| args_of(f, a)) {
+                    groups
+                        .entry(pairs.iter().map(|p| args[p.0]).collect())
+                        .or_default()
+                        .0 += 1;
+                }
+                for args in fluents.iter().filter_map(|f| args_of(f, b)) {
+                    groups
+                        .entry(pairs.iter().map(|p| args[p.1]).collect())
+                        .or_default()
+                        .1 += 1;
+                }
+                groups.values().map(|(x, y)| x * y).sum()
             }
         }
     }
@@ -364,6 +397,23 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
     if candidates.len() > MAX_CANDIDATES {
         candidates.retain(|c| matches!(c, Invariant::Unique { .. }));
     }
+    // Each candidate grounds to one constraint per pair of fluents it compares
+    // (twice: now and next); keep the step program small, cheapest first.
+    let mut costed: Vec<(u64, Invariant)> = candidates
+        .into_iter()
+        .map(|c| (c.pairs(&fluents), c))
+        .filter(|(n, _)| *n <= MAX_PAIRS)
+        .collect();
+    costed.sort_by_key(|(n, _)| *n);
+    let mut spent = 0;
+    candidates = costed
+        .into_iter()
+        .take_while(|(n, _)| {
+            spent += n;
+            spent <= MAX_PAIRS
+        })
+        .map(|(_, c)| c)
+        .collect();
     let total = candidates.len();
     if candidates.is_empty() || candidates.len() > MAX_CANDIDATES {
         return Ok(Report {
@@ -460,11 +510,12 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
         .zip(&alive)
         .filter_map(|(c, &a)| a.then_some(c))
         .collect();
-    let invariants: Vec<Invariant> = proven
+    let mut invariants: Vec<Invariant> = proven
         .iter()
         .filter(|c| !proven.iter().any(|d| c.implied_by(d)))
         .map(|c| (*c).clone())
         .collect();
+    invariants.sort();
     Ok(Report {
         invariants,
         candidates: total,
