@@ -41,6 +41,11 @@ pub trait StateMachine: Send + Sync {
     type State: Clone + Eq + Hash + Debug + Send + Sync;
     type Move: Clone + Eq + Hash + Debug + Send + Sync;
 
+    /// Whether [`StateMachine::playout`] is a dedicated loop worth calling instead
+    /// of stepping through the trait (it then has no deadline: a playout must be
+    /// short, as the propnet's are).
+    const FAST_PLAYOUT: bool = false;
+
     /// The game these rules come from (roles, symbols).
     fn game(&self) -> &Game;
     fn num_roles(&self) -> usize {

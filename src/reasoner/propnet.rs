@@ -97,7 +97,8 @@ enum Item {
 /// Per-thread working memory: the values of every node for one state.
 struct Scratch {
     vals: Vec<u8>,
-    /// Incremental mode: per gate, how many of its literals are true.
+    /// Incremental mode: per gate, how many of its literals are true, minus its
+    /// threshold (so the gate is true when the count is not negative).
     counts: Vec<i32>,
     /// The state the fluent inputs hold (packed like [`PropnetState`]).
     cur: Vec<u64>,
@@ -231,7 +232,8 @@ impl Propnet {
                 s.counts[g] = self.lits[gate.start as usize..gate.end as usize]
                     .iter()
                     .filter(|&&l| s.vals[(l >> 1) as usize] ^ (l & 1) as u8 == 1)
-                    .count() as i32;
+                    .count() as i32
+                    - self.threshold[g];
             }
             s.loaded = true;
             for &(r, n, _) in &self.legal_entries {
@@ -339,7 +341,7 @@ impl Propnet {
                 let g = (e >> 1) as usize;
                 let c = &mut s.counts[g];
                 *c += if v ^ (e & 1) as u8 == 1 { 1 } else { -1 };
-                let nv = (*c >= self.threshold[g]) as u8;
+                let nv = (*c >= 0) as u8;
                 if nv != s.vals[g] {
                     s.vals[g] = nv;
                     let f = self.flags[g];
@@ -531,6 +533,8 @@ impl Propnet {
 impl StateMachine for Propnet {
     type State = PropnetState;
     type Move = PropnetMove;
+
+    const FAST_PLAYOUT: bool = true;
 
     fn game(&self) -> &Game {
         &self.game

@@ -110,6 +110,8 @@ pub struct Mcts<M: StateMachine> {
     tree_policy: Arc<dyn TreePolicy>,
     playout_policy: Arc<dyn PlayoutPolicy<M>>,
     evaluator: Arc<dyn Evaluator<M>>,
+    /// Neither policy was replaced (see `Policies::plain`).
+    plain: bool,
     last_iterations: u64,
     last_seconds: f64,
     /// Per role, a move that wins at once from the root (see `find_wins`).
@@ -132,6 +134,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             }),
             playout_policy: Arc::new(RandomPlayout),
             evaluator,
+            plain: true,
             machine,
             cfg,
             trees: vec![tree],
@@ -150,12 +153,14 @@ impl<M: StateMachine + 'static> Mcts<M> {
     /// Replaces the playout policy (uniform random by default).
     pub fn with_playout_policy(mut self, p: Arc<dyn PlayoutPolicy<M>>) -> Self {
         self.playout_policy = p;
+        self.plain = false;
         self
     }
 
     /// Replaces the evaluation of playout ends (the game's goals by default).
     pub fn with_evaluator(mut self, e: Arc<dyn Evaluator<M>>) -> Self {
         self.evaluator = e;
+        self.plain = false;
         self
     }
 
@@ -197,6 +202,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
             max_playout_steps: self.cfg.max_playout_steps,
+            plain: self.plain,
         };
         if threads == 1 {
             run_until(&mut self.trees[0], machine, &pol, deadline);
@@ -230,6 +236,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
             max_playout_steps: self.cfg.max_playout_steps,
+            plain: self.plain,
         };
         for _ in 0..n {
             self.trees[0].iterate(&*self.machine, &pol, None);
@@ -422,6 +429,7 @@ fn shared_tree<M: StateMachine>(
                     seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                 );
                 let mut buf = Vec::new();
+                let mut goals = Vec::new();
                 while Instant::now() < deadline {
                     let mut d = {
                         let mut t = lock();
@@ -431,6 +439,14 @@ fn shared_tree<M: StateMachine>(
                         t.descend(machine, pol)
                     };
                     if let Some(from) = d.from.take() {
+                        if let Some(terminal) =
+                            pol.fast_playout(machine, &from, &mut rng, &mut goals, &mut d.values)
+                        {
+                            d.terminal = terminal;
+                            d.played = true;
+                            lock().backup(d);
+                            continue;
+                        }
                         let line = if d.one_player {
                             Some(&mut d.line)
                         } else {

@@ -113,6 +113,32 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub playout: &'a dyn PlayoutPolicy<M>,
     pub eval: &'a dyn Evaluator<M>,
     pub max_playout_steps: usize,
+    /// The playout policy is uniform random and the evaluator the game's goals:
+    /// an engine's own playout loop ([`StateMachine::FAST_PLAYOUT`]) may run them.
+    pub plain: bool,
+}
+
+impl<M: StateMachine> Policies<'_, M> {
+    /// Plays out from `from` with the engine's own loop when it has one and the
+    /// policies allow (multi-player games: one-player games record the line);
+    /// `None` when the generic loop must run. Values as the goal evaluator gives
+    /// them, a role with zero or several goal values scoring 0.
+    pub fn fast_playout(
+        &self,
+        machine: &M,
+        from: &M::State,
+        rng: &mut SmallRng,
+        goals: &mut Vec<Option<u8>>,
+        values: &mut Vec<f64>,
+    ) -> Option<bool> {
+        if !(M::FAST_PLAYOUT && self.plain) || machine.num_roles() == 1 {
+            return None;
+        }
+        let p = machine.playout(from, rng, self.max_playout_steps, goals);
+        values.clear();
+        values.extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
+        Some(p.terminal)
+    }
 }
 
 pub(crate) struct Tree<M: StateMachine> {
@@ -126,6 +152,7 @@ pub(crate) struct Tree<M: StateMachine> {
     pub max_depth: usize,
     // Scratch for playouts, kept to avoid allocating per iteration.
     buf: Vec<M::Move>,
+    goals: Vec<Option<u8>>,
 }
 
 /// One iteration between selection and backup: the path taken (node and the
@@ -154,6 +181,7 @@ impl<M: StateMachine> Tree<M> {
             playouts: 0,
             max_depth: 0,
             buf: Vec::new(),
+            goals: Vec::new(),
         }
     }
 
@@ -166,6 +194,18 @@ impl<M: StateMachine> Tree<M> {
     pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
         let mut d = self.descend(machine, pol);
         if let Some(from) = d.from.take() {
+            if let Some(terminal) = pol.fast_playout(
+                machine,
+                &from,
+                &mut self.rng,
+                &mut self.goals,
+                &mut d.values,
+            ) {
+                d.terminal = terminal;
+                d.played = true;
+                self.backup(d);
+                return true;
+            }
             let line = if d.one_player {
                 Some(&mut d.line)
             } else {
