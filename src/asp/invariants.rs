@@ -23,9 +23,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-use clingo::{Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
+use clingo::{Control, Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
 
 use super::translate::{RuleKind, Translation};
+
+/// The game-independent parts: `#program relaxed.` and `#program step.`.
+pub const INVARIANTS_LP: &str = include_str!("../../encodings/invariants.lp");
 
 /// A fluent schema: a function symbol and its number of arguments.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,8 +52,8 @@ pub enum Invariant {
     },
 }
 
-/// Candidates above this many are not tried (the step program would be large);
-/// the pairwise ones go first.
+/// The most candidates tried (the cheapest); over this many before costing, the
+/// pairwise ones go first.
 const MAX_CANDIDATES: usize = 3000;
 /// The most fluent pairs the candidates may compare, each and together.
 const MAX_PAIRS: u64 = 100_000;
@@ -315,6 +318,20 @@ fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
     out
 }
 
+/// A control holding `base` (the game's rules and what the caller adds) and the
+/// `part` of `encodings/invariants.lp`, grounded.
+fn ground(base: &str, part: &str) -> Result<Control, String> {
+    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
+    ctl.add("base", &[], &format!("{base}\n{INVARIANTS_LP}"))
+        .map_err(err)?;
+    ctl.ground(&[
+        Part::new("base", vec![]).map_err(err)?,
+        Part::new(part, vec![]).map_err(err)?,
+    ])
+    .map_err(err)?;
+    Ok(ctl)
+}
+
 /// Finds the invariants of a translated game within `budget` (none when the
 /// budget runs out: a half-refined candidate set proves nothing).
 pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
@@ -324,14 +341,8 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
 
     // 1. The fluents of the relaxed game (negation dropped, every legal move
     //    taken, one time point): a superset of every reachable state.
-    let mut relaxed = rules_text(tr, "0", true);
-    relaxed.push_str(
-        "holds(F,0) :- init(F).\nholds(F,0) :- next(F,0).\ndoes(R,M,0) :- legal(R,M,0).\n",
-    );
-    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
-    ctl.add("base", &[], &relaxed).map_err(err)?;
-    ctl.ground(&[Part::new("base", vec![]).map_err(err)?])
-        .map_err(err)?;
+    let relaxed = rules_text(tr, "0", true);
+    let ctl = ground(&relaxed, "relaxed")?;
     let mut fluents: Vec<Symbol> = Vec::new();
     let mut init: Vec<Symbol> = Vec::new();
     {
@@ -412,10 +423,11 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
             spent += n;
             spent <= MAX_PAIRS
         })
+        .take(MAX_CANDIDATES)
         .map(|(_, c)| c)
         .collect();
     let total = candidates.len();
-    if candidates.is_empty() || candidates.len() > MAX_CANDIDATES {
+    if candidates.is_empty() {
         return Ok(Report {
             invariants: Vec::new(),
             candidates: total,
@@ -429,23 +441,12 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
     for f in &fluents {
         let _ = writeln!(step, "dom({f}).");
     }
-    step.push_str(
-        "{ holds(F,0) : dom(F) }.\n\
-         1 { does(R,M,0) : legal(R,M,0) } 1 :- role(R).\n\
-         :- terminal(0).\n\
-         broken :- broken(_).\n\
-         :- not broken.\n\
-         #show broken/1.\n",
-    );
     for (i, c) in candidates.iter().enumerate() {
         let _ = writeln!(step, "#external on({i}).");
         let _ = writeln!(step, ":- on({i}), {}.", c.body("holds", "0"));
         let _ = writeln!(step, "broken({i}) :- on({i}), {}.", c.body("next", "0"));
     }
-    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
-    ctl.add("base", &[], &step).map_err(err)?;
-    ctl.ground(&[Part::new("base", vec![]).map_err(err)?])
-        .map_err(err)?;
+    let mut ctl = ground(&step, "step")?;
     let mut alive = vec![true; candidates.len()];
     // The literal of each candidate's switch `on(i)`.
     let mut switch = vec![None; candidates.len()];

@@ -259,8 +259,8 @@ struct Translator<'a> {
     rules: Vec<AspRule>,
     aux: usize,
     used_preds: HashSet<String>,
-    /// Auxiliary rules made by [`Translator::decompose`], by their text with the
-    /// name left out, so that equal parts share one predicate.
+    /// Auxiliary rules (for `not` and by [`Translator::decompose`]), by their
+    /// kind and text with the name left out, so that equal ones share a predicate.
     aux_cache: HashMap<String, String>,
 }
 
@@ -341,31 +341,18 @@ impl Translator<'_> {
         vars: &VarNames,
         parent: RuleKind,
     ) -> Atom {
-        let name = self.fresh("");
         let args: Vec<String> = t
             .vars()
             .into_iter()
             .filter(|v| bound.contains(v))
             .map(|v| vars.name(v).to_string())
             .collect();
-        let timed = atom.timed;
-        let head = Atom {
-            pred: name,
-            args,
-            timed,
-        };
-        let kind = if !timed {
+        let kind = if !atom.timed {
             RuleKind::Static
         } else {
             parent.max(RuleKind::State)
         };
-        self.rules.push(AspRule {
-            head: head.clone(),
-            body: vec![Lit::Pos(atom)],
-            kind,
-            source: None,
-        });
-        head
+        self.shared_aux("", args, vec![Lit::Pos(atom)], kind, None)
     }
 
     /// When a body literal is true: time-free, at a state, or at a move.
@@ -394,7 +381,8 @@ impl Translator<'_> {
     }
 
     /// The head of the auxiliary rule `head(args) :- body`, a new one unless an
-    /// earlier rule made the same (the frame axioms of a game repeat their parts).
+    /// earlier rule made the same (the frame axioms of a game repeat their parts,
+    /// rules repeat their `not`s).
     fn shared_aux(
         &mut self,
         stem: &str,
@@ -414,7 +402,9 @@ impl Translator<'_> {
             kind,
             source: None,
         };
-        let key = probe.render("T", None);
+        // The kind is part of the key: multi-shot solving grounds each kind at
+        // its own step, so equal text of another kind is another atom.
+        let key = format!("{kind:?} {}", probe.render("T", None));
         if let Some(pred) = self.aux_cache.get(&key) {
             return Atom {
                 pred: pred.clone(),
