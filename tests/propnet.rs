@@ -319,7 +319,7 @@ fn propnet_agrees_with_the_prover_on_the_corpus() {
 /// methods say: its recorded joint moves are replayed and checked step by step.
 #[test]
 fn fast_playout_agrees_with_the_state_machine_methods() {
-    for name in [
+    let puzzles = [
         "tictactoe",
         "connect4",
         "rps3",
@@ -327,10 +327,16 @@ fn fast_playout_agrees_with_the_state_machine_methods() {
         "8puzzle",
         "maze",
         "blocks",
-    ] {
-        let game =
-            gdl::load(&Path::new(PUZZLES).join(format!("{name}.kif"))).expect("puzzle loads");
-        let net = Propnet::new(game).expect("puzzle compiles");
+    ]
+    .map(|n| Path::new(PUZZLES).join(format!("{n}.kif")));
+    // Corpus games whose legal moves are split by a turn guard, one of them
+    // (checkers) with legal atoms that terminal reads too.
+    let corpus = ["breakthrough", "checkers", "reversi", "pentagoSuicide"]
+        .map(|n| Path::new(CORPUS).join(format!("{n}.kif")));
+    for path in puzzles.iter().chain(&corpus) {
+        let name = path.file_stem().unwrap().to_string_lossy();
+        let game = gdl::load(path).expect("game loads");
+        let net = Propnet::new(game).expect("game compiles");
         let roles = net.num_roles();
         for seed in 0..30 {
             let mut rng = StdRng::seed_from_u64(seed);

@@ -86,6 +86,25 @@ struct Gate {
     end: u32,
 }
 
+/// A role's legal moves that share a guard literal: a move of the group is legal
+/// when the guard holds and the move's own node does. Pulling the literal that
+/// most of a role's legal gates share (typically `(true (control r))`) out of
+/// them means a turn change flips one guard instead of every legal gate.
+#[derive(Clone, Copy, Debug)]
+struct LegalGroup {
+    /// `node << 1 | negated`.
+    guard: u32,
+    /// The group's entries: `legal_list[start..end]`.
+    start: u32,
+    end: u32,
+}
+
+/// The value of literal `l` (`node << 1 | negated`).
+#[inline]
+fn lit_value(vals: &[u8], l: u32) -> bool {
+    vals[(l >> 1) as usize] ^ (l & 1) as u8 == 1
+}
+
 /// One instruction of an evaluation program.
 #[derive(Clone, Copy, Debug)]
 enum Item {
@@ -110,8 +129,8 @@ struct Scratch {
     stack: Vec<(u32, u8)>,
     legal: Vec<u32>,
     joint: Vec<u32>,
-    /// Incremental mode: per role, how many legal moves hold.
-    legal_count: Vec<u32>,
+    /// Incremental mode: per legal group, how many of its nodes hold.
+    group_count: Vec<u32>,
 }
 
 /// The compiled network.
@@ -143,12 +162,15 @@ pub struct Propnet {
     threshold: Vec<i32>,
     /// Incremental mode: per node, [`HAS_READERS`] and [`LEGAL_OUT`].
     flags: Vec<u8>,
-    /// Every legal output: (role, node, move); and per node, the entries it
-    /// decides, as ranges of `legal_of`.
-    legal_entries: Vec<(u32, u32, u32)>,
+    /// Every legal output as (node, move), by group; the groups, by role; per
+    /// role, its range of `legal_groups`.
+    legal_list: Vec<(u32, u32)>,
+    legal_groups: Vec<LegalGroup>,
+    role_groups: Vec<(u32, u32)>,
+    /// Per node, the groups of the legal entries it decides (one per entry), as
+    /// ranges of `legal_of`.
     legal_of_start: Vec<u32>,
     legal_of: Vec<u32>,
-    legal: Vec<Vec<(u32, u32)>>,
     /// Per fluent: the node of its `next` atom.
     next: Vec<u32>,
     terminal: u32,
@@ -220,7 +242,7 @@ impl Propnet {
             stack: Vec::new(),
             legal: Vec::new(),
             joint: Vec::new(),
-            legal_count: vec![0; self.legal.len()],
+            group_count: vec![0; self.legal_groups.len()],
         };
         s.vals[TRUE as usize] = 1;
         if self.incremental {
@@ -236,11 +258,71 @@ impl Propnet {
                     - self.threshold[g];
             }
             s.loaded = true;
-            for &(r, n, _) in &self.legal_entries {
-                s.legal_count[r as usize] += s.vals[n as usize] as u32;
+            for (g, group) in self.legal_groups.iter().enumerate() {
+                s.group_count[g] = self.legal_list[group.start as usize..group.end as usize]
+                    .iter()
+                    .map(|&(n, _)| s.vals[n as usize] as u32)
+                    .sum();
             }
         }
         s
+    }
+
+    /// The groups of `role` whose guard holds in the loaded state.
+    #[inline]
+    fn open_groups<'a>(
+        &'a self,
+        vals: &'a [u8],
+        role: usize,
+    ) -> impl Iterator<Item = (usize, &'a LegalGroup)> + 'a {
+        let (a, b) = self.role_groups[role];
+        (a as usize..b as usize)
+            .map(move |g| (g, &self.legal_groups[g]))
+            .filter(move |(_, group)| lit_value(vals, group.guard))
+    }
+
+    /// The legal moves of `role` in the loaded state, in list order.
+    fn legal_into(&self, vals: &[u8], role: usize, out: &mut Vec<u32>) {
+        out.clear();
+        for (_, group) in self.open_groups(vals, role) {
+            for &(n, m) in &self.legal_list[group.start as usize..group.end as usize] {
+                if vals[n as usize] == 1 {
+                    out.push(m);
+                }
+            }
+        }
+    }
+
+    /// Incremental mode: the `k`-th legal move of `role` in list order (the move
+    /// [`Propnet::legal_into`] lists at index `k`), found from the group counts
+    /// without building the list; `None` when there are no more than `k`.
+    #[inline]
+    fn kth_legal(&self, s: &Scratch, role: usize, k: usize) -> Option<u32> {
+        let mut k = k;
+        for (g, group) in self.open_groups(&s.vals, role) {
+            let c = s.group_count[g] as usize;
+            if k >= c {
+                k -= c;
+                continue;
+            }
+            for &(n, m) in &self.legal_list[group.start as usize..group.end as usize] {
+                if s.vals[n as usize] == 1 {
+                    if k == 0 {
+                        return Some(m);
+                    }
+                    k -= 1;
+                }
+            }
+        }
+        None
+    }
+
+    /// Incremental mode: how many legal moves `role` has in the loaded state.
+    #[inline]
+    fn legal_count(&self, s: &Scratch, role: usize) -> usize {
+        self.open_groups(&s.vals, role)
+            .map(|(g, _)| s.group_count[g] as usize)
+            .sum()
     }
 
     /// Keeps the legal counts in step with a change of node `n` to `v`.
@@ -250,12 +332,11 @@ impl Propnet {
             self.legal_of_start[n] as usize,
             self.legal_of_start[n + 1] as usize,
         );
-        for &e in &self.legal_of[a..b] {
-            let r = self.legal_entries[e as usize].0 as usize;
+        for &g in &self.legal_of[a..b] {
             if v == 1 {
-                s.legal_count[r] += 1;
+                s.group_count[g as usize] += 1;
             } else {
-                s.legal_count[r] -= 1;
+                s.group_count[g as usize] -= 1;
             }
         }
     }
@@ -465,31 +546,19 @@ impl Propnet {
                 joint.clear();
                 for r in 0..roles {
                     if self.incremental {
-                        // The k-th legal move in list order: the same move the
-                        // state machine's `legal_moves` lists at index k, found
-                        // without building the list.
-                        let count = s.legal_count[r] as usize;
+                        // The same move the state machine's `legal_moves` lists
+                        // at the drawn index.
+                        let count = self.legal_count(s, r);
                         if count == 0 {
                             break;
                         }
-                        let mut k = rng.gen_range(0..count);
-                        for &(n, m) in &self.legal[r] {
-                            if s.vals[n as usize] == 1 {
-                                if k == 0 {
-                                    joint.push(m);
-                                    break;
-                                }
-                                k -= 1;
-                            }
-                        }
+                        let k = rng.gen_range(0..count);
+                        joint.push(self.kth_legal(s, r, k).expect("k < count"));
                         continue;
                     }
-                    s.legal.clear();
-                    for &(n, m) in &self.legal[r] {
-                        if s.vals[n as usize] == 1 {
-                            s.legal.push(m);
-                        }
-                    }
+                    let mut legal = std::mem::take(&mut s.legal);
+                    self.legal_into(&s.vals, r, &mut legal);
+                    s.legal = legal;
                     if s.legal.is_empty() {
                         break;
                     }
@@ -545,14 +614,9 @@ impl StateMachine for Propnet {
     }
 
     fn legal_moves(&self, state: &PropnetState, role: RoleIdx, out: &mut Vec<u32>) {
-        out.clear();
         self.with_scratch(|s| {
             self.load(s, state);
-            for &(n, m) in &self.legal[role] {
-                if s.vals[n as usize] == 1 {
-                    out.push(m);
-                }
-            }
+            self.legal_into(&s.vals, role, out);
         });
     }
 
@@ -1173,13 +1237,15 @@ impl Builder {
         for g in goals.iter_mut() {
             g.sort_by_key(|&(_, v)| v);
         }
+        let read = self.read_by_state_gates(&legal, &next, terminal);
+        let (legal_list, legal_groups, role_groups) = self.guard_legal(&legal, &read)?;
         // What each output needs, backwards through the gates.
         let n = self.gates.len();
         let mut core = vec![false; n];
-        let mut stack: Vec<u32> = legal
+        let mut stack: Vec<u32> = legal_list
             .iter()
-            .flatten()
             .map(|&(n, _)| n)
+            .chain(legal_groups.iter().map(|g| g.guard >> 1))
             .chain(next.iter().copied())
             .chain([terminal])
             .collect();
@@ -1276,14 +1342,11 @@ impl Builder {
                 fanout_start[i + 1] = fanout.len() as u32;
             }
         }
-        let legal_entries: Vec<(u32, u32, u32)> = legal
-            .iter()
-            .enumerate()
-            .flat_map(|(r, l)| l.iter().map(move |&(n, m)| (r as u32, n, m)))
-            .collect();
         let mut by_node: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (e, &(_, node, _)) in legal_entries.iter().enumerate() {
-            by_node[node as usize].push(e as u32);
+        for (g, group) in legal_groups.iter().enumerate() {
+            for &(node, _) in &legal_list[group.start as usize..group.end as usize] {
+                by_node[node as usize].push(g as u32);
+            }
         }
         let mut legal_of_start = vec![0u32; n + 1];
         let mut legal_of = Vec::new();
@@ -1321,10 +1384,11 @@ impl Builder {
             fanout,
             threshold,
             flags,
-            legal_entries,
+            legal_list,
+            legal_groups,
+            role_groups,
             legal_of_start,
             legal_of,
-            legal,
             next,
             terminal,
             goals,
@@ -1334,6 +1398,106 @@ impl Builder {
         };
         net.init = pack(&init);
         Ok(net)
+    }
+
+    /// Splits each role's legal outputs by a guard literal (see [`LegalGroup`]):
+    /// a legal node that is an AND gate, and that no other gate of the per-state
+    /// outputs reads (`read`: splitting it would then add work), gives up the input literal that the most
+    /// of the role's legal AND gates share (when at least two do), and the entry
+    /// reads the AND of its other inputs. Returns the entries by group, the
+    /// groups, and each role's range of groups; groups keep first-seen order.
+    #[allow(clippy::type_complexity)]
+    fn guard_legal(
+        &mut self,
+        legal: &[Vec<(u32, u32)>],
+        read: &[bool],
+    ) -> Result<(Vec<(u32, u32)>, Vec<LegalGroup>, Vec<(u32, u32)>), PropnetError> {
+        let first = self.gates.len() as u32;
+        let and_inputs = |b: &Self, n: u32| -> Option<Vec<u32>> {
+            let g = b.gates[n as usize];
+            (g.and && g.end - g.start >= 2 && !read[n as usize])
+                .then(|| b.lits[g.start as usize..g.end as usize].to_vec())
+        };
+        let (mut list, mut groups, mut role_groups) = (Vec::new(), Vec::new(), Vec::new());
+        for entries in legal {
+            let mut freq: HashMap<u32, usize> = HashMap::new();
+            for &(n, _) in entries {
+                for l in and_inputs(self, n).unwrap_or_default() {
+                    *freq.entry(l).or_default() += 1;
+                }
+            }
+            let mut by_guard: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
+            for &(n, m) in entries {
+                let split = and_inputs(self, n).and_then(|lits| {
+                    let guard = *lits
+                        .iter()
+                        .max_by_key(|&l| (freq[l], std::cmp::Reverse(*l)))?;
+                    (freq[&guard] >= 2).then(|| {
+                        let rest: Vec<u32> = lits.into_iter().filter(|&l| l != guard).collect();
+                        (guard, rest)
+                    })
+                });
+                let (guard, node) = match split {
+                    Some((guard, rest)) => {
+                        let lit = self.junction(true, &rest)?;
+                        let node = if lit & 1 == 0 {
+                            lit >> 1
+                        } else {
+                            self.gate(true, &[lit])?
+                        };
+                        (guard, node)
+                    }
+                    None => (TRUE << 1, n),
+                };
+                match by_guard.iter_mut().find(|(g, _)| *g == guard) {
+                    Some((_, v)) => v.push((node, m)),
+                    None => by_guard.push((guard, vec![(node, m)])),
+                }
+            }
+            let g0 = groups.len() as u32;
+            for (guard, v) in by_guard {
+                let start = list.len() as u32;
+                list.extend(v);
+                groups.push(LegalGroup {
+                    guard,
+                    start,
+                    end: list.len() as u32,
+                });
+            }
+            role_groups.push((g0, groups.len() as u32));
+        }
+        let end = self.gates.len() as u32;
+        if end > first {
+            self.groups.push((first, end, false));
+        }
+        Ok((list, groups, role_groups))
+    }
+
+    /// Per node: whether a gate that the per-state outputs (`legal`, `next`,
+    /// `terminal`) need reads it.
+    fn read_by_state_gates(
+        &self,
+        legal: &[Vec<(u32, u32)>],
+        next: &[u32],
+        terminal: u32,
+    ) -> Vec<bool> {
+        let mut needed = vec![false; self.gates.len()];
+        let mut stack: Vec<u32> = legal
+            .iter()
+            .flatten()
+            .map(|&(n, _)| n)
+            .chain(next.iter().copied())
+            .chain([terminal])
+            .collect();
+        self.mark(&mut needed, &mut stack);
+        let mut read = vec![false; self.gates.len()];
+        for (n, _) in needed.iter().enumerate().filter(|(_, &x)| x) {
+            let g = self.gates[n];
+            for &l in &self.lits[g.start as usize..g.end as usize] {
+                read[(l >> 1) as usize] = true;
+            }
+        }
+        read
     }
 
     fn mark(&self, seen: &mut [bool], stack: &mut Vec<u32>) {
