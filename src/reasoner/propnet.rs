@@ -173,6 +173,10 @@ pub struct Propnet {
     legal_of: Vec<u32>,
     /// Per fluent: the node of its `next` atom.
     next: Vec<u32>,
+    /// Incremental mode, per role: its pass move (see [`Builder::specialize`])
+    /// or `NO_MOVE`, and the `next` nodes of the move program specialised to it.
+    pass_move: Vec<u32>,
+    pass_next: Vec<Vec<u32>>,
     terminal: u32,
     /// Per role: (node, value), ascending by value.
     goals: Vec<Vec<(u32, u8)>>,
@@ -467,9 +471,13 @@ impl Propnet {
         }
     }
 
-    fn set_joint(&self, s: &mut Scratch, joint: &[u32], v: u8) {
+    /// Sets the `does` inputs of `joint` to `v`, but those of role `skip`.
+    fn set_joint(&self, s: &mut Scratch, joint: &[u32], skip: Option<usize>, v: u8) {
         let nm = self.move_terms.len();
         for (r, &m) in joint.iter().enumerate() {
+            if Some(r) == skip {
+                continue;
+            }
             let n = self.does_node[r * nm + m as usize];
             if n != FALSE {
                 self.set_input(s, n, v);
@@ -479,18 +487,27 @@ impl Propnet {
 
     /// Applies `joint` to the loaded state: `s.changed` gets the fluents whose
     /// value changes. The scratch still holds the old state afterwards.
+    ///
+    /// When a role plays its pass move, the `next` nodes specialised to that
+    /// are read and the role's `does` input is never set: its many readers in
+    /// the general program are not visited.
     fn advance(&self, s: &mut Scratch, joint: &[u32]) {
-        self.set_joint(s, joint, 1);
+        let pass = (0..joint.len()).find(|&r| self.pass_move[r] == joint[r]);
+        self.set_joint(s, joint, pass, 1);
         if !self.incremental {
             self.run(&self.move_prog, &mut s.vals);
         }
         s.changed.clear();
-        for (i, &n) in self.next.iter().enumerate() {
+        let next = match pass {
+            Some(r) => &self.pass_next[r],
+            None => &self.next,
+        };
+        for (i, &n) in next.iter().enumerate() {
             if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
                 s.changed.push(i as u32);
             }
         }
-        self.set_joint(s, joint, 0);
+        self.set_joint(s, joint, pass, 0);
     }
 
     /// Moves the scratch to the state `advance` computed.
@@ -707,6 +724,7 @@ struct Builder {
 }
 
 const NO_NODE: u32 = u32::MAX;
+const NO_MOVE: u32 = u32::MAX;
 
 impl Builder {
     fn new(game: Game, gp: GroundProgram, max_nodes: usize) -> Result<Self, PropnetError> {
@@ -1305,7 +1323,7 @@ impl Builder {
                 does_node[r * nm + self.move_of[&args[1]] as usize] = self.node_of[a];
             }
         }
-        let stats = NetStats {
+        let mut stats = NetStats {
             ground_atoms: self.gp.atoms.len(),
             join_steps: self.gp.join_steps,
             ground_rules: self.gp.rules.len(),
@@ -1325,6 +1343,15 @@ impl Builder {
             .iter()
             .chain(&move_prog)
             .any(|i| matches!(i, Item::Loop(..)));
+        let (pass_move, pass_next) = if incremental {
+            self.specialize(&mut move_prog, &does_node, &next)?
+        } else {
+            (vec![NO_MOVE; nroles], vec![Vec::new(); nroles])
+        };
+        let n = self.gates.len();
+        stats.nodes = n;
+        stats.edges = self.lits.len();
+        stats.move_nodes = count(&move_prog);
         let mut fanout_start = vec![0u32; n + 1];
         let mut fanout = Vec::new();
         if incremental {
@@ -1390,6 +1417,8 @@ impl Builder {
             legal_of_start,
             legal_of,
             next,
+            pass_move,
+            pass_next,
             terminal,
             goals,
             init: PropnetState(Box::new([])),
@@ -1471,6 +1500,134 @@ impl Builder {
             self.groups.push((first, end, false));
         }
         Ok((list, groups, role_groups))
+    }
+
+    /// Specialises the move program to each role's pass move, the move whose
+    /// `does` input the most move gates read (a turn-taking game's `noop`: each
+    /// cell's frame rule reads "the role does some move other than those
+    /// touching this cell", which the complement form in [`Builder::gate`]
+    /// makes "not (a move touching it, or noop)"). A copy of the gates that read
+    /// the role's `does` inputs, with the pass move true and the role's other
+    /// moves false, folded, is appended to `move_prog`; unchanged gates are
+    /// shared. A role gets one when its pass move has at least 8 readers and
+    /// three times the mean of its other moves. Returns per role the pass move
+    /// (or `NO_MOVE`) and the specialised `next` nodes.
+    #[allow(clippy::type_complexity)]
+    fn specialize(
+        &mut self,
+        move_prog: &mut Vec<Item>,
+        does_node: &[u32],
+        next: &[u32],
+    ) -> Result<(Vec<u32>, Vec<Vec<u32>>), PropnetError> {
+        let nroles = self.role_does.len();
+        let nm = self.move_terms.len();
+        let general: Vec<u32> = move_prog
+            .iter()
+            .filter_map(|i| match *i {
+                Item::Node(g) => Some(g),
+                Item::Loop(..) => None,
+            })
+            .collect();
+        let mut readers = vec![0usize; self.gates.len()];
+        for &g in &general {
+            let gate = self.gates[g as usize];
+            for &l in &self.lits[gate.start as usize..gate.end as usize] {
+                readers[(l >> 1) as usize] += 1;
+            }
+        }
+        let (mut pass_move, mut pass_next) = (vec![NO_MOVE; nroles], vec![Vec::new(); nroles]);
+        for r in 0..nroles {
+            let moves: Vec<(u32, u32)> = (0..nm as u32)
+                .map(|m| (m, does_node[r * nm + m as usize]))
+                .filter(|&(_, n)| n != FALSE)
+                .collect();
+            let Some(&(pm, pnode)) = moves
+                .iter()
+                .max_by_key(|&&(m, n)| (readers[n as usize], std::cmp::Reverse(m)))
+            else {
+                continue;
+            };
+            let others: usize = moves
+                .iter()
+                .filter(|&&(m, _)| m != pm)
+                .map(|&(_, n)| readers[n as usize])
+                .sum();
+            let mean = others as f64 / (moves.len() - 1).max(1) as f64;
+            if readers[pnode as usize] < 8 || (readers[pnode as usize] as f64) < 3.0 * mean {
+                continue;
+            }
+            // Per node of the general program: its literal in the copy.
+            let mut map: HashMap<u32, u32> = HashMap::new();
+            for &(_, n) in &moves {
+                map.insert(n, if n == pnode { TRUE << 1 } else { FALSE << 1 });
+            }
+            for &g in &general {
+                let gate = self.gates[g as usize];
+                let src = &self.lits[gate.start as usize..gate.end as usize];
+                if !src.iter().any(|l| map.contains_key(&(l >> 1))) {
+                    continue;
+                }
+                let (mut lits, mut decided) = (Vec::with_capacity(src.len()), None);
+                for &l in src {
+                    let lit = map.get(&(l >> 1)).map_or(l, |&m| m ^ (l & 1));
+                    match constant(lit) {
+                        // A false input decides an AND, a true one an OR.
+                        Some(v) if v != gate.and => {
+                            decided = Some(v);
+                            break;
+                        }
+                        Some(_) => {}
+                        None => lits.push(lit),
+                    }
+                }
+                let lit = match (decided, &lits[..]) {
+                    (Some(v), _) => {
+                        if v {
+                            TRUE << 1
+                        } else {
+                            FALSE << 1
+                        }
+                    }
+                    (None, []) => {
+                        if gate.and {
+                            TRUE << 1
+                        } else {
+                            FALSE << 1
+                        }
+                    }
+                    (None, [l]) => *l,
+                    (None, _) => {
+                        let n = self.push_gate(gate.and, &lits)?;
+                        move_prog.push(Item::Node(n));
+                        n << 1
+                    }
+                };
+                map.insert(g, lit);
+            }
+            let mut out = Vec::with_capacity(next.len());
+            for &x in next {
+                let lit = map.get(&x).copied().unwrap_or(x << 1);
+                let node = match (constant(lit), lit & 1) {
+                    (Some(v), _) => {
+                        if v {
+                            TRUE
+                        } else {
+                            FALSE
+                        }
+                    }
+                    (None, 0) => lit >> 1,
+                    (None, _) => {
+                        let n = self.push_gate(true, &[lit])?;
+                        move_prog.push(Item::Node(n));
+                        n
+                    }
+                };
+                out.push(node);
+            }
+            pass_move[r] = pm;
+            pass_next[r] = out;
+        }
+        Ok((pass_move, pass_next))
     }
 
     /// Per node: whether a gate that the per-state outputs (`legal`, `next`,
@@ -1570,6 +1727,14 @@ fn tarjan(deps: &[Vec<AtomId>]) -> Vec<Vec<AtomId>> {
         }
     }
     out
+}
+
+/// The value of a literal of a constant node, or `None`.
+fn constant(lit: u32) -> Option<bool> {
+    match lit >> 1 {
+        FALSE | TRUE => Some((lit >> 1 == TRUE) != (lit & 1 == 1)),
+        _ => None,
+    }
 }
 
 /// Packs one byte per fluent into a state.
