@@ -74,6 +74,8 @@ pub struct NetStats {
 /// Node flags: some gate reads the node; the node decides a legal move.
 const HAS_READERS: u8 = 1;
 const LEGAL_OUT: u8 = 2;
+/// The node is the `next` node of some fluent (in some copy of the move program).
+const NEXT_OUT: u8 = 4;
 
 const FALSE: u32 = 0;
 const TRUE: u32 = 1;
@@ -126,6 +128,11 @@ struct Scratch {
     goals_done: bool,
     /// Fluents whose value changes with the joint move being applied.
     changed: Vec<u32>,
+    /// Incremental mode: per copy of the `next` nodes (general, then one per
+    /// role's pass move), a bitset of the fluents whose `next` node disagrees
+    /// with the fluent: kept by propagation, so a step reads its changes off
+    /// instead of comparing every fluent.
+    diff: Vec<u64>,
     stack: Vec<(u32, u8)>,
     legal: Vec<u32>,
     joint: Vec<u32>,
@@ -177,6 +184,11 @@ pub struct Propnet {
     /// or `NO_MOVE`, and the `next` nodes of the move program specialised to it.
     pass_move: Vec<u32>,
     pass_next: Vec<Vec<u32>>,
+    /// Incremental mode: per node, the (copy, fluent) pairs whose `next` node
+    /// it is (copy 0 the general `next`, copy `1 + r` `pass_next[r]`), as
+    /// ranges of `next_of`.
+    next_of_start: Vec<u32>,
+    next_of: Vec<(u32, u32)>,
     terminal: u32,
     /// Per role: (node, value), ascending by value.
     goals: Vec<Vec<(u32, u8)>>,
@@ -243,6 +255,7 @@ impl Propnet {
             loaded: false,
             goals_done: false,
             changed: Vec::new(),
+            diff: Vec::new(),
             stack: Vec::new(),
             legal: Vec::new(),
             joint: Vec::new(),
@@ -262,6 +275,12 @@ impl Propnet {
                     - self.threshold[g];
             }
             s.loaded = true;
+            s.diff = vec![0; self.next_copies() * self.words()];
+            for c in 0..self.next_copies() {
+                for i in 0..self.next.len() {
+                    self.update_diff(&mut s, c, i);
+                }
+            }
             for (g, group) in self.legal_groups.iter().enumerate() {
                 s.group_count[g] = self.legal_list[group.start as usize..group.end as usize]
                     .iter()
@@ -270,6 +289,52 @@ impl Propnet {
             }
         }
         s
+    }
+
+    /// Words of a state's bitset.
+    fn words(&self) -> usize {
+        self.init.0.len()
+    }
+
+    /// Copies of the `next` nodes: the general one and one per role.
+    fn next_copies(&self) -> usize {
+        1 + self.pass_next.len()
+    }
+
+    /// The `next` nodes of copy `c` (empty for a role without a pass move).
+    fn next_nodes(&self, c: usize) -> &[u32] {
+        match c {
+            0 => &self.next,
+            _ => &self.pass_next[c - 1],
+        }
+    }
+
+    /// Recomputes whether fluent `i`'s `next` node in copy `c` disagrees with it.
+    #[inline]
+    fn update_diff(&self, s: &mut Scratch, c: usize, i: usize) {
+        let Some(&n) = self.next_nodes(c).get(i) else {
+            return;
+        };
+        let w = c * self.words() + i / 64;
+        let bit = 1u64 << (i % 64);
+        if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
+            s.diff[w] |= bit;
+        } else {
+            s.diff[w] &= !bit;
+        }
+    }
+
+    /// Keeps the diff bits in step with a change of node `n`: as a `next`
+    /// node, and as a fluent input.
+    #[inline]
+    fn track_next(&self, s: &mut Scratch, n: usize) {
+        let (a, b) = (
+            self.next_of_start[n] as usize,
+            self.next_of_start[n + 1] as usize,
+        );
+        for &(c, i) in &self.next_of[a..b] {
+            self.update_diff(s, c as usize, i as usize);
+        }
     }
 
     /// The groups of `role` whose guard holds in the loaded state.
@@ -413,8 +478,20 @@ impl Propnet {
         if !self.incremental {
             return;
         }
-        if self.flags[node as usize] & LEGAL_OUT != 0 {
+        let f = self.flags[node as usize];
+        if f & LEGAL_OUT != 0 {
             self.track_legal(s, node as usize, v);
+        }
+        if f & NEXT_OUT != 0 {
+            self.track_next(s, node as usize);
+        }
+        if let Some(i) = (node as usize)
+            .checked_sub(FLUENT_BASE)
+            .filter(|&i| i < self.next.len())
+        {
+            for c in 0..self.next_copies() {
+                self.update_diff(s, c, i);
+            }
         }
         s.stack.push((node, v));
         while let Some((n, v)) = s.stack.pop() {
@@ -432,6 +509,9 @@ impl Propnet {
                     let f = self.flags[g];
                     if f & LEGAL_OUT != 0 {
                         self.track_legal(s, g, nv);
+                    }
+                    if f & NEXT_OUT != 0 {
+                        self.track_next(s, g);
                     }
                     // Outputs nobody reads need no visit.
                     if f & HAS_READERS != 0 {
@@ -498,13 +578,21 @@ impl Propnet {
             self.run(&self.move_prog, &mut s.vals);
         }
         s.changed.clear();
-        let next = match pass {
-            Some(r) => &self.pass_next[r],
-            None => &self.next,
-        };
-        for (i, &n) in next.iter().enumerate() {
-            if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
-                s.changed.push(i as u32);
+        let copy = pass.map_or(0, |r| 1 + r);
+        if self.incremental {
+            let words = self.words();
+            for w in 0..words {
+                let mut bits = s.diff[copy * words + w];
+                while bits != 0 {
+                    s.changed.push((w * 64) as u32 + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+            }
+        } else {
+            for (i, &n) in self.next_nodes(copy).iter().enumerate() {
+                if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
+                    s.changed.push(i as u32);
+                }
             }
         }
         self.set_joint(s, joint, pass, 0);
@@ -1352,6 +1440,18 @@ impl Builder {
         stats.nodes = n;
         stats.edges = self.lits.len();
         stats.move_nodes = count(&move_prog);
+        let mut next_at: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for (c, nodes) in [&next].into_iter().chain(&pass_next).enumerate() {
+            for (i, &x) in nodes.iter().enumerate() {
+                next_at[x as usize].push((c as u32, i as u32));
+            }
+        }
+        let mut next_of_start = vec![0u32; n + 1];
+        let mut next_of = Vec::new();
+        for (i, v) in next_at.iter().enumerate() {
+            next_of.extend_from_slice(v);
+            next_of_start[i + 1] = next_of.len() as u32;
+        }
         let mut fanout_start = vec![0u32; n + 1];
         let mut fanout = Vec::new();
         if incremental {
@@ -1387,6 +1487,9 @@ impl Builder {
             if fanout_start[i] != fanout_start[i + 1] {
                 flags[i] |= HAS_READERS;
             }
+            if next_of_start[i] != next_of_start[i + 1] {
+                flags[i] |= NEXT_OUT;
+            }
         }
         let threshold: Vec<i32> = self
             .gates
@@ -1419,6 +1522,8 @@ impl Builder {
             next,
             pass_move,
             pass_next,
+            next_of_start,
+            next_of,
             terminal,
             goals,
             init: PropnetState(Box::new([])),
