@@ -115,6 +115,24 @@ enum Item {
     Loop(u32, u32),
 }
 
+/// A copy of the parts of a [`Scratch`] that describe its loaded state.
+#[derive(Default)]
+struct Snapshot {
+    vals: Vec<u8>,
+    counts: Vec<i32>,
+    cur: Vec<u64>,
+    group_count: Vec<u32>,
+    diff: Vec<u64>,
+}
+
+impl Snapshot {
+    /// Copies `from` into `to`, reusing `to`'s memory.
+    fn copy<T: Copy>(to: &mut Vec<T>, from: &[T]) {
+        to.clear();
+        to.extend_from_slice(from);
+    }
+}
+
 /// Per-thread working memory: the values of every node for one state.
 struct Scratch {
     vals: Vec<u8>,
@@ -138,6 +156,34 @@ struct Scratch {
     joint: Vec<u32>,
     /// Incremental mode: per legal group, how many of its nodes hold.
     group_count: Vec<u32>,
+    /// Incremental mode: the state the last playout started from, restored
+    /// when it ends, so the next playout from there (or from a state near it,
+    /// as the leaves of a search tree are) loads by a copy or a few changes
+    /// instead of undoing a whole playout.
+    start: Snapshot,
+    has_start: bool,
+}
+
+impl Scratch {
+    fn save_start(&mut self) {
+        let t = &mut self.start;
+        Snapshot::copy(&mut t.vals, &self.vals);
+        Snapshot::copy(&mut t.counts, &self.counts);
+        Snapshot::copy(&mut t.cur, &self.cur);
+        Snapshot::copy(&mut t.group_count, &self.group_count);
+        Snapshot::copy(&mut t.diff, &self.diff);
+        self.has_start = true;
+    }
+
+    fn restore_start(&mut self) {
+        let t = &self.start;
+        self.vals.copy_from_slice(&t.vals);
+        self.counts.copy_from_slice(&t.counts);
+        self.cur.copy_from_slice(&t.cur);
+        self.group_count.copy_from_slice(&t.group_count);
+        self.diff.copy_from_slice(&t.diff);
+        self.goals_done = false;
+    }
 }
 
 /// The compiled network.
@@ -260,6 +306,8 @@ impl Propnet {
             legal: Vec::new(),
             joint: Vec::new(),
             group_count: vec![0; self.legal_groups.len()],
+            start: Snapshot::default(),
+            has_start: false,
         };
         s.vals[TRUE as usize] = 1;
         if self.incremental {
@@ -638,6 +686,9 @@ impl Propnet {
     ) -> Playout {
         self.with_scratch(|s| {
             self.load(s, state);
+            if self.incremental && !(s.has_start && s.start.cur == s.cur) {
+                s.save_start();
+            }
             let roles = self.goals.len();
             let mut steps = 0;
             let mut joint = std::mem::take(&mut s.joint);
@@ -684,6 +735,9 @@ impl Propnet {
             goals.clear();
             for r in 0..roles {
                 goals.push(self.single_goal(r, &s.vals));
+            }
+            if self.incremental {
+                s.restore_start();
             }
             Playout { steps, terminal }
         })
