@@ -224,15 +224,17 @@ pub struct Propnet {
     /// ranges of `legal_of`.
     legal_of_start: Vec<u32>,
     legal_of: Vec<u32>,
-    /// Per fluent: the node of its `next` atom.
-    next: Vec<u32>,
-    /// Incremental mode, per role: its pass move (see [`Builder::specialize`])
-    /// or `NO_MOVE`, and the `next` nodes of the move program specialised to it.
-    pass_move: Vec<u32>,
-    pass_next: Vec<Vec<u32>>,
+    /// The node of every fluent's `next` atom in every copy of the move
+    /// program, `nexts[copy * fluents + i]`: copy 0 is the general program, the
+    /// others are specialised to one role's pass move (see
+    /// [`Builder::specialize`]).
+    nexts: Vec<u32>,
+    copies: usize,
+    /// Incremental mode, per role: its pass move and the copy specialised to
+    /// it, or `NO_MOVE`.
+    pass: Vec<(u32, u32)>,
     /// Incremental mode: per node, the (copy, fluent) pairs whose `next` node
-    /// it is (copy 0 the general `next`, copy `1 + r` `pass_next[r]`), as
-    /// ranges of `next_of`.
+    /// it is, as ranges of `next_of`.
     next_of_start: Vec<u32>,
     next_of: Vec<(u32, u32)>,
     terminal: u32,
@@ -323,9 +325,9 @@ impl Propnet {
                     - self.threshold[g];
             }
             s.loaded = true;
-            s.diff = vec![0; self.next_copies() * self.words()];
-            for c in 0..self.next_copies() {
-                for i in 0..self.next.len() {
+            s.diff = vec![0; self.copies * self.words()];
+            for c in 0..self.copies {
+                for i in 0..self.fluent_terms.len() {
                     self.update_diff(&mut s, c, i);
                 }
             }
@@ -344,32 +346,19 @@ impl Propnet {
         self.init.0.len()
     }
 
-    /// Copies of the `next` nodes: the general one and one per role.
-    fn next_copies(&self) -> usize {
-        1 + self.pass_next.len()
-    }
-
-    /// The `next` nodes of copy `c` (empty for a role without a pass move).
+    /// The `next` nodes of copy `c`.
     fn next_nodes(&self, c: usize) -> &[u32] {
-        match c {
-            0 => &self.next,
-            _ => &self.pass_next[c - 1],
-        }
+        let nf = self.fluent_terms.len();
+        &self.nexts[c * nf..(c + 1) * nf]
     }
 
     /// Recomputes whether fluent `i`'s `next` node in copy `c` disagrees with it.
     #[inline]
     fn update_diff(&self, s: &mut Scratch, c: usize, i: usize) {
-        let Some(&n) = self.next_nodes(c).get(i) else {
-            return;
-        };
+        let n = self.nexts[c * self.fluent_terms.len() + i] as usize;
         let w = c * self.words() + i / 64;
-        let bit = 1u64 << (i % 64);
-        if s.vals[n as usize] != s.vals[FLUENT_BASE + i] {
-            s.diff[w] |= bit;
-        } else {
-            s.diff[w] &= !bit;
-        }
+        let differs = (s.vals[n] != s.vals[FLUENT_BASE + i]) as u64;
+        s.diff[w] = s.diff[w] & !(1 << (i % 64)) | differs << (i % 64);
     }
 
     /// Keeps the diff bits in step with a change of node `n`: as a `next`
@@ -535,9 +524,9 @@ impl Propnet {
         }
         if let Some(i) = (node as usize)
             .checked_sub(FLUENT_BASE)
-            .filter(|&i| i < self.next.len())
+            .filter(|&i| i < self.fluent_terms.len())
         {
-            for c in 0..self.next_copies() {
+            for c in 0..self.copies {
                 self.update_diff(s, c, i);
             }
         }
@@ -620,13 +609,13 @@ impl Propnet {
     /// are read and the role's `does` input is never set: its many readers in
     /// the general program are not visited.
     fn advance(&self, s: &mut Scratch, joint: &[u32]) {
-        let pass = (0..joint.len()).find(|&r| self.pass_move[r] == joint[r]);
+        let pass = (0..joint.len()).find(|&r| self.pass[r].0 == joint[r]);
         self.set_joint(s, joint, pass, 1);
         if !self.incremental {
             self.run(&self.move_prog, &mut s.vals);
         }
         s.changed.clear();
-        let copy = pass.map_or(0, |r| 1 + r);
+        let copy = pass.map_or(0, |r| self.pass[r].1 as usize);
         if self.incremental {
             let words = self.words();
             for w in 0..words {
@@ -1485,20 +1474,22 @@ impl Builder {
             .iter()
             .chain(&move_prog)
             .any(|i| matches!(i, Item::Loop(..)));
-        let (pass_move, pass_next) = if incremental {
-            self.specialize(&mut move_prog, &does_node, &next)?
-        } else {
-            (vec![NO_MOVE; nroles], vec![Vec::new(); nroles])
-        };
+        let mut nexts = next.clone();
+        let mut pass = vec![(NO_MOVE, 0); nroles];
+        if incremental {
+            for (r, m, copy) in self.specialize(&mut move_prog, &does_node, &next)? {
+                pass[r] = (m, (nexts.len() / next.len().max(1)) as u32);
+                nexts.extend(copy);
+            }
+        }
+        let copies = nexts.len().checked_div(next.len()).unwrap_or(1);
         let n = self.gates.len();
         stats.nodes = n;
         stats.edges = self.lits.len();
         stats.move_nodes = count(&move_prog);
         let mut next_at: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
-        for (c, nodes) in [&next].into_iter().chain(&pass_next).enumerate() {
-            for (i, &x) in nodes.iter().enumerate() {
-                next_at[x as usize].push((c as u32, i as u32));
-            }
+        for (k, &x) in nexts.iter().enumerate() {
+            next_at[x as usize].push(((k / next.len()) as u32, (k % next.len()) as u32));
         }
         let mut next_of_start = vec![0u32; n + 1];
         let mut next_of = Vec::new();
@@ -1573,9 +1564,9 @@ impl Builder {
             role_groups,
             legal_of_start,
             legal_of,
-            next,
-            pass_move,
-            pass_next,
+            nexts,
+            copies,
+            pass,
             next_of_start,
             next_of,
             terminal,
@@ -1669,15 +1660,15 @@ impl Builder {
     /// the role's `does` inputs, with the pass move true and the role's other
     /// moves false, folded, is appended to `move_prog`; unchanged gates are
     /// shared. A role gets one when its pass move has at least 8 readers and
-    /// three times the mean of its other moves. Returns per role the pass move
-    /// (or `NO_MOVE`) and the specialised `next` nodes.
+    /// three times the mean of its other moves. Returns (role, pass move, the
+    /// specialised `next` nodes) for each role that gets one.
     #[allow(clippy::type_complexity)]
     fn specialize(
         &mut self,
         move_prog: &mut Vec<Item>,
         does_node: &[u32],
         next: &[u32],
-    ) -> Result<(Vec<u32>, Vec<Vec<u32>>), PropnetError> {
+    ) -> Result<Vec<(usize, u32, Vec<u32>)>, PropnetError> {
         let nroles = self.role_does.len();
         let nm = self.move_terms.len();
         let general: Vec<u32> = move_prog
@@ -1694,7 +1685,7 @@ impl Builder {
                 readers[(l >> 1) as usize] += 1;
             }
         }
-        let (mut pass_move, mut pass_next) = (vec![NO_MOVE; nroles], vec![Vec::new(); nroles]);
+        let mut specialised = Vec::new();
         for r in 0..nroles {
             let moves: Vec<(u32, u32)> = (0..nm as u32)
                 .map(|m| (m, does_node[r * nm + m as usize]))
@@ -1783,10 +1774,9 @@ impl Builder {
                 };
                 out.push(node);
             }
-            pass_move[r] = pm;
-            pass_next[r] = out;
+            specialised.push((r, pm, out));
         }
-        Ok((pass_move, pass_next))
+        Ok(specialised)
     }
 
     /// Per node: whether a gate that the per-state outputs (`legal`, `next`,
