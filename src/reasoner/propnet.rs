@@ -101,6 +101,15 @@ struct LegalGroup {
     end: u32,
 }
 
+/// The legal outputs split by guards: the entries `(node, move)` by group, the
+/// groups, each role's range of groups, and the rest node of each split gate.
+struct LegalSplit {
+    list: Vec<(u32, u32)>,
+    groups: Vec<LegalGroup>,
+    role_groups: Vec<(u32, u32)>,
+    rest_of: HashMap<u32, u32>,
+}
+
 /// The value of literal `l` (`node << 1 | negated`).
 #[inline]
 fn lit_value(vals: &[u8], l: u32) -> bool {
@@ -1386,19 +1395,25 @@ impl Builder {
         for g in goals.iter_mut() {
             g.sort_by_key(|&(_, v)| v);
         }
-        let read = self.read_by_state_gates(&legal, &next, terminal);
-        let (legal_list, legal_groups, role_groups) = self.guard_legal(&legal, &read)?;
+        let (guard_of, factor) = self.plan_guards(&legal, &next, terminal);
+        let LegalSplit {
+            list: legal_list,
+            groups: legal_groups,
+            role_groups,
+            rest_of,
+        } = self.guard_legal(&legal, &guard_of)?;
+        self.factor_readers(&factor, &guard_of, &rest_of)?;
         // What each output needs, backwards through the gates.
         let n = self.gates.len();
         let mut core = vec![false; n];
-        let mut stack: Vec<u32> = legal_list
+        let roots: Vec<u32> = legal_list
             .iter()
             .map(|&(n, _)| n)
             .chain(legal_groups.iter().map(|g| g.guard >> 1))
             .chain(next.iter().copied())
             .chain([terminal])
             .collect();
-        self.mark(&mut core, &mut stack);
+        self.mark(&mut core, &mut roots.clone());
         let mut for_goals = vec![false; n];
         let mut stack: Vec<u32> = goals.iter().flatten().map(|&(n, _)| n).collect();
         self.mark(&mut for_goals, &mut stack);
@@ -1419,7 +1434,9 @@ impl Builder {
                 } else {
                     (core[n as usize], for_goals[n as usize])
                 };
-                if self.is_move[n as usize] {
+                if c && !factor.is_empty() {
+                    // Ordered below.
+                } else if self.is_move[n as usize] {
                     if c {
                         move_prog.push(item);
                     }
@@ -1427,6 +1444,19 @@ impl Builder {
                     state_prog.push(item);
                 } else if g {
                     goal_prog.push(item);
+                }
+            }
+        }
+        if !factor.is_empty() {
+            for x in self.postorder(&roots) {
+                let g = self.gates[x as usize];
+                if g.start == g.end && !g.and {
+                    continue; // an input
+                }
+                if self.is_move[x as usize] {
+                    move_prog.push(Item::Node(x));
+                } else {
+                    state_prog.push(Item::Node(x));
                 }
             }
         }
@@ -1579,50 +1609,40 @@ impl Builder {
         Ok(net)
     }
 
-    /// Splits each role's legal outputs by a guard literal (see [`LegalGroup`]):
-    /// a legal node that is an AND gate, and that no other gate of the per-state
-    /// outputs reads (`read`: splitting it would then add work), gives up the input literal that the most
-    /// of the role's legal AND gates share (when at least two do), and the entry
-    /// reads the AND of its other inputs. Returns the entries by group, the
-    /// groups, and each role's range of groups; groups keep first-seen order.
-    #[allow(clippy::type_complexity)]
+    /// Splits each role's legal outputs by the guards [`Builder::plan_guards`]
+    /// chose: the entry of a gate with a guard reads the AND of the gate's other
+    /// inputs (its rest); groups keep first-seen order.
     fn guard_legal(
         &mut self,
         legal: &[Vec<(u32, u32)>],
-        read: &[bool],
-    ) -> Result<(Vec<(u32, u32)>, Vec<LegalGroup>, Vec<(u32, u32)>), PropnetError> {
+        guard_of: &HashMap<u32, u32>,
+    ) -> Result<LegalSplit, PropnetError> {
         let first = self.gates.len() as u32;
-        let and_inputs = |b: &Self, n: u32| -> Option<Vec<u32>> {
-            let g = b.gates[n as usize];
-            (g.and && g.end - g.start >= 2 && !read[n as usize])
-                .then(|| b.lits[g.start as usize..g.end as usize].to_vec())
-        };
         let (mut list, mut groups, mut role_groups) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rest_of: HashMap<u32, u32> = HashMap::new();
         for entries in legal {
-            let mut freq: HashMap<u32, usize> = HashMap::new();
-            for &(n, _) in entries {
-                for l in and_inputs(self, n).unwrap_or_default() {
-                    *freq.entry(l).or_default() += 1;
-                }
-            }
             let mut by_guard: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
             for &(n, m) in entries {
-                let split = and_inputs(self, n).and_then(|lits| {
-                    let guard = *lits
-                        .iter()
-                        .max_by_key(|&l| (freq[l], std::cmp::Reverse(*l)))?;
-                    (freq[&guard] >= 2).then(|| {
-                        let rest: Vec<u32> = lits.into_iter().filter(|&l| l != guard).collect();
-                        (guard, rest)
-                    })
-                });
-                let (guard, node) = match split {
-                    Some((guard, rest)) => {
-                        let lit = self.junction(true, &rest)?;
-                        let node = if lit & 1 == 0 {
-                            lit >> 1
-                        } else {
-                            self.gate(true, &[lit])?
+                let (guard, node) = match guard_of.get(&n) {
+                    Some(&guard) => {
+                        let node = match rest_of.get(&n) {
+                            Some(&r) => r,
+                            None => {
+                                let g = self.gates[n as usize];
+                                let rest: Vec<u32> = self.lits[g.start as usize..g.end as usize]
+                                    .iter()
+                                    .copied()
+                                    .filter(|&l| l != guard)
+                                    .collect();
+                                let lit = self.junction(true, &rest)?;
+                                let r = if lit & 1 == 0 {
+                                    lit >> 1
+                                } else {
+                                    self.gate(true, &[lit])?
+                                };
+                                rest_of.insert(n, r);
+                                r
+                            }
                         };
                         (guard, node)
                     }
@@ -1649,7 +1669,12 @@ impl Builder {
         if end > first {
             self.groups.push((first, end, false));
         }
-        Ok((list, groups, role_groups))
+        Ok(LegalSplit {
+            list,
+            groups,
+            role_groups,
+            rest_of,
+        })
     }
 
     /// Specialises the move program to each role's pass move, the move whose
@@ -1779,15 +1804,24 @@ impl Builder {
         Ok(specialised)
     }
 
-    /// Per node: whether a gate that the per-state outputs (`legal`, `next`,
-    /// `terminal`) need reads it.
-    fn read_by_state_gates(
+    /// Chooses the legal gates to split by a guard (see [`LegalGroup`]) and
+    /// the gates that read them to factor. Per role, a legal AND gate's guard is
+    /// the input literal that the most of the role's legal AND gates share
+    /// (when at least two do). A gate that reads legal gates (`has_legal_move`,
+    /// read by `terminal`) keeps every one of them alive, so a split gate must
+    /// have no reader but ORs over legal gates of one guard, which become
+    /// `AND(guard, OR(rests))` ([`Builder::factor_readers`]); else it stays
+    /// whole. Returns the guard of each gate to split and the readers to factor
+    /// (none when a recursive component feeds the per-state outputs: the
+    /// evaluation there follows the build order, which factoring breaks).
+    fn plan_guards(
         &self,
         legal: &[Vec<(u32, u32)>],
         next: &[u32],
         terminal: u32,
-    ) -> Vec<bool> {
-        let mut needed = vec![false; self.gates.len()];
+    ) -> (HashMap<u32, u32>, Vec<u32>) {
+        let n = self.gates.len();
+        let mut needed = vec![false; n];
         let mut stack: Vec<u32> = legal
             .iter()
             .flatten()
@@ -1796,14 +1830,142 @@ impl Builder {
             .chain([terminal])
             .collect();
         self.mark(&mut needed, &mut stack);
-        let mut read = vec![false; self.gates.len()];
-        for (n, _) in needed.iter().enumerate().filter(|(_, &x)| x) {
-            let g = self.gates[n];
-            for &l in &self.lits[g.start as usize..g.end as usize] {
-                read[(l >> 1) as usize] = true;
+        let loops = self
+            .groups
+            .iter()
+            .any(|&(s, e, rec)| rec && (s..e).any(|x| needed[x as usize]));
+        let lits = |g: u32| {
+            let gate = self.gates[g as usize];
+            &self.lits[gate.start as usize..gate.end as usize]
+        };
+        let and_inputs = |g: u32| {
+            let gate = self.gates[g as usize];
+            (gate.and && gate.end - gate.start >= 2).then(|| lits(g))
+        };
+        let mut guard_of: HashMap<u32, u32> = HashMap::new();
+        for entries in legal {
+            let mut freq: HashMap<u32, usize> = HashMap::new();
+            for &(g, _) in entries {
+                for &l in and_inputs(g).unwrap_or_default() {
+                    *freq.entry(l).or_default() += 1;
+                }
+            }
+            for &(g, _) in entries {
+                let Some(inputs) = and_inputs(g) else {
+                    continue;
+                };
+                let guard = *inputs
+                    .iter()
+                    .max_by_key(|&l| (freq[l], std::cmp::Reverse(*l)))
+                    .expect("two inputs");
+                if freq[&guard] >= 2 {
+                    guard_of.entry(g).or_insert(guard);
+                }
             }
         }
-        read
+        let mut readers: HashMap<u32, Vec<u32>> = HashMap::new();
+        for r in (0..n as u32).filter(|&r| needed[r as usize]) {
+            for &l in lits(r) {
+                if guard_of.contains_key(&(l >> 1)) {
+                    readers.entry(l >> 1).or_default().push(r);
+                }
+            }
+        }
+        // Dropping a split can make other readers unfactorable: to a fixpoint.
+        loop {
+            let factorable = |r: u32| {
+                let ins = lits(r);
+                let guard = ins.first().and_then(|l| guard_of.get(&(l >> 1)));
+                !self.gates[r as usize].and
+                    && guard.is_some()
+                    && ins
+                        .iter()
+                        .all(|&l| l & 1 == 0 && guard_of.get(&(l >> 1)) == guard)
+            };
+            let drop: Vec<u32> = guard_of
+                .keys()
+                .copied()
+                .filter(|g| {
+                    readers
+                        .get(g)
+                        .is_some_and(|rs| loops || !rs.iter().all(|&r| factorable(r)))
+                })
+                .collect();
+            if drop.is_empty() {
+                break;
+            }
+            for g in drop {
+                guard_of.remove(&g);
+            }
+        }
+        let mut factor: Vec<u32> = guard_of
+            .keys()
+            .filter_map(|g| readers.get(g))
+            .flatten()
+            .copied()
+            .collect();
+        factor.sort_unstable();
+        factor.dedup();
+        (guard_of, factor)
+    }
+
+    /// Rewrites each gate of `factor`, an OR over split legal gates of one
+    /// guard, as `AND(guard, OR(their rests))`, in place: its value and its
+    /// readers stay, the legal gates lose their reader. The gate then reads a
+    /// newer node, so the programs must be ordered anew ([`Builder::postorder`]).
+    fn factor_readers(
+        &mut self,
+        factor: &[u32],
+        guard_of: &HashMap<u32, u32>,
+        rest_of: &HashMap<u32, u32>,
+    ) -> Result<(), PropnetError> {
+        let first = self.gates.len() as u32;
+        for &r in factor {
+            let g = self.gates[r as usize];
+            let ins = self.lits[g.start as usize..g.end as usize].to_vec();
+            let guard = guard_of[&(ins[0] >> 1)];
+            let rests: Vec<u32> = ins.iter().map(|&l| rest_of[&(l >> 1)] << 1).collect();
+            let inner = self.junction(false, &rests)?;
+            let start = self.lits.len() as u32;
+            self.lits.extend([guard, inner]);
+            self.gates[r as usize] = Gate {
+                and: true,
+                start,
+                end: self.lits.len() as u32,
+            };
+        }
+        let end = self.gates.len() as u32;
+        if end > first {
+            self.groups.push((first, end, false));
+        }
+        Ok(())
+    }
+
+    /// The nodes `roots` need, each after its inputs (no recursive component
+    /// may be among them).
+    fn postorder(&self, roots: &[u32]) -> Vec<u32> {
+        let mut state = vec![0u8; self.gates.len()];
+        let mut order = Vec::new();
+        let mut stack: Vec<(u32, bool)> = roots.iter().map(|&r| (r, false)).collect();
+        while let Some((x, expanded)) = stack.pop() {
+            if expanded {
+                state[x as usize] = 2;
+                order.push(x);
+                continue;
+            }
+            if state[x as usize] != 0 {
+                continue;
+            }
+            state[x as usize] = 1;
+            stack.push((x, true));
+            let g = self.gates[x as usize];
+            for &l in &self.lits[g.start as usize..g.end as usize] {
+                if state[(l >> 1) as usize] == 0 {
+                    stack.push((l >> 1, false));
+                }
+            }
+        }
+        order
     }
 
     fn mark(&self, seen: &mut [bool], stack: &mut Vec<u32>) {
