@@ -16,6 +16,23 @@
 //! fluents and a move an index, so a playout ([`Propnet::playout_from`]) allocates
 //! nothing: it runs in a per-thread scratch taken from a pool, and the network
 //! itself is immutable, so any number of threads share it.
+//!
+//! When no recursive component feeds the per-state outputs (nearly every game),
+//! the network propagates changes instead of evaluating programs: each gate
+//! keeps a count of its true inputs, and a changed node visits only its readers.
+//! The speed then is the number of visits per step, and four rewrites cut it
+//! where turn-taking games spend it:
+//! - legal gates give up their guard (the input most of a role's legal gates
+//!   share, `(true (control r))`): a turn change flips one guard, not every
+//!   legal gate; ORs over legal gates (`has_legal_move`) become
+//!   `AND(guard, OR(rests))` so the legal gates lose their reader;
+//! - the move program is copied once per role with its pass move (`noop`)
+//!   fixed, so the passing role's `does` input, which every frame rule reads,
+//!   is never set;
+//! - the fluents whose `next` value differs are kept as bitsets by propagation,
+//!   so a step reads its changes off;
+//! - a playout's start state is a snapshot restored when it ends, so the next
+//!   playout from there starts by a copy, not by undoing the last one.
 
 use hashbrown::HashMap;
 use std::sync::Mutex;
