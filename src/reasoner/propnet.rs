@@ -256,6 +256,10 @@ pub struct Propnet {
     /// [`Builder::specialize`]).
     nexts: Vec<u32>,
     copies: usize,
+    /// The copies whose diff bitsets propagation keeps: the pass copies when
+    /// there are any (a step of a turn-taking game always reads one), else the
+    /// general one; a step that reads another copy compares its fluents.
+    tracked: std::ops::Range<usize>,
     /// Incremental mode, per role: its pass move and the copy specialised to
     /// it, or `NO_MOVE`.
     pass: Vec<(u32, u32)>,
@@ -352,7 +356,7 @@ impl Propnet {
             }
             s.loaded = true;
             s.diff = vec![0; self.copies * self.words()];
-            for c in 0..self.copies {
+            for c in self.tracked.clone() {
                 for i in 0..self.fluent_terms.len() {
                     self.update_diff(&mut s, c, i);
                 }
@@ -552,7 +556,7 @@ impl Propnet {
             .checked_sub(FLUENT_BASE)
             .filter(|&i| i < self.fluent_terms.len())
         {
-            for c in 0..self.copies {
+            for c in self.tracked.clone() {
                 self.update_diff(s, c, i);
             }
         }
@@ -642,7 +646,7 @@ impl Propnet {
         }
         s.changed.clear();
         let copy = pass.map_or(0, |r| self.pass[r].1 as usize);
-        if self.incremental {
+        if self.incremental && self.tracked.contains(&copy) {
             let words = self.words();
             for w in 0..words {
                 let mut bits = s.diff[copy * words + w];
@@ -1530,13 +1534,18 @@ impl Builder {
             }
         }
         let copies = nexts.len().checked_div(next.len()).unwrap_or(1);
+        let tracked = if copies > 1 { 1..copies } else { 0..1 };
         let n = self.gates.len();
         stats.nodes = n;
         stats.edges = self.lits.len();
         stats.move_nodes = count(&move_prog);
         let mut next_at: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (k, &x) in nexts.iter().enumerate() {
-            next_at[x as usize].push(((k / next.len()) as u32, (k % next.len()) as u32));
+            let (c, i) = (k / next.len(), k % next.len());
+            // A fluent whose next node is itself never differs.
+            if tracked.contains(&c) && x as usize != FLUENT_BASE + i {
+                next_at[x as usize].push((c as u32, i as u32));
+            }
         }
         let mut next_of_start = vec![0u32; n + 1];
         let mut next_of = Vec::new();
@@ -1613,6 +1622,7 @@ impl Builder {
             legal_of,
             nexts,
             copies,
+            tracked,
             pass,
             next_of_start,
             next_of,
