@@ -18,7 +18,7 @@
 //!   horizon reaches `--max-steps` without a win, the best goal is found by
 //!   optimisation at that horizon: *best-goal*.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -76,6 +76,10 @@ pub struct Worker {
     pub opts: SolveOptions,
     pub threads: usize,
     pub stop: Arc<AtomicBool>,
+    /// The largest horizon proven to hold no winning plan, by any worker: in
+    /// auto, the incremental worker's proofs close the full worker's smaller
+    /// horizons.
+    pub refuted: Arc<AtomicUsize>,
     pub tx: mpsc::Sender<Event>,
     pub times: Times,
     /// When the solve call under way started (its seconds are not yet in `times`).
@@ -97,11 +101,13 @@ struct Open {
 }
 
 /// How long the newest open horizon searches (and at least twice its grounding
-/// time) before the next one is grounded. Short enough that a horizon which is
-/// only a counting argument away from unsatisfiable does not hold up the next
-/// (futoshiki4: 14 steps), long enough that the easy horizons of the small
-/// puzzles are proven one after the other as before.
-const OPEN_AFTER: Duration = Duration::from_millis(500);
+/// time, and half the time so far) before the next one is grounded. Long enough
+/// that the games whose first satisfiable horizon is merely slow keep it nearly
+/// to themselves (coins2 at 9 steps, 1.7 s alone: a timeout when four horizons
+/// opened after 0.5 s each took equal turns), short enough that a horizon only
+/// a counting argument away from unsatisfiable does not hold up the next
+/// (futoshiki4 at 14 steps).
+const OPEN_AFTER: Duration = Duration::from_secs(2);
 
 /// The most horizons grounded at once, and the most ground atoms they hold
 /// together (each keeps its ground program; 2 million atoms are about 1 GiB on
@@ -366,9 +372,11 @@ impl Worker {
     /// horizon has a plan found in a fraction of a second (15 steps: 0.3 s).
     /// So once the newest horizon has searched for [`OPEN_AFTER`] without an
     /// answer, the next one is grounded, and the open horizons take turns
-    /// ([`slice`]), the one that has searched least first (Rintanen's "algorithm
-    /// B" with equal rates; each `Control` keeps what it has learnt between its
-    /// turns). At most [`MAX_OPEN`] are kept; the smallest is dropped, unproven.
+    /// ([`slice`]), each newer one at a quarter of the rate of the one before
+    /// (in the spirit of Rintanen's "algorithm B"; each `Control` keeps what it
+    /// has learnt between its turns). At most [`MAX_OPEN`] are kept; the
+    /// smallest is dropped, unproven. Horizons that the incremental worker has
+    /// refuted meanwhile ([`Worker::refuted`]) are closed or skipped.
     ///
     /// What is proven does not change: an unsatisfiable horizon closes every
     /// smaller one, and a plan whose length clingo then minimises to the optimum
@@ -385,9 +393,14 @@ impl Worker {
             if self.stopped() {
                 return Ok(Outcome::Stopped);
             }
+            let refuted = self.refuted.load(Ordering::Relaxed);
+            open.retain(|o| o.h > refuted);
+            while next + 1 < horizons.len() && horizons[next] <= refuted {
+                next += 1;
+            }
             let newest_done = open
                 .last()
-                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(started.elapsed() / 4));
+                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(started.elapsed() / 2));
             if next < horizons.len() && newest_done {
                 let h = horizons[next];
                 next += 1;
@@ -420,11 +433,12 @@ impl Worker {
                 });
                 continue;
             }
-            // Whose turn: the open horizon that has searched least (the smaller
-            // on a tie). Equal turns: favouring the newest, as more likely to
-            // hold a plan, opened horizons up to 200 within seconds and found
-            // futoshiki4's plan later (31 s against 20 s).
-            let Some(i) = (0..open.len()).min_by_key(|&i| open[i].spent) else {
+            // Whose turn: the oldest (smallest) open horizon searches at rate 1,
+            // the next at 1/4, then 1/16, ...; the turn goes to the least spent
+            // time over rate. Equal turns slowed the games whose first
+            // satisfiable horizon is merely slow (coins2, comp2006 queens);
+            // favouring the newest opened horizons up to 200 within seconds.
+            let Some(i) = (0..open.len()).min_by_key(|&i| open[i].spent * (1 << (2 * i))) else {
                 return Ok(Outcome::Stopped);
             };
             let Open {
@@ -506,6 +520,7 @@ impl Worker {
                 Answer::Unsat => {
                     self.progress(&format!("{head}: no winning plan"));
                     // No plan within h: none within a smaller horizon either.
+                    self.refuted.fetch_max(h, Ordering::Relaxed);
                     open.retain(|o| o.h > h);
                 }
             }
@@ -614,7 +629,10 @@ impl Worker {
                     }));
                 }
                 Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
-                Answer::Unsat => self.progress(&format!("{head}: no winning plan")),
+                Answer::Unsat => {
+                    self.progress(&format!("{head}: no winning plan"));
+                    self.refuted.fetch_max(t, Ordering::Relaxed);
+                }
             }
             let alive = func("alive", t)?;
             let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
