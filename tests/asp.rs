@@ -101,6 +101,28 @@ fn puzzles_auto() {
 }
 
 #[test]
+fn fill_in_puzzle_is_solved_past_horizons_too_hard_to_refute() {
+    // puzzles/fill.kif: every play fills its 15 cells in 15 moves; that 14 do
+    // not suffice is the pigeonhole principle, which clasp proves only by
+    // exhaustion. The full worker must try a larger horizon without that proof
+    // (and auto answers with its plan after the grace: proving it shortest is
+    // that same pigeonhole proof).
+    let game = load(&common::puzzle_path("fill"));
+    let r = asp::solve(
+        &game,
+        &SolveOptions {
+            timeout: Some(Duration::from_secs(30)),
+            ..opts(Mode::Auto)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    assert_eq!((r.goal, r.steps), (Some(100), Some(15)));
+    assert_eq!(r.mode, Some(Mode::Full), "{}", r.message);
+    assert!(r.total_s < 20.0, "a plan well before the timeout: {r:?}");
+}
+
+#[test]
 fn best_goal_when_100_is_out_of_reach() {
     let game = load(&common::puzzle_path("best-goal"));
     for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {

@@ -17,7 +17,7 @@ pub mod symbols;
 pub mod translate;
 pub mod verify;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -173,6 +173,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     }
     let program = Arc::new(program);
     let stop = Arc::new(AtomicBool::new(false));
+    let refuted = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel();
     let modes = match opts.mode {
         Mode::Auto => vec![Mode::Full, Mode::Incremental],
@@ -189,10 +190,11 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         } else {
             threads
         };
-        let (program, opts, worker_stop, tx) = (
+        let (program, opts, worker_stop, refuted, tx) = (
             Arc::clone(&program),
             opts.clone(),
             Arc::clone(&stop),
+            Arc::clone(&refuted),
             tx.clone(),
         );
         // clingo's grounder recurses deeply on some programs: give it room.
@@ -206,6 +208,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     opts,
                     threads: share,
                     stop: worker_stop,
+                    refuted,
                     tx,
                     times: Times::default(),
                     solving_since: None,

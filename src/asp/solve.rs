@@ -18,7 +18,7 @@
 //!   horizon reaches `--max-steps` without a win, the best goal is found by
 //!   optimisation at that horizon: *best-goal*.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -76,12 +76,50 @@ pub struct Worker {
     pub opts: SolveOptions,
     pub threads: usize,
     pub stop: Arc<AtomicBool>,
+    /// The largest horizon proven to hold no winning plan, by any worker: in
+    /// auto, the incremental worker's proofs close the full worker's smaller
+    /// horizons.
+    pub refuted: Arc<AtomicUsize>,
     pub tx: mpsc::Sender<Event>,
     pub times: Times,
     /// When the solve call under way started (its seconds are not yet in `times`).
     pub solving_since: Option<Instant>,
     /// This worker's hold on clingo (see [`CLINGO`]).
     pub guard: Option<MutexGuard<'static, ()>>,
+}
+
+/// A grounded horizon of the full worker whose search is under way.
+struct Open {
+    h: usize,
+    ctl: Control,
+    /// Its ground atoms (a measure of the memory it holds).
+    atoms: usize,
+    /// Solving time spent on it so far.
+    spent: Duration,
+    /// Its grounding time.
+    ground: Duration,
+}
+
+/// How long the newest open horizon searches (and at least twice its grounding
+/// time, and half the time so far) before the next one is grounded. Long enough
+/// that the games whose first satisfiable horizon is merely slow keep it nearly
+/// to themselves (coins2 at 9 steps, 1.7 s alone: a timeout when four horizons
+/// opened after 0.5 s each took equal turns), short enough that a horizon only
+/// a counting argument away from unsatisfiable does not hold up the next
+/// (futoshiki4 at 14 steps).
+const OPEN_AFTER: Duration = Duration::from_secs(2);
+
+/// The most horizons grounded at once, and the most ground atoms they hold
+/// together (each keeps its ground program; 2 million atoms are about 1 GiB on
+/// the corpus's largest programs).
+const MAX_OPEN: usize = 4;
+const MAX_OPEN_ATOMS: usize = 2_000_000;
+
+/// One turn of an open horizon: an eighth of the time spent so far, between a
+/// quarter of a second (a turn restarts the search threads and reassigns the
+/// query) and 4 s.
+fn slice(elapsed: Duration) -> Duration {
+    (elapsed / 8).clamp(Duration::from_millis(250), Duration::from_secs(4))
 }
 
 /// The clingo library of this crate (5.4) keeps one symbol table for the process
@@ -117,6 +155,9 @@ enum Answer {
     Interrupted {
         atoms: Option<Vec<Symbol>>,
     },
+    /// The time slice ran out before the first model (the search may resume on
+    /// the same `Control`, with what it has learnt).
+    Paused,
 }
 
 impl Worker {
@@ -173,6 +214,20 @@ impl Worker {
         ctl: Control,
         assumptions: &[Symbol],
         first_only: bool,
+        on_model: impl FnMut(&mut Self, &[Symbol]),
+    ) -> Res<(Control, Answer)> {
+        self.solve_for(ctl, assumptions, first_only, None, on_model)
+    }
+
+    /// [`Worker::solve`] with a time `slice`: when it runs out before the first
+    /// model, the search is cancelled and the answer is [`Answer::Paused`]. Once a
+    /// model is found the slice no longer applies (optimisation runs to its end).
+    fn solve_for(
+        &mut self,
+        ctl: Control,
+        assumptions: &[Symbol],
+        first_only: bool,
+        slice: Option<Duration>,
         mut on_model: impl FnMut(&mut Self, &[Symbol]),
     ) -> Res<(Control, Answer)> {
         let t0 = Instant::now();
@@ -201,6 +256,7 @@ impl Worker {
             .map_err(err)?;
         let mut last: Option<Vec<Symbol>> = None;
         let mut interrupted = false;
+        let mut paused = false;
         loop {
             self.guard = None;
             while !handle.wait(Duration::from_millis(20)) {
@@ -208,9 +264,13 @@ impl Worker {
                     interrupted = true;
                     break;
                 }
+                if last.is_none() && slice.is_some_and(|s| t0.elapsed() >= s) {
+                    paused = true;
+                    break;
+                }
             }
             self.guard = Some(lock());
-            if interrupted {
+            if interrupted || paused {
                 handle.cancel().map_err(err)?;
                 break;
             }
@@ -240,6 +300,8 @@ impl Worker {
                 atoms: last.unwrap_or_default(),
                 optimal: false,
             }
+        } else if paused && !interrupted && last.is_none() {
+            Answer::Paused
         } else if interrupted || result.contains(ClingoResult::INTERRUPTED) {
             Answer::Interrupted { atoms: last }
         } else if let Some(atoms) = last {
@@ -288,46 +350,149 @@ impl Worker {
         out
     }
 
-    /// Full grounding with a deepening horizon.
+    /// Grounds the full program at horizon `h`: the control, its ground atoms and
+    /// the grounding seconds.
+    fn ground_full(&mut self, text: &str, h: usize) -> Res<(Control, usize, f64)> {
+        let mut ctl = self.control()?;
+        ctl.add("base", &[], &format!("{text}\nhorizon({h}).\n"))
+            .map_err(err)?;
+        let g0 = self.times.ground_s;
+        self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
+        let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
+        Ok((ctl, atoms, self.times.ground_s - g0))
+    }
+
+    /// Full grounding with a deepening horizon, the searches of several horizons
+    /// interleaved in time slices.
+    ///
+    /// Why not one horizon after the other: on fill-in puzzles (futoshiki, hidato,
+    /// sudoku: one move per empty cell) every horizon below the plan's length is
+    /// unsatisfiable for a counting reason that clasp can only prove by
+    /// exhaustion (futoshiki4 at 14 steps: no answer in 20 s), while the next
+    /// horizon has a plan found in a fraction of a second (15 steps: 0.3 s).
+    /// So once the newest horizon has searched for [`OPEN_AFTER`] without an
+    /// answer, the next one is grounded, and the open horizons take turns
+    /// ([`slice`]), each newer one at a quarter of the rate of the one before
+    /// (in the spirit of Rintanen's "algorithm B"; each `Control` keeps what it
+    /// has learnt between its turns). At most [`MAX_OPEN`] are kept; the
+    /// smallest is dropped, unproven. Horizons that the incremental worker has
+    /// refuted meanwhile ([`Worker::refuted`]) are closed or skipped.
+    ///
+    /// What is proven does not change: an unsatisfiable horizon closes every
+    /// smaller one, and a plan whose length clingo then minimises to the optimum
+    /// at its horizon is shortest (a shorter plan would fit that horizon too).
     fn full(&mut self) -> Res<Outcome> {
         let text = self.program.full();
-        for h in self.horizons() {
+        let horizons = self.horizons();
+        let map = self.program.translation.map.clone();
+        let query = id("query")?;
+        let started = Instant::now();
+        let mut next = 0;
+        let mut open: Vec<Open> = Vec::new();
+        loop {
             if self.stopped() {
                 return Ok(Outcome::Stopped);
             }
-            let mut ctl = self.control()?;
-            ctl.add("base", &[], &format!("{text}\nhorizon({h}).\n"))
-                .map_err(err)?;
-            let g0 = self.times.ground_s;
-            self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
-            let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
-            let ground_s = self.times.ground_s - g0;
-            if self.stopped() {
-                return Ok(Outcome::Stopped);
+            let refuted = self.refuted.load(Ordering::Relaxed);
+            open.retain(|o| o.h > refuted);
+            while next + 1 < horizons.len() && horizons[next] <= refuted {
+                next += 1;
             }
-            let s0 = self.times.solve_s;
-            let map = self.program.translation.map.clone();
-            let query = id("query")?;
-            let mut first = true;
-            let (ctl, answer) = self.solve(ctl, &[query], false, |w, atoms| {
-                if first {
-                    first = false;
-                    if let Some(plan) = plan_of(&map, atoms) {
-                        let found = Found {
-                            plan,
-                            goal: 100,
-                            proven: Proven::None,
-                        };
-                        w.send(Event::Candidate(w.mode, found, w.times_now()));
-                    }
+            let newest_done = open
+                .last()
+                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(started.elapsed() / 2));
+            if next < horizons.len() && newest_done {
+                let h = horizons[next];
+                next += 1;
+                // Several grounded horizons at once must not take the memory
+                // limit's room: past half of it, only the newest is kept.
+                let crowded = self
+                    .opts
+                    .memory_mb
+                    .is_some_and(|m| super::resident_mb() > m as f64 / 2.0);
+                let atoms_open = |open: &[Open]| open.iter().map(|o| o.atoms).sum::<usize>();
+                while open.len() >= MAX_OPEN
+                    || (!open.is_empty() && (crowded || atoms_open(&open) > MAX_OPEN_ATOMS))
+                {
+                    let o = open.remove(0);
+                    self.progress(&format!("horizon {}: left unproven", o.h));
                 }
-            })?;
-            let rules = stat(&ctl, &["problem", "lp", "rules"]);
+                let (ctl, atoms, ground_s) = self.ground_full(&text, h)?;
+                if self.stopped() {
+                    return Ok(Outcome::Stopped);
+                }
+                self.progress(&format!(
+                    "horizon {h}: {atoms} atoms, ground {ground_s:.2} s"
+                ));
+                open.push(Open {
+                    h,
+                    ctl,
+                    atoms,
+                    spent: Duration::ZERO,
+                    ground: Duration::from_secs_f64(ground_s),
+                });
+                continue;
+            }
+            // Whose turn: the oldest (smallest) open horizon searches at rate 1,
+            // the next at 1/4, then 1/16, ...; the turn goes to the least spent
+            // time over rate. Equal turns slowed the games whose first
+            // satisfiable horizon is merely slow (coins2, comp2006 queens);
+            // favouring the newest opened horizons up to 200 within seconds.
+            let Some(i) = (0..open.len()).min_by_key(|&i| open[i].spent * (1 << (2 * i))) else {
+                return Ok(Outcome::Stopped);
+            };
+            let Open {
+                h,
+                ctl,
+                atoms,
+                spent,
+                ground,
+            } = open.remove(i);
+            // The last horizon alone searches without a slice.
+            let alone = open.is_empty() && next >= horizons.len();
+            let turn = slice(started.elapsed());
+            let s0 = self.times.solve_s;
+            let mut first = true;
+            let (ctl, answer) = self.solve_for(
+                ctl,
+                &[query],
+                false,
+                (!alone).then_some(turn),
+                |w, atoms| {
+                    if first {
+                        first = false;
+                        if let Some(plan) = plan_of(&map, atoms) {
+                            w.progress(&format!(
+                                "horizon {h}: a plan of {} moves after {:.2} s",
+                                plan.len(),
+                                started.elapsed().as_secs_f64()
+                            ));
+                            let found = Found {
+                                plan,
+                                goal: 100,
+                                proven: Proven::None,
+                            };
+                            w.send(Event::Candidate(w.mode, found, w.times_now()));
+                        }
+                    }
+                },
+            )?;
             let solve_s = self.times.solve_s - s0;
-            let head = format!(
-                "horizon {h}: {atoms} atoms, {rules} rules, ground {ground_s:.2} s, solve {solve_s:.2} s"
-            );
+            let head = format!("horizon {h}: solve {:.2} s", spent.as_secs_f64() + solve_s);
             match answer {
+                Answer::Paused => {
+                    open.insert(
+                        i,
+                        Open {
+                            h,
+                            ctl,
+                            atoms,
+                            spent: spent + Duration::from_secs_f64(solve_s),
+                            ground,
+                        },
+                    );
+                    continue;
+                }
                 Answer::Sat { atoms, optimal } => {
                     self.progress(&format!("{head}: plan found"));
                     let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
@@ -354,11 +519,14 @@ impl Worker {
                 }
                 Answer::Unsat => {
                     self.progress(&format!("{head}: no winning plan"));
+                    // No plan within h: none within a smaller horizon either.
+                    self.refuted.fetch_max(h, Ordering::Relaxed);
+                    open.retain(|o| o.h > h);
                 }
             }
             let (ctl, answer) = self.solve(ctl, &[id("alive")?], true, |_, _| {})?;
             let bounded = matches!(answer, Answer::Unsat);
-            if matches!(answer, Answer::Interrupted { .. }) {
+            if matches!(answer, Answer::Interrupted { .. } | Answer::Paused) {
                 return Ok(Outcome::Stopped);
             }
             self.send(Event::Horizon(self.mode, h, self.times));
@@ -369,7 +537,6 @@ impl Worker {
                 return self.best_goal_with(ctl, h, bounded);
             }
         }
-        Ok(Outcome::Stopped)
     }
 
     /// The best goal at horizon `h` on a grounded full program.
@@ -405,7 +572,7 @@ impl Worker {
                 horizon: h,
                 message: format!("no play reaches a terminal state ({limit})"),
             }),
-            Answer::Interrupted { .. } => Ok(Outcome::Stopped),
+            Answer::Interrupted { .. } | Answer::Paused => Ok(Outcome::Stopped),
         }
     }
 
@@ -461,14 +628,17 @@ impl Worker {
                         proven: Proven::Shortest,
                     }));
                 }
-                Answer::Interrupted { .. } => return Ok(Outcome::Stopped),
-                Answer::Unsat => self.progress(&format!("{head}: no winning plan")),
+                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
+                Answer::Unsat => {
+                    self.progress(&format!("{head}: no winning plan"));
+                    self.refuted.fetch_max(t, Ordering::Relaxed);
+                }
             }
             let alive = func("alive", t)?;
             let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
             ctl = c;
             match answer {
-                Answer::Interrupted { .. } => return Ok(Outcome::Stopped),
+                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
                 Answer::Unsat => {
                     self.progress(&format!("no play lasts beyond {t} steps"));
                     return self.best_goal(t, true);
