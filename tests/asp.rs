@@ -76,6 +76,12 @@ fn puzzle_optimum(mode: Mode) {
                     assert_eq!(r.steps, Some(optimum), "{name} (auto)");
                 }
             }
+            // The forward search proves nothing; its plans replay (solve_checked).
+            Mode::Search => {
+                assert!(r.steps >= Some(optimum), "{name}: shorter than optimal?");
+                assert_eq!(r.proven, Proven::None, "{name} (search)");
+                assert_eq!(r.mode, Some(Mode::Search));
+            }
             m => {
                 assert_eq!(r.steps, Some(optimum), "{name} ({m:?}): optimal length");
                 assert_eq!(r.proven, Proven::Shortest, "{name} ({m:?})");
@@ -101,20 +107,26 @@ fn puzzles_auto() {
 }
 
 #[test]
+fn puzzles_search() {
+    puzzle_optimum(Mode::Search);
+}
+
+#[test]
 fn fill_in_puzzle_is_solved_past_horizons_too_hard_to_refute() {
     // tests/data/fill.kif: every play fills its 15 cells in 15 moves; that 14
     // do not suffice is the pigeonhole principle, which clasp proves only by
     // exhaustion (so incremental mode, whose first plan is proven shortest,
     // cannot solve it: the game is a test's, not one of puzzles/). The full
-    // worker must try a larger horizon without that proof (and auto answers
-    // with its plan after the grace: proving it shortest is that same
-    // pigeonhole proof).
+    // worker must try a larger horizon without that proof, and answers with
+    // its plan at the timeout (proving it shortest is that same pigeonhole
+    // proof). Mode full, not auto: auto's forward search finds the plan too,
+    // and this is about the full worker.
     let game = load(&common::data_path("fill.kif"));
     let r = asp::solve(
         &game,
         &SolveOptions {
-            timeout: Some(Duration::from_secs(30)),
-            ..opts(Mode::Auto)
+            timeout: Some(Duration::from_secs(20)),
+            ..opts(Mode::Full)
         },
     )
     .unwrap();
@@ -126,6 +138,16 @@ fn fill_in_puzzle_is_solved_past_horizons_too_hard_to_refute() {
 #[test]
 fn best_goal_when_100_is_out_of_reach() {
     let game = load(&common::puzzle_path("best-goal"));
+    // The forward search sees every line end: the best goal, proven, though
+    // not necessarily in the fewest moves.
+    let r = solve_checked(&game, Mode::Search);
+    assert_eq!(
+        (r.status, r.goal),
+        (Status::Solved, Some(80)),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.proven, Proven::BestGoal);
     for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
         let r = solve_checked(&game, mode);
         assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
@@ -139,7 +161,7 @@ fn best_goal_when_100_is_out_of_reach() {
 #[test]
 fn no_plan_is_said_clearly() {
     let game = load(&common::puzzle_path("no-plan"));
-    for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
+    for mode in [Mode::Full, Mode::Incremental, Mode::Auto, Mode::Search] {
         let r = solve_checked(&game, mode);
         assert_eq!(r.status, Status::NoPlan, "{mode:?}: {}", r.message);
         assert!(r.plan.is_empty() && r.goal.is_none());
@@ -151,7 +173,7 @@ fn no_plan_is_said_clearly() {
 fn max_steps_below_the_optimum_gives_no_plan() {
     // The maze needs 18 moves; within 10 no terminal state with a goal above 0.
     let game = load(&common::puzzle_path("maze"));
-    for mode in [Mode::Full, Mode::Incremental] {
+    for mode in [Mode::Full, Mode::Incremental, Mode::Search] {
         let r = asp::solve(
             &game,
             &SolveOptions {
@@ -205,7 +227,7 @@ fn nasty_constants_round_trip() {
             "{text} as a function symbol"
         );
     }
-    for mode in [Mode::Full, Mode::Incremental] {
+    for mode in [Mode::Full, Mode::Incremental, Mode::Search] {
         let r = solve_checked(&game, mode);
         assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
         assert_eq!(
@@ -402,6 +424,25 @@ fn corpus_games_solve_to_100() {
         let r = solve_checked(&load(&path), Mode::Auto);
         assert_eq!(r.status, Status::Solved, "{name}: {}", r.message);
         assert_eq!(r.goal, Some(100), "{name}");
+    }
+}
+
+/// Corpus puzzles whose plans the time-indexed encodings do not find within a
+/// minute (a knight's tour of 63 moves, peg solitaire's 31 jumps, a wargame of
+/// 20-odd steps whose ground program grows by 40,000 rules a step): the
+/// forward search finds them, alone and in auto.
+#[test]
+fn forward_search_solves_long_corpus_puzzles() {
+    for (name, mode) in [
+        ("knightmove", Mode::Search),
+        ("peg", Mode::Search),
+        ("wargame01", Mode::Auto),
+    ] {
+        let Some(path) = corpus(name) else { continue };
+        let r = solve_checked(&load(&path), mode);
+        assert_eq!(r.status, Status::Solved, "{name}: {}", r.message);
+        assert_eq!(r.goal, Some(100), "{name}");
+        assert!(r.mode.is_some(), "{name}");
     }
 }
 

@@ -10,6 +10,7 @@
 //!   accepts a plan only once [`verify`] has replayed it on the reference prover.
 
 pub mod bench;
+pub mod forward;
 pub mod invariants;
 pub mod program;
 pub mod solve;
@@ -42,6 +43,9 @@ pub enum Mode {
     Full,
     /// Multi-shot solving, one more step per round.
     Incremental,
+    /// Depth-first search over the rule engine (no clingo): finds plans the
+    /// encodings cannot, proves nothing (see [`forward`]).
+    Search,
 }
 
 impl Mode {
@@ -50,6 +54,7 @@ impl Mode {
             Mode::Auto => "auto",
             Mode::Full => "full",
             Mode::Incremental => "incremental",
+            Mode::Search => "search",
         }
     }
 }
@@ -148,13 +153,18 @@ pub enum SolveError {
 /// for nothing, so it is short.
 pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 
+/// When auto starts the forward search beside the clingo workers: late enough
+/// that the games clingo solves at once keep both cores (and get its proofs and
+/// short plans), early enough to leave the search most of a minute.
+pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
+
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
     let start = Instant::now();
     let prover = Prover::try_new(game.clone())?;
     let mut program = Program::new(game);
-    if opts.invariants {
+    if opts.invariants && opts.mode != Mode::Search {
         let budget = opts
             .timeout
             .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
@@ -177,6 +187,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let (tx, rx) = mpsc::channel();
     let modes = match opts.mode {
         Mode::Auto => vec![Mode::Full, Mode::Incremental],
+        Mode::Search => vec![],
         m => vec![m],
     };
     let threads = opts.threads.max(1);
@@ -221,6 +232,27 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 SolveError::Thread(e.to_string())
             })?;
     }
+    let search = matches!(opts.mode, Mode::Auto | Mode::Search);
+    if search {
+        let delay = if opts.mode == Mode::Auto {
+            SEARCH_AFTER
+        } else {
+            Duration::ZERO
+        };
+        let alone = opts.mode == Mode::Search;
+        let (game, max_steps, stop, progress, tx) = (
+            game.clone(),
+            opts.max_steps,
+            Arc::clone(&stop),
+            opts.progress,
+            tx.clone(),
+        );
+        std::thread::Builder::new()
+            .name("search".into())
+            .stack_size(64 << 20)
+            .spawn(move || forward::run(game, max_steps, delay, alone, stop, progress, tx))
+            .map_err(|e| SolveError::Thread(e.to_string()))?;
+    }
     drop(tx);
 
     let mut c = Coordinator {
@@ -232,7 +264,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         candidate: None,
     };
     let deadline = opts.timeout.map(|t| start + t);
-    let mut running = modes.len();
+    let mut running = modes.len() + usize::from(search);
     let mut failures: Vec<String> = Vec::new();
     let mut grace: Option<Instant> = None;
     let result = loop {
@@ -279,6 +311,9 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             Err(mpsc::RecvTimeoutError::Disconnected) => running = 0,
         }
         if running == 0 {
+            if let Some((mode, found, times)) = c.candidate.take() {
+                break c.finish(mode, found, times);
+            }
             let msg = if failures.is_empty() {
                 "the solver stopped without an answer".to_string()
             } else {

@@ -1,0 +1,287 @@
+//! Forward search: depth-first over the rule engine, the third worker of `auto`.
+//!
+//! Some puzzles defeat the time-indexed encodings however they are solved:
+//! peg solitaire needs 31 jumps, each of which clasp must place at the right
+//! step, and its nogoods, tied to steps, do not carry over to the same jumps one
+//! step later. A forward search has no such trouble: it plays moves from the
+//! initial state, and a table of the states it has seen fail (keyed by a 64-bit
+//! hash, with the depth they were searched to) folds the many orders of the same
+//! jumps into one. It runs on the propnet when the game compiles (the prover
+//! otherwise), to the depth `--max-steps`, and tries the children of a state in
+//! order of their goal value (most games score progress in every state: pegs
+//! removed, squares visited), then fewest moves first (fail first: Warnsdorff's
+//! rule, which finds a knight's tour at once). Its winning plans are proven
+//! nothing; when it runs out of lines it knows the best goal within reach, and
+//! proves it when every line ended in the game. The coordinator replays its
+//! plans on the prover like every other.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hashbrown::HashMap;
+
+use crate::gdl::{Game, Term};
+use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+
+use super::solve::{Event, Found, Outcome, Times};
+use super::{Mode, Proven};
+
+/// The most states the table of failed states holds (16 bytes each with the
+/// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
+const MAX_TABLE: usize = 40_000_000;
+
+/// How a subtree ended.
+enum Search {
+    Won,
+    /// No win below; `cut` when the depth bound (not the game) ended some line.
+    Failed {
+        cut: bool,
+    },
+    Stopped,
+}
+
+/// How the search ended.
+enum End {
+    Won(Vec<Term>),
+    /// No win within `--max-steps`. Every terminal state within reach was seen
+    /// (the table only skips states already searched at least as deep), so `best`
+    /// is the best goal reachable, with a plan to it; `complete` when every line
+    /// ended in the game, not at the depth bound.
+    Exhausted {
+        best: Option<(u8, Vec<Term>)>,
+        complete: bool,
+    },
+    Stopped,
+}
+
+/// Runs the search on the game's engine and reports like a clingo worker: a
+/// `Done`, or `Failed` when no engine can be built. `alone` (mode `search`):
+/// an exhausted search answers with what it saw; in auto it only answers with
+/// what it proved and otherwise leaves the answer to clingo.
+pub fn run(
+    game: Game,
+    max_steps: usize,
+    delay: Duration,
+    alone: bool,
+    stop: Arc<AtomicBool>,
+    progress: bool,
+    tx: mpsc::Sender<Event>,
+) {
+    let start = Instant::now();
+    // In auto the clingo workers have the machine to themselves first: most
+    // games they solve in a second or two, with proofs the search cannot give.
+    while start.elapsed() < delay {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let times = || Times {
+        ground_s: 0.0,
+        solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
+    };
+    let machine = match AnyMachine::build(game, Engine::Auto) {
+        Ok((m, why)) => {
+            if progress {
+                eprintln!("[search] engine: {why}");
+            }
+            m
+        }
+        Err(e) => {
+            let _ = tx.send(Event::Failed(Mode::Search, e.to_string(), times()));
+            return;
+        }
+    };
+    let end = machine.visit(Visit {
+        max_steps,
+        stop: &stop,
+        progress,
+    });
+    let plan = |plan, goal, proven| Outcome::Plan(Found { plan, goal, proven });
+    let outcome = match end {
+        // In auto a win is a candidate: the clingo workers get the coordinator's
+        // grace to find a shorter plan or prove one shortest.
+        End::Won(moves) if !alone => {
+            let found = Found {
+                plan: moves,
+                goal: 100,
+                proven: Proven::None,
+            };
+            let _ = tx.send(Event::Candidate(Mode::Search, found, times()));
+            Outcome::Stopped
+        }
+        End::Won(moves) => plan(moves, 100, Proven::None),
+        End::Stopped => Outcome::Stopped,
+        End::Exhausted {
+            best: Some((goal, moves)),
+            complete,
+        } if complete || alone => {
+            let proven = if complete {
+                Proven::BestGoal
+            } else {
+                Proven::None
+            };
+            plan(moves, goal, proven)
+        }
+        End::Exhausted {
+            best: None,
+            complete,
+        } if complete || alone => {
+            let within = if complete {
+                "every line of play searched".to_string()
+            } else {
+                format!("every line of play searched to --max-steps {max_steps}")
+            };
+            Outcome::NoPlan {
+                horizon: max_steps,
+                message: format!("no plan reaches a goal above 0 ({within})"),
+            }
+        }
+        End::Exhausted { .. } => {
+            let e = format!("no winning plan within {max_steps} moves");
+            let _ = tx.send(Event::Failed(Mode::Search, e, times()));
+            return;
+        }
+    };
+    let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+}
+
+struct Visit<'a> {
+    max_steps: usize,
+    stop: &'a AtomicBool,
+    progress: bool,
+}
+
+impl MachineVisitor for Visit<'_> {
+    type Output = End;
+
+    fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> End {
+        let mut dfs = Dfs {
+            m: &*machine,
+            failed: HashMap::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            stop: self.stop,
+            progress: self.progress,
+            nodes: 0,
+            path: Vec::new(),
+            scratch: Vec::new(),
+            best: None,
+        };
+        let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
+        let root = machine.initial_state();
+        if machine.is_terminal(&root) {
+            // Nothing to search: the clingo workers answer for the empty plan.
+            return End::Stopped;
+        }
+        let started = Instant::now();
+        let r = dfs.search(&root, self.max_steps);
+        if self.progress {
+            eprintln!(
+                "[search] {} states, {} failed states kept, {:.2} s",
+                dfs.nodes,
+                dfs.failed.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        match r {
+            Search::Won => End::Won(terms(&dfs.path)),
+            Search::Stopped => End::Stopped,
+            Search::Failed { cut } => End::Exhausted {
+                best: dfs.best.as_ref().map(|(g, moves)| (*g, terms(moves))),
+                complete: !cut,
+            },
+        }
+    }
+}
+
+struct Dfs<'a, M: StateMachine> {
+    m: &'a M,
+    /// State hash -> the depth it was searched to without a win (`u32::MAX`:
+    /// every line below it ended in the game).
+    failed: HashMap<u64, u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+    stop: &'a AtomicBool,
+    progress: bool,
+    nodes: u64,
+    /// The moves from the initial state to the state being searched.
+    path: Vec<M::Move>,
+    scratch: Vec<M::Move>,
+    /// The best goal below 100 of the terminal states seen, and a plan to it.
+    best: Option<(u8, Vec<M::Move>)>,
+}
+
+impl<M: StateMachine> Dfs<'_, M> {
+    fn goal(&self, s: &M::State) -> u8 {
+        self.m.goal(s, 0).unwrap_or(0)
+    }
+
+    /// Searches `s` (not terminal) for a win within `depth` moves.
+    fn search(&mut self, s: &M::State, depth: usize) -> Search {
+        if depth == 0 {
+            return Search::Failed { cut: true };
+        }
+        let key = std::hash::BuildHasher::hash_one(&self.hasher, s);
+        if let Some(&d) = self.failed.get(&key) {
+            if d as usize >= depth {
+                return Search::Failed { cut: d != u32::MAX };
+            }
+        }
+        self.nodes += 1;
+        if self.nodes.is_multiple_of(1024) {
+            if self.stop.load(Ordering::Relaxed) {
+                return Search::Stopped;
+            }
+            if self.progress && self.nodes.is_multiple_of(1 << 20) {
+                eprintln!(
+                    "[search] {} states, {} failed states kept, depth {}",
+                    self.nodes,
+                    self.failed.len(),
+                    self.path.len()
+                );
+            }
+        }
+        let mut moves = Vec::new();
+        self.m.legal_moves(s, 0, &mut moves);
+        let mut children = Vec::with_capacity(moves.len());
+        for mv in moves {
+            let next = self.m.next_state(s, std::slice::from_ref(&mv));
+            if self.m.is_terminal(&next) {
+                let g = self.goal(&next);
+                if g == 100 {
+                    self.path.push(mv);
+                    return Search::Won;
+                }
+                if g > self.best.as_ref().map_or(0, |b| b.0) {
+                    let mut plan = self.path.clone();
+                    plan.push(mv);
+                    self.best = Some((g, plan));
+                }
+                continue;
+            }
+            let g = self.goal(&next);
+            self.m.legal_moves(&next, 0, &mut self.scratch);
+            children.push(((std::cmp::Reverse(g), self.scratch.len()), mv, next));
+        }
+        // Best goal first, then the child with the fewest moves (fail first:
+        // Warnsdorff's rule on a knight's tour); the sort is stable, so ties keep
+        // the game's order.
+        children.sort_by_key(|c| c.0);
+        let mut cut = false;
+        for (_, mv, next) in children {
+            self.path.push(mv);
+            match self.search(&next, depth - 1) {
+                Search::Won => return Search::Won,
+                Search::Stopped => return Search::Stopped,
+                Search::Failed { cut: c } => cut |= c,
+            }
+            self.path.pop();
+        }
+        if self.failed.len() < MAX_TABLE || self.failed.contains_key(&key) {
+            let d = if cut { depth as u32 } else { u32::MAX };
+            self.failed.insert(key, d);
+        }
+        Search::Failed { cut }
+    }
+}
