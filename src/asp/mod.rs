@@ -6,8 +6,9 @@
 //!   `encodings/incremental.lp` (what `ggp-asp encode` prints);
 //! - [`solve()`](solve()): the coordinator: runs full grounding with a deepening
 //!   horizon and/or incremental solving on their own threads (see
-//!   [`mod@solve`] for the workers), enforces the timeout and the memory limit, and
-//!   accepts a plan only once [`verify`] has replayed it on the reference prover.
+//!   [`mod@solve`] for the workers), and in auto the [`forward`] search beside
+//!   them, enforces the timeout and the memory limit, and accepts a plan only
+//!   once [`verify`] has replayed it on the reference prover.
 
 pub mod bench;
 pub mod forward;
@@ -35,8 +36,9 @@ use solve::{Event, Found, Outcome, Times, Worker};
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Full and incremental at once; the first verified answer wins (a plan
-    /// not yet proven shortest after a short grace for the proof).
+    /// Full and incremental at once, and the forward search after a few
+    /// seconds; the first verified answer wins (a plan not yet proven shortest
+    /// after a short grace for the proof).
     #[default]
     Auto,
     /// Full grounding to a horizon, deepened until a plan is found.
