@@ -21,6 +21,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 use crate::gdl::{Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
@@ -32,6 +34,9 @@ use super::{Mode, Proven};
 /// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
 const MAX_TABLE: usize = 40_000_000;
 
+/// The seed of the tie-breaks after the first run: the search is deterministic.
+const SEED: u64 = 0x5eed_f0e5_7a7e;
+
 /// How a subtree ended.
 enum Search {
     Won,
@@ -39,7 +44,27 @@ enum Search {
     Failed {
         cut: bool,
     },
+    /// The run's node budget is spent (see [`luby`]).
+    Abandoned,
     Stopped,
+}
+
+/// The nodes of a run's budget per unit of the Luby sequence (about a second
+/// of the propnet on peg solitaire).
+const RUN_NODES: u64 = 100_000;
+
+/// The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ... (Luby, Sinclair and
+/// Zuckerman 1993), `i` from 1.
+fn luby(i: u64) -> u64 {
+    let mut k = 1;
+    while (1 << k) - 1 < i {
+        k += 1;
+    }
+    if (1 << k) - 1 == i {
+        1 << (k - 1)
+    } else {
+        luby(i - (1 << (k - 1)) + 1)
+    }
 }
 
 /// How the search ended.
@@ -168,6 +193,9 @@ impl MachineVisitor for Visit<'_> {
             path: Vec::new(),
             scratch: Vec::new(),
             best: None,
+            shuffle: false,
+            budget: 0,
+            rng: SmallRng::seed_from_u64(SEED),
         };
         let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
         let root = machine.initial_state();
@@ -176,23 +204,37 @@ impl MachineVisitor for Visit<'_> {
             return End::Stopped;
         }
         let started = Instant::now();
-        let r = dfs.search(&root, self.max_steps);
-        if self.progress {
-            eprintln!(
-                "[search] {} states, {} failed states kept, {:.2} s",
-                dfs.nodes,
-                dfs.failed.len(),
-                started.elapsed().as_secs_f64()
-            );
+        for run in 1.. {
+            // The first run takes the game's order for ties; the later ones
+            // break ties at random (seeded), each with a node budget on the
+            // Luby sequence: the usual cure for the heavy tails of a
+            // depth-first search whose first choices were bad. The table of
+            // failed states carries over: its entries are facts whatever the
+            // order.
+            dfs.shuffle = run > 1;
+            dfs.budget = dfs.nodes + luby(run) * RUN_NODES;
+            let r = dfs.search(&root, self.max_steps);
+            if self.progress {
+                eprintln!(
+                    "[search] run {run}: {} states, {} failed states kept, {:.2} s",
+                    dfs.nodes,
+                    dfs.failed.len(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            match r {
+                Search::Won => return End::Won(terms(&dfs.path)),
+                Search::Stopped => return End::Stopped,
+                Search::Abandoned => dfs.path.clear(),
+                Search::Failed { cut } => {
+                    return End::Exhausted {
+                        best: dfs.best.as_ref().map(|(g, moves)| (*g, terms(moves))),
+                        complete: !cut,
+                    }
+                }
+            }
         }
-        match r {
-            Search::Won => End::Won(terms(&dfs.path)),
-            Search::Stopped => End::Stopped,
-            Search::Failed { cut } => End::Exhausted {
-                best: dfs.best.as_ref().map(|(g, moves)| (*g, terms(moves))),
-                complete: !cut,
-            },
-        }
+        unreachable!("the runs go on until one ends the search")
     }
 }
 
@@ -210,11 +252,19 @@ struct Dfs<'a, M: StateMachine> {
     scratch: Vec<M::Move>,
     /// The best goal below 100 of the terminal states seen, and a plan to it.
     best: Option<(u8, Vec<M::Move>)>,
+    /// Break ties among children at random (else in the game's order).
+    shuffle: bool,
+    /// The value of `nodes` at which the run is abandoned.
+    budget: u64,
+    rng: SmallRng,
 }
 
 impl<M: StateMachine> Dfs<'_, M> {
+    /// The best of the state's goal values, as the encodings read them (a
+    /// defective game may give several; peg_dresden2009 gives 99 and 100 at
+    /// once).
     fn goal(&self, s: &M::State) -> u8 {
-        self.m.goal(s, 0).unwrap_or(0)
+        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
     }
 
     /// Searches `s` (not terminal) for a win within `depth` moves.
@@ -229,6 +279,9 @@ impl<M: StateMachine> Dfs<'_, M> {
             }
         }
         self.nodes += 1;
+        if self.nodes >= self.budget {
+            return Search::Abandoned;
+        }
         if self.nodes.is_multiple_of(1024) {
             if self.stop.load(Ordering::Relaxed) {
                 return Search::Stopped;
@@ -262,18 +315,21 @@ impl<M: StateMachine> Dfs<'_, M> {
             }
             let g = self.goal(&next);
             self.m.legal_moves(&next, 0, &mut self.scratch);
-            children.push(((std::cmp::Reverse(g), self.scratch.len()), mv, next));
+            let tie = if self.shuffle {
+                self.rng.gen()
+            } else {
+                children.len() as u32
+            };
+            children.push(((std::cmp::Reverse(g), self.scratch.len(), tie), mv, next));
         }
         // Best goal first, then the child with the fewest moves (fail first:
-        // Warnsdorff's rule on a knight's tour); the sort is stable, so ties keep
-        // the game's order.
+        // Warnsdorff's rule on a knight's tour), then the tie-break.
         children.sort_by_key(|c| c.0);
         let mut cut = false;
         for (_, mv, next) in children {
             self.path.push(mv);
             match self.search(&next, depth - 1) {
-                Search::Won => return Search::Won,
-                Search::Stopped => return Search::Stopped,
+                r @ (Search::Won | Search::Stopped | Search::Abandoned) => return r,
                 Search::Failed { cut: c } => cut |= c,
             }
             self.path.pop();
