@@ -242,6 +242,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             Duration::ZERO
         };
         let alone = opts.mode == Mode::Search;
+        let stop_all = Arc::clone(&stop);
         let (game, max_steps, stop, progress, tx) = (
             game.clone(),
             opts.max_steps,
@@ -253,7 +254,11 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             .name("search".into())
             .stack_size(64 << 20)
             .spawn(move || forward::run(game, max_steps, delay, alone, stop, progress, tx))
-            .map_err(|e| SolveError::Thread(e.to_string()))?;
+            .map_err(|e| {
+                // The clingo workers already started must not run on.
+                stop_all.store(true, Ordering::Relaxed);
+                SolveError::Thread(e.to_string())
+            })?;
     }
     drop(tx);
 
