@@ -43,18 +43,33 @@ impl Program {
 
     /// Proves the game's state invariants (see [`super::invariants`]) within
     /// `budget` and adds them to both forms of the program. Runs on a thread of
-    /// its own with a large stack (clingo's grounder recurses deeply).
+    /// its own with a large stack (clingo's grounder recurses deeply), which is
+    /// left behind when it overruns the budget by a second: clingo's grounder
+    /// cannot be interrupted, and on some games (ruleDepthQuadratic: relations
+    /// of 2^45 tuples bottom-up) it never returns, while the forward search
+    /// needs no clingo at all.
     pub fn find_invariants(&mut self, budget: std::time::Duration) -> Result<Report, String> {
-        let tr = &self.translation;
-        let report = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("asp-invariants".into())
-                .stack_size(64 << 20)
-                .spawn_scoped(s, || invariants::find(tr, budget))
-                .map_err(|e| format!("cannot start a thread: {e}"))?
-                .join()
-                .map_err(|_| "the invariant search failed".to_string())?
-        })?;
+        let tr = self.translation.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("asp-invariants".into())
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let _ = tx.send(invariants::find(&tr, budget));
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        let report = match rx.recv_timeout(budget + std::time::Duration::from_secs(1)) {
+            Ok(r) => r?,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "clingo's grounding of the one-step program overran the {:.1} s budget",
+                    budget.as_secs_f64()
+                ))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the invariant search failed".to_string())
+            }
+        };
         self.invariants = report.invariants.clone();
         Ok(report)
     }
