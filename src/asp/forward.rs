@@ -31,6 +31,7 @@ use rand::{Rng, SeedableRng};
 use crate::gdl::{Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
+use super::blockers;
 use super::solve::{Event, Found, Outcome, Times};
 use super::{Mode, Proven};
 
@@ -111,6 +112,14 @@ pub fn run(
         ground_s: 0.0,
         solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
     };
+    let blockers = blockers::blockers(&game);
+    if progress && !blockers.is_empty() {
+        let shown: Vec<String> = blockers
+            .iter()
+            .map(|p| blockers::describe(p, &game.symbols))
+            .collect();
+        eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
+    }
     let machine = match AnyMachine::build(game, Engine::Auto) {
         Ok((m, why)) => {
             if progress {
@@ -125,6 +134,7 @@ pub fn run(
     };
     let end = machine.visit(Visit {
         max_steps,
+        blockers,
         stop: &stop,
         progress,
     });
@@ -179,6 +189,7 @@ pub fn run(
 
 struct Visit<'a> {
     max_steps: usize,
+    blockers: Vec<Term>,
     stop: &'a AtomicBool,
     progress: bool,
 }
@@ -200,6 +211,8 @@ impl MachineVisitor for Visit<'_> {
             shuffle: false,
             budget: 0,
             rng: SmallRng::seed_from_u64(SEED),
+            focus: !self.blockers.is_empty(),
+            blockers: self.blockers,
         };
         let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
         let root = machine.initial_state();
@@ -230,6 +243,15 @@ impl MachineVisitor for Visit<'_> {
                 Search::Won => return End::Won(terms(&dfs.path)),
                 Search::Stopped => return End::Stopped,
                 Search::Abandoned => dfs.path.clear(),
+                // The focused runs prove nothing: search the game whole.
+                Search::Failed { .. } if dfs.focus => {
+                    if self.progress {
+                        eprintln!("[search] the focused search failed: every move from now on");
+                    }
+                    dfs.focus = false;
+                    dfs.failed.clear();
+                    dfs.path.clear();
+                }
                 Search::Failed { cut } => {
                     return End::Exhausted {
                         best: dfs.best.as_ref().map(|(g, moves)| (*g, terms(moves))),
@@ -241,6 +263,14 @@ impl MachineVisitor for Visit<'_> {
         unreachable!("the runs go on until one ends the search")
     }
 }
+
+/// A child in the search order: its sort key (goal, descending; legal moves;
+/// tie-break), the move and the state.
+type Child<M> = (
+    (std::cmp::Reverse<u8>, usize, u32),
+    <M as StateMachine>::Move,
+    <M as StateMachine>::State,
+);
 
 struct Dfs<'a, M: StateMachine> {
     m: &'a M,
@@ -261,6 +291,10 @@ struct Dfs<'a, M: StateMachine> {
     /// The value of `nodes` at which the run is abandoned.
     budget: u64,
     rng: SmallRng,
+    /// Fluent patterns that rule goal 100 out (see [`blockers`]).
+    blockers: Vec<Term>,
+    /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
+    focus: bool,
 }
 
 impl<M: StateMachine> Dfs<'_, M> {
@@ -301,7 +335,7 @@ impl<M: StateMachine> Dfs<'_, M> {
         }
         let mut moves = Vec::new();
         self.m.legal_moves(s, 0, &mut moves);
-        let mut children = Vec::with_capacity(moves.len());
+        let mut children: Vec<Child<M>> = Vec::with_capacity(moves.len());
         for mv in moves {
             let next = self.m.next_state(s, std::slice::from_ref(&mv));
             if self.m.is_terminal(&next) {
@@ -326,10 +360,14 @@ impl<M: StateMachine> Dfs<'_, M> {
             };
             children.push(((std::cmp::Reverse(g), self.scratch.len(), tie), mv, next));
         }
+        let mut cut = false;
+        if self.focus && !self.focus(s, &mut children) {
+            self.fail(key, depth, true);
+            return Search::Failed { cut: true };
+        }
         // Best goal first, then the child with the fewest moves (fail first:
         // Warnsdorff's rule on a knight's tour), then the tie-break.
         children.sort_by_key(|c| c.0);
-        let mut cut = false;
         for (_, mv, next) in children {
             self.path.push(mv);
             match self.search(&next, depth - 1) {
@@ -338,11 +376,56 @@ impl<M: StateMachine> Dfs<'_, M> {
             }
             self.path.pop();
         }
+        self.fail(key, depth, cut);
+        Search::Failed { cut }
+    }
+
+    /// Records a state searched to `depth` without a win.
+    fn fail(&mut self, key: u64, depth: usize, cut: bool) {
         if self.failed.len() < MAX_TABLE || self.failed.contains_key(&key) {
             let d = if cut { depth as u32 } else { u32::MAX };
             self.failed.insert(key, d);
         }
-        Search::Failed { cut }
+    }
+
+    /// The focused step, a constraint solver's forward checking and most
+    /// constrained variable on the blockers of `s` (the fluents that must be
+    /// gone for goal 100, blank cells): false when some blocker is removed by
+    /// no move (a dead end, if moves only ever get fewer, as in fill-in
+    /// puzzles), else `children` keeps only the moves that remove the blocker
+    /// with the fewest removers. Both steps assume the game is such a puzzle,
+    /// so what the focused runs fail to find, the plain search looks for again.
+    fn focus(&self, s: &M::State, children: &mut Vec<Child<M>>) -> bool {
+        let here: Vec<Term> = self
+            .m
+            .fluents(s)
+            .into_iter()
+            .filter(|f| self.blockers.iter().any(|p| blockers::matches(p, f)))
+            .collect();
+        if here.is_empty() {
+            return true;
+        }
+        let mut removers = vec![0usize; here.len()];
+        let removed: Vec<Vec<bool>> = children
+            .iter()
+            .map(|(_, _, next)| {
+                let after: hashbrown::HashSet<Term> = self.m.fluents(next).into_iter().collect();
+                let gone: Vec<bool> = here.iter().map(|b| !after.contains(b)).collect();
+                for (n, g) in removers.iter_mut().zip(&gone) {
+                    *n += usize::from(*g);
+                }
+                gone
+            })
+            .collect();
+        let Some((target, &fewest)) = removers.iter().enumerate().min_by_key(|(_, n)| **n) else {
+            return true;
+        };
+        if fewest == 0 {
+            return false;
+        }
+        let mut keep = removed.iter().map(|gone| gone[target]);
+        children.retain(|_| keep.next().unwrap_or(false));
+        true
     }
 }
 

@@ -11,6 +11,7 @@
 //!   once [`verify`] has replayed it on the reference prover.
 
 pub mod bench;
+pub mod blockers;
 pub mod forward;
 pub mod invariants;
 pub mod program;
