@@ -352,18 +352,22 @@ impl<M: StateMachine> Dfs<'_, M> {
                 continue;
             }
             let g = self.goal(&next);
-            self.m.legal_moves(&next, 0, &mut self.scratch);
             let tie = if self.shuffle {
                 self.rng.gen()
             } else {
                 children.len() as u32
             };
-            children.push(((std::cmp::Reverse(g), self.scratch.len(), tie), mv, next));
+            children.push(((std::cmp::Reverse(g), 0, tie), mv, next));
         }
         let mut cut = false;
         if self.focus && !self.focus(s, &mut children) {
             self.fail(key, depth, true);
             return Search::Failed { cut: true };
+        }
+        // Counted only for the children the focus keeps: the dearest part.
+        for child in &mut children {
+            self.m.legal_moves(&child.2, 0, &mut self.scratch);
+            child.0 .1 = self.scratch.len();
         }
         // Best goal first, then the child with the fewest moves (fail first:
         // Warnsdorff's rule on a knight's tour), then the tie-break.
