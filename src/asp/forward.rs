@@ -39,6 +39,10 @@ use super::{Mode, Proven};
 /// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
 const MAX_TABLE: usize = 40_000_000;
 
+/// The most moves of a state's children whose outcome the search looks at
+/// to order the children (see [`Dfs::search`]).
+const MAX_LOOKAHEAD: usize = 256;
+
 /// The seed of the tie-breaks after the first run: the search is deterministic.
 const SEED: u64 = 0x5eed_f0e5_7a7e;
 
@@ -365,9 +369,28 @@ impl<M: StateMachine> Dfs<'_, M> {
             return Search::Failed { cut: true };
         }
         // Counted only for the children the focus keeps: the dearest part.
+        let mut grandchildren = 0;
         for child in &mut children {
             self.m.legal_moves(&child.2, 0, &mut self.scratch);
             child.0 .1 = self.scratch.len();
+            grandchildren += self.scratch.len();
+        }
+        // Where it is cheap, count only the moves that do not lose at once: a
+        // knight's tour whose moves onto its own trail end the game
+        // (knightsTourLarge_ggpbase2010) needs Warnsdorff's rule on the squares
+        // still open.
+        if grandchildren <= MAX_LOOKAHEAD {
+            for child in &mut children {
+                self.m.legal_moves(&child.2, 0, &mut self.scratch);
+                child.0 .1 = self
+                    .scratch
+                    .iter()
+                    .filter(|mv| {
+                        let after = self.m.next_state(&child.2, std::slice::from_ref(*mv));
+                        !self.m.is_terminal(&after) || self.goal(&after) == 100
+                    })
+                    .count();
+            }
         }
         // Best goal first, then the child with the fewest moves (fail first:
         // Warnsdorff's rule on a knight's tour), then the tie-break.
