@@ -162,9 +162,40 @@ def blocks():
     return bfs(start, moves, lambda s: s == goal)
 
 
+def sudoku4():
+    # The 4x4 sudoku of sudoku4.kif: blank cells are 0. Every solution fills
+    # the blanks, one per move, so the optimum is their number; the search
+    # enumerates all solutions (to confirm there is one) and fills in row order.
+    grid = [[1, 0, 0, 4], [0, 0, 0, 0], [2, 1, 0, 0], [4, 0, 2, 0]]
+    blanks = [(r, c) for r in range(4) for c in range(4) if grid[r][c] == 0]
+
+    def fits(r, c, v):
+        box = [(rr, cc) for rr in range(4) for cc in range(4) if (rr // 2, cc // 2) == (r // 2, c // 2)]
+        return all(grid[r][k] != v and grid[k][c] != v for k in range(4)) and all(
+            grid[rr][cc] != v for rr, cc in box
+        )
+
+    solutions = []
+
+    def fill(i):
+        if i == len(blanks):
+            solutions.append([f"fill {r + 1} {c + 1} {grid[r][c]}" for r, c in blanks])
+            return
+        r, c = blanks[i]
+        for v in range(1, 5):
+            if fits(r, c, v):
+                grid[r][c] = v
+                fill(i + 1)
+                grid[r][c] = 0
+
+    fill(0)
+    assert len(solutions) == 1
+    return solutions[0], len(solutions)
+
+
 def main():
     for name, solve in [("8puzzle", eight_puzzle), ("lightsout", lights_out), ("hanoi", hanoi),
-                        ("buttons", buttons), ("maze", maze), ("blocks", blocks)]:
+                        ("buttons", buttons), ("maze", maze), ("blocks", blocks), ("sudoku4", sudoku4)]:
         plan, size = solve()
         write(name, plan)
         print(f"{name}: optimum {len(plan)} ({size} states or solutions examined)")

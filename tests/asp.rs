@@ -58,6 +58,7 @@ const PUZZLES: &[(&str, usize)] = &[
     ("maze", 18),
     ("hanoi", 31),
     ("8puzzle", 30),
+    ("sudoku4", 10),
 ];
 
 fn puzzle_optimum(mode: Mode) {
@@ -427,9 +428,56 @@ fn corpus_games_solve_to_100() {
     }
 }
 
+/// The blockers (fluents that rule goal 100 out, for the forward search's
+/// focused phase) read off the goal rules: blank cells, lit lights; none where
+/// goal 100 is a position or a count. Several goal-100 rules share only the
+/// patterns every one of them rules out.
+#[test]
+fn blockers_are_read_off_the_goal_rules() {
+    use ggp_asp::asp::blockers::{blockers, describe};
+    let shown = |game: &Game| -> Vec<String> {
+        blockers(game)
+            .iter()
+            .map(|p| describe(p, &game.symbols))
+            .collect()
+    };
+    for (name, expected) in [
+        ("sudoku4", &["(cell ?_ ?_ b)"][..]),
+        ("lightsout", &["(on ?_ ?_)"][..]),
+        ("8puzzle", &[][..]),
+        ("hanoi", &[][..]),
+        ("queens", &[][..]),
+    ] {
+        let game = load(&common::puzzle_path(name));
+        assert_eq!(shown(&game), expected, "{name}");
+    }
+    let two_rules = "(role r) (init (a 1)) (init (c)) (legal r (go)) \
+        (<= (next (a ?x)) (true (a ?x))) \
+        (<= (goal r 100) (not (true (a ?x))) (not (true (c)))) \
+        (<= (goal r 100) (not blocked) (true (d))) \
+        (<= blocked (true (a ?y)) (true (d))) \
+        (<= blocked (true (e 1 ?z))) \
+        (<= (goal r 0) (true (c))) \
+        (<= terminal (true (c)))";
+    let game = Game::new(parse(two_rules, "two.kif").unwrap()).unwrap();
+    // `blocked` holds given (e 1 _) alone; (a _) needs (d) beside it, so only
+    // the first rule rules (a _) out, and only the second rules (e 1 _) out.
+    assert_eq!(shown(&game), Vec::<String>::new());
+    let game = Game::new(
+        parse(
+            &two_rules.replace("(true (a ?y)) (true (d))", "(true (a ?y))"),
+            "two.kif",
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shown(&game), ["(a ?_)"]);
+}
+
 /// Corpus puzzles whose plans the time-indexed encodings do not find within a
 /// minute (a knight's tour of 63 moves, peg solitaire's 31 jumps, a wargame of
-/// 20-odd steps whose ground program grows by 40,000 rules a step): the
+/// 20-odd steps whose ground program grows by 40,000 rules a step, a sudoku of
+/// 53 blank cells): the
 /// forward search finds them, alone and in auto.
 #[test]
 fn forward_search_solves_long_corpus_puzzles() {
@@ -437,6 +485,10 @@ fn forward_search_solves_long_corpus_puzzles() {
         ("knightmove", Mode::Search),
         ("peg", Mode::Search),
         ("wargame01", Mode::Auto),
+        // Fill-in puzzles, found by the focused phase (forward checking and
+        // the most constrained blank cell first).
+        ("sudokuGrade2", Mode::Search),
+        ("futoshiki6", Mode::Auto),
     ] {
         let Some(path) = corpus(name) else { continue };
         let r = solve_checked(&load(&path), mode);

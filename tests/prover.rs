@@ -354,6 +354,19 @@ fn maze_solution_and_optimum() {
 }
 
 #[test]
+fn sudoku4_solution_and_optimum() {
+    replay("sudoku4", 10, 100);
+    let m = prover("sudoku4");
+    // Cell (1 2) can take 2 or 3 by its row and column, only 2 or 3 by its box.
+    let legal = legal_text(&m, &m.initial_state(), 0);
+    assert!(legal.contains(&"(fill 1 2 2)".to_string()), "{legal:?}");
+    assert!(!legal.contains(&"(fill 1 2 1)".to_string()), "{legal:?}");
+    let ex = explore(&m, 100_000);
+    assert!(ex.problems.is_empty(), "{:?}", ex.problems);
+    assert_eq!(ex.shortest_win, Some(10));
+}
+
+#[test]
 fn blocks_solution_and_optimum() {
     replay("blocks", 4, 100);
     let m = prover("blocks");
