@@ -28,7 +28,7 @@ use hashbrown::HashMap;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::gdl::{Game, Term};
+use crate::gdl::{Game, Relation, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::blockers;
@@ -217,12 +217,27 @@ impl MachineVisitor for Visit<'_> {
             rng: SmallRng::seed_from_u64(SEED),
             focus: !self.blockers.is_empty(),
             blockers: self.blockers,
+            duals: Vec::new(),
         };
         let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
         let root = machine.initial_state();
         if machine.is_terminal(&root) {
             // Nothing to search: the clingo workers answer for the empty plan.
             return End::Stopped;
+        }
+        if dfs.focus {
+            dfs.duals = duals(&*machine, &root);
+            if self.progress && !dfs.duals.is_empty() {
+                let shown: Vec<String> = dfs
+                    .duals
+                    .iter()
+                    .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
+                    .collect();
+                eprintln!(
+                    "[search] each move uses up its value of: {}",
+                    shown.join(", ")
+                );
+            }
         }
         let started = Instant::now();
         for run in 1.. {
@@ -299,6 +314,83 @@ struct Dfs<'a, M: StateMachine> {
     blockers: Vec<Term>,
     /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
     focus: bool,
+    /// The move arguments whose values are each played once (see [`duals`]).
+    duals: Vec<Dual>,
+}
+
+/// A move argument whose every value is played at most once, and must be
+/// played: hidato's numbers, each placed in exactly one cell. The focused
+/// search treats each value as a constraint solver's variable whose domain is
+/// the moves that play it, beside the blockers (whose domains are the moves
+/// that remove them).
+struct Dual {
+    relation: Relation,
+    /// The argument's index in the move term.
+    pos: usize,
+    /// The values the initial state's legal moves give it.
+    values: Vec<Term>,
+}
+
+/// The initial state's root moves that [`duals`] plays to see which arguments
+/// they use up: enough to tell, few enough to cost little on a big game.
+const DUAL_PROBES: usize = 64;
+
+/// The move arguments (of the initial state's legal moves) whose value no
+/// legal move repeats once a move has played it, in each of up to
+/// [`DUAL_PROBES`] moves played from the initial state. Arguments with a
+/// single value tell the focus nothing and are left out.
+fn duals<M: StateMachine>(m: &M, root: &M::State) -> Vec<Dual> {
+    let mut moves = Vec::new();
+    m.legal_moves(root, 0, &mut moves);
+    let terms: Vec<Term> = moves.iter().map(|mv| m.move_term(mv)).collect();
+    // (relation, position) -> (still used up in every probe, its values)
+    let mut found: Vec<(Relation, usize, bool, Vec<Term>)> = Vec::new();
+    for t in &terms {
+        let Some(rel) = t.relation() else { continue };
+        for (pos, a) in t.args().iter().enumerate() {
+            let i = match found.iter().position(|(r, p, ..)| *r == rel && *p == pos) {
+                Some(i) => i,
+                None => {
+                    found.push((rel, pos, true, Vec::new()));
+                    found.len() - 1
+                }
+            };
+            if !found[i].3.contains(a) {
+                found[i].3.push(a.clone());
+            }
+        }
+    }
+    let stride = moves.len().div_ceil(DUAL_PROBES).max(1);
+    let mut after = Vec::new();
+    for (mv, t) in moves.iter().zip(&terms).step_by(stride) {
+        let next = m.next_state(root, std::slice::from_ref(mv));
+        if m.is_terminal(&next) {
+            continue;
+        }
+        m.legal_moves(&next, 0, &mut after);
+        let next_terms: Vec<Term> = after.iter().map(|mv| m.move_term(mv)).collect();
+        for (rel, pos, used_up, _) in &mut found {
+            if t.relation() != Some(*rel) {
+                continue;
+            }
+            let played = &t.args()[*pos];
+            if next_terms
+                .iter()
+                .any(|u| u.relation() == Some(*rel) && u.args()[*pos] == *played)
+            {
+                *used_up = false;
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(_, _, used_up, values)| *used_up && values.len() > 1)
+        .map(|(relation, pos, _, values)| Dual {
+            relation,
+            pos,
+            values,
+        })
+        .collect()
 }
 
 impl<M: StateMachine> Dfs<'_, M> {
@@ -417,11 +509,13 @@ impl<M: StateMachine> Dfs<'_, M> {
 
     /// The focused step, a constraint solver's forward checking and most
     /// constrained variable on the blockers of `s` (the fluents that must be
-    /// gone for goal 100, blank cells): false when some blocker is removed by
-    /// no move (a dead end, if moves only ever get fewer, as in fill-in
-    /// puzzles), else `children` keeps only the moves that remove the blocker
-    /// with the fewest removers. Both steps assume the game is such a puzzle,
-    /// so what the focused runs fail to find, the plain search looks for again.
+    /// gone for goal 100, blank cells) and the values of the [`duals`] not yet
+    /// played (hidato's numbers): false when some blocker is removed by no
+    /// move, or some such value is played by none (a dead end, if moves only
+    /// ever get fewer, as in fill-in puzzles), else `children` keeps only the
+    /// moves of the variable with the fewest (a blocker's on a tie). Both
+    /// steps assume the game is such a puzzle, so what the focused runs fail
+    /// to find, the plain search looks for again.
     fn focus(&self, s: &M::State, children: &mut Vec<Child<M>>) -> bool {
         let here: Vec<Term> = self
             .m
@@ -450,15 +544,107 @@ impl<M: StateMachine> Dfs<'_, M> {
         if fewest == 0 {
             return false;
         }
+        match self.dual_focus(children, fewest) {
+            DualPick::Unplayable => return false,
+            DualPick::Value(d, value) => {
+                let Dual { relation, pos, .. } = self.duals[d];
+                children.retain(|(_, mv, _)| {
+                    let t = self.m.move_term(mv);
+                    t.relation() == Some(relation) && t.args()[pos] == value
+                });
+                return true;
+            }
+            DualPick::None => {}
+        }
         let mut keep = removed.iter().map(|gone| gone[target]);
         children.retain(|_| keep.next().unwrap_or(false));
         true
     }
+
+    /// The [`duals`]' part of [`Dfs::focus`]: the value not yet played with
+    /// the fewest moves, if fewer than `fewest` (the blockers' best).
+    fn dual_focus(&self, children: &[Child<M>], fewest: usize) -> DualPick {
+        if self.duals.is_empty() {
+            return DualPick::None;
+        }
+        let played: Vec<Term> = self.path.iter().map(|mv| self.m.move_term(mv)).collect();
+        let moves: Vec<Term> = children
+            .iter()
+            .map(|(_, mv, _)| self.m.move_term(mv))
+            .collect();
+        let mut best: Option<(usize, &Term, usize)> = None;
+        for (d, dual) in self.duals.iter().enumerate() {
+            let plays = |t: &Term, value: &Term| {
+                t.relation() == Some(dual.relation) && t.args()[dual.pos] == *value
+            };
+            for value in &dual.values {
+                if played.iter().any(|t| plays(t, value)) {
+                    continue;
+                }
+                let n = moves.iter().filter(|t| plays(t, value)).count();
+                if n == 0 {
+                    return DualPick::Unplayable;
+                }
+                if n < best.map_or(fewest, |b| b.2) {
+                    best = Some((d, value, n));
+                }
+            }
+        }
+        match best {
+            Some((d, value, _)) => DualPick::Value(d, value.clone()),
+            None => DualPick::None,
+        }
+    }
+}
+
+/// What [`Dfs::dual_focus`] picks.
+enum DualPick {
+    /// No value has fewer moves than the best blocker.
+    None,
+    /// A value not yet played has no move: a dead end.
+    Unplayable,
+    /// The index of the dual and its value with the fewest moves.
+    Value(usize, Term),
 }
 
 #[cfg(test)]
 mod tests {
-    use super::luby;
+    use super::{duals, luby};
+    use crate::gdl::{parse, Game};
+    use crate::reasoner::{Prover, StateMachine};
+
+    fn dual_positions(text: &str) -> Vec<(usize, usize)> {
+        let game = Game::new(parse(text, "test.kif").unwrap()).unwrap();
+        let m = Prover::new(game);
+        duals(&m, &m.initial_state())
+            .iter()
+            .map(|d| (d.pos, d.values.len()))
+            .collect()
+    }
+
+    /// A cell takes one number and a number goes in one cell: both arguments
+    /// are used up; a sudoku's row, column and digit recur.
+    #[test]
+    fn duals_are_the_arguments_each_move_uses_up() {
+        let numbers = "(role p) (init (blank a)) (init (blank b)) (init (blank c))
+            (num 1) (num 2) (num 3)
+            (<= (legal p (put ?c ?n)) (true (blank ?c)) (num ?n) (not (used ?n)))
+            (<= (used ?n) (true (has ?c ?n)))
+            (<= (next (has ?c ?n)) (does p (put ?c ?n)))
+            (<= (next (has ?c ?n)) (true (has ?c ?n)))
+            (<= (next (blank ?c)) (true (blank ?c)) (not (filled ?c)))
+            (<= (filled ?c) (does p (put ?c ?n)))
+            (<= open (true (blank ?c)))
+            (<= terminal (not open))
+            (<= (goal p 100) (not open))
+            (<= (goal p 0) open)";
+        assert_eq!(dual_positions(numbers), [(0, 3), (1, 3)]);
+        // Numbers that may recur are no dual.
+        let recurring = numbers.replace("(not (used ?n))", "");
+        assert_eq!(dual_positions(&recurring), [(0, 3)]);
+        let sudoku = include_str!("../../puzzles/sudoku4.kif");
+        assert_eq!(dual_positions(sudoku), []);
+    }
 
     #[test]
     fn luby_sequence() {
