@@ -170,6 +170,57 @@ fn no_plan_is_said_clearly() {
     }
 }
 
+/// Seven lamps, set in one move each step: `on`, `off` or `keep` for every
+/// lamp (3^7 = 2187 moves a step); a lamp lights only after the one before it,
+/// so lamps 1-3 take three moves.
+const PANEL: &str = "(role operator)
+(act on) (act off) (act keep)
+(succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7)
+(init (step 1))
+(<= (legal operator (set ?a1 ?a2 ?a3 ?a4 ?a5 ?a6 ?a7))
+    (act ?a1) (act ?a2) (act ?a3) (act ?a4) (act ?a5) (act ?a6) (act ?a7))
+(<= (pick ?a 1) (does operator (set ?a ?b2 ?b3 ?b4 ?b5 ?b6 ?b7)))
+(<= (pick ?a 2) (does operator (set ?b1 ?a ?b3 ?b4 ?b5 ?b6 ?b7)))
+(<= (pick ?a 3) (does operator (set ?b1 ?b2 ?a ?b4 ?b5 ?b6 ?b7)))
+(<= (pick ?a 4) (does operator (set ?b1 ?b2 ?b3 ?a ?b5 ?b6 ?b7)))
+(<= (pick ?a 5) (does operator (set ?b1 ?b2 ?b3 ?b4 ?a ?b6 ?b7)))
+(<= (pick ?a 6) (does operator (set ?b1 ?b2 ?b3 ?b4 ?b5 ?a ?b7)))
+(<= (pick ?a 7) (does operator (set ?b1 ?b2 ?b3 ?b4 ?b5 ?b6 ?a)))
+(<= (next (lit 1)) (pick on 1))
+(<= (next (lit ?j)) (pick on ?j) (succ ?i ?j) (true (lit ?i)))
+(<= (next (lit ?i)) (pick keep ?i) (true (lit ?i)))
+(<= (next alarm) (does operator (set off off off off off off off)))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= done (true (lit 1)) (true (lit 2)) (true (lit 3)) (not (true alarm)))
+(<= terminal done)
+(<= terminal (true (step 5)))
+(<= (goal operator 100) done)
+(<= (goal operator 0) (not done))";
+
+/// A role with thousands of moves a step, each the product of independent
+/// arguments, is chosen argument by argument (`does_arg`); the plans come back
+/// as whole moves and replay on the prover, in every mode. Below the threshold
+/// (two values a lamp: 128 moves) the moves stay whole.
+#[test]
+fn product_moves_are_factored() {
+    let game = Game::new(parse(PANEL, "panel.kif").unwrap()).unwrap();
+    let program = asp::Program::new(&game);
+    assert_eq!(program.translation.factors.len(), 1);
+    let text = program.full();
+    assert!(text.contains("does_arg(operator,1,A,T)"), "{text}");
+    assert!(!text.contains("legal(operator,"), "{text}");
+    for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
+        assert_eq!((r.goal, r.plan.len()), (Some(100), 3), "{mode:?}");
+        assert!(r.plan[0].starts_with("(set on "), "{:?}", r.plan);
+    }
+    let small = Game::new(parse(&PANEL.replace("(act keep)", ""), "panel.kif").unwrap()).unwrap();
+    assert!(asp::Program::new(&small).translation.factors.is_empty());
+    let r = solve_checked(&small, Mode::Full);
+    assert_eq!((r.goal, r.plan.len()), (Some(100), 3));
+}
+
 #[test]
 fn max_steps_below_the_optimum_gives_no_plan() {
     // The maze needs 18 moves; within 10 no terminal state with a goal above 0.
@@ -295,6 +346,8 @@ fn encoding_snapshots() {
     insta::assert_snapshot!("no_plan_incremental", program("no-plan").incremental());
     let nasty = Game::new(parse(NASTY, "nasty.kif").unwrap()).unwrap();
     insta::assert_snapshot!("nasty_full", asp::Program::new(&nasty).full());
+    let panel = Game::new(parse(PANEL, "panel.kif").unwrap()).unwrap();
+    insta::assert_snapshot!("panel_full_factored", asp::Program::new(&panel).full());
     // With the state invariants (the proven set is a greatest fixpoint, so it does
     // not depend on the order clingo finds counter-examples in).
     let mut blocks = program("blocks");

@@ -18,6 +18,7 @@
 //!   horizon reaches `--max-steps` without a win, the best goal is found by
 //!   optimisation at that horizon: *best-goal*.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,6 +32,7 @@ use crate::gdl::{Game, Term};
 
 use super::program::Program;
 use super::symbols::SymbolMap;
+use super::translate::Factor;
 use super::{Mode, Proven, SolveOptions};
 
 /// What a worker found. `plan` is in step order; `goal` is what the program claims.
@@ -385,6 +387,7 @@ impl Worker {
         let text = self.program.full();
         let horizons = self.horizons();
         let map = self.program.translation.map.clone();
+        let factors = self.program.translation.factors.clone();
         let query = id("query")?;
         let started = Instant::now();
         let mut next = 0;
@@ -461,7 +464,7 @@ impl Worker {
                 |w, atoms| {
                     if first {
                         first = false;
-                        if let Some(plan) = plan_of(&map, atoms) {
+                        if let Some(plan) = plan_of(&map, &factors, atoms) {
                             w.progress(&format!(
                                 "horizon {h}: a plan of {} moves after {:.2} s",
                                 plan.len(),
@@ -495,7 +498,8 @@ impl Worker {
                 }
                 Answer::Sat { atoms, optimal } => {
                     self.progress(&format!("{head}: plan found"));
-                    let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                    let plan =
+                        plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
                     let proven = if optimal {
                         Proven::Shortest
                     } else {
@@ -508,7 +512,7 @@ impl Worker {
                     }));
                 }
                 Answer::Interrupted { atoms } => {
-                    if let Some(plan) = atoms.and_then(|a| plan_of(&map, &a)) {
+                    if let Some(plan) = atoms.and_then(|a| plan_of(&map, &factors, &a)) {
                         return Ok(Outcome::Plan(Found {
                             plan,
                             goal: 100,
@@ -542,6 +546,7 @@ impl Worker {
     /// The best goal at horizon `h` on a grounded full program.
     fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Outcome> {
         let map = self.program.translation.map.clone();
+        let factors = self.program.translation.factors.clone();
         let (_, answer) = self.solve(ctl, &[id("best")?], false, |_, _| {})?;
         let limit = if bounded {
             format!("no play lasts beyond {h} steps")
@@ -550,7 +555,8 @@ impl Worker {
         };
         match answer {
             Answer::Sat { atoms, optimal } => {
-                let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                let plan =
+                    plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
                 let goal = goal_of(&map, &atoms).unwrap_or(0);
                 if goal == 0 {
                     return Ok(Outcome::NoPlan {
@@ -592,6 +598,7 @@ impl Worker {
     /// Multi-shot solving, one step per round.
     fn incremental(&mut self) -> Res<Outcome> {
         let map = self.program.translation.map.clone();
+        let factors = self.program.translation.factors.clone();
         let mut ctl = self.control()?;
         ctl.add("base", &[], &self.program.incremental())
             .map_err(err)?;
@@ -621,7 +628,8 @@ impl Worker {
             match answer {
                 Answer::Sat { atoms, .. } => {
                     self.progress(&format!("{head}: plan found"));
-                    let plan = plan_of(&map, &atoms).ok_or("a model without a readable plan")?;
+                    let plan =
+                        plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
                     return Ok(Outcome::Plan(Found {
                         plan,
                         goal: 100,
@@ -702,18 +710,36 @@ fn stat(ctl: &Control, path: &[&str]) -> u64 {
     stats.value_get(key).map(|v| v as u64).unwrap_or(0)
 }
 
-/// The plan in a model: the moves `does(R,M,T)` ordered by `T`.
-fn plan_of(map: &SymbolMap, atoms: &[Symbol]) -> Option<Vec<Term>> {
+/// The plan in a model: the moves `does(R,M,T)` ordered by `T`, and those of a
+/// factored role rebuilt from its `does_arg(R,I,V,T)` (see [`Factor`]).
+fn plan_of(map: &SymbolMap, factors: &[Factor], atoms: &[Symbol]) -> Option<Vec<Term>> {
     let mut moves: Vec<(i32, Term)> = Vec::new();
+    let mut parts: BTreeMap<(i32, usize), Vec<(i32, Term)>> = BTreeMap::new();
     for s in atoms {
-        if s.symbol_type().ok()? != SymbolType::Function || s.name().ok()? != "does" {
+        if s.symbol_type().ok()? != SymbolType::Function {
             continue;
         }
         let args = s.arguments().ok()?;
-        if args.len() != 3 {
-            continue;
+        match (s.name().ok()?, args.len()) {
+            ("does", 3) => moves.push((args[2].number().ok()?, map.to_term(args[1])?)),
+            ("does_arg", 4) => {
+                let role = args[0].to_string();
+                let f = factors.iter().position(|f| f.role == role)?;
+                parts
+                    .entry((args[3].number().ok()?, f))
+                    .or_default()
+                    .push((args[1].number().ok()?, map.to_term(args[2])?));
+            }
+            _ => {}
         }
-        moves.push((args[2].number().ok()?, map.to_term(args[1])?));
+    }
+    for ((t, f), mut values) in parts {
+        values.sort_by_key(|(i, _)| *i);
+        if values.len() != factors[f].arity {
+            return None;
+        }
+        let args = values.into_iter().map(|(_, v)| v).collect();
+        moves.push((t, Term::Func(factors[f].functor, args)));
     }
     moves.sort_by_key(|(t, _)| *t);
     Some(moves.into_iter().map(|(_, m)| m).collect())

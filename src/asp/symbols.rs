@@ -27,8 +27,27 @@ use crate::gdl::{Sym, Symbols, Term};
 /// Predicates of the game-independent encoding (`encodings/*.lp`) and of the
 /// keyword relations; a game relation never gets one of these names.
 pub const RESERVED_PREDICATES: &[&str] = &[
-    "holds", "does", "legal", "next", "init", "role", "goal", "terminal", "time", "ended", "first",
-    "won", "query", "alive", "best", "horizon",
+    "holds",
+    "does",
+    "legal",
+    "next",
+    "init",
+    "role",
+    "goal",
+    "terminal",
+    "time",
+    "ended",
+    "first",
+    "won",
+    "query",
+    "alive",
+    "best",
+    "horizon",
+    "does_arg",
+    "legal_arg",
+    "move_arg",
+    "factored",
+    "moved",
 ];
 
 /// Constant names the encoding gives a meaning: `t` is the step parameter of the

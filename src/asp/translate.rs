@@ -117,13 +117,37 @@ pub struct Translation {
     pub rules: Vec<AspRule>,
     /// GDL rules left out because nothing the game needs depends on them.
     pub dropped: usize,
+    /// The roles whose moves are chosen argument by argument (see [`Factor`]).
+    pub factors: Vec<Factor>,
 }
+
+/// A role whose moves are all `(f a1 .. an)` with each argument ranging over a
+/// domain of its own (bandl10's `(set ?A1 .. ?A10)`, 3^10 = 59,049 moves a
+/// step): the program chooses `does_arg(R,I,V,T)`, one value per argument, in
+/// place of `does(R,M,T)` among the product, and reads `(does R (f t1 .. tn))`
+/// as the conjunction of `does_arg(R,I,ti,T)` (leaving out the arguments that
+/// are variables the rule uses nowhere else). The ground program then grows by
+/// the sum of the domains a step, not by their product.
+#[derive(Clone, Debug)]
+pub struct Factor {
+    /// The role as ASP text.
+    pub role: String,
+    /// The moves' function symbol and arity, to rebuild a plan's moves.
+    pub functor: Sym,
+    pub arity: usize,
+}
+
+/// The fewest moves a step (the product of the argument domains) for which a
+/// role's moves are factored: below it the plain choice is as fast and the
+/// printed program reads more plainly.
+pub const FACTOR_MIN_MOVES: usize = 1000;
 
 /// Translates a game's rules.
 pub fn translate(game: &Game) -> Translation {
     let map = SymbolMap::new(&game.symbols);
     let relevant = relevant_rules(game);
     let preds = predicate_names(game, &map);
+    let factored = factorable(game, &relevant);
     let mut tr = Translator {
         game,
         map: &map,
@@ -132,7 +156,29 @@ pub fn translate(game: &Game) -> Translation {
         aux: 0,
         aux_cache: HashMap::new(),
         used_preds: preds.values().map(|(n, _)| n.clone()).collect(),
+        factored: &factored,
     };
+    let mut factors = Vec::new();
+    for (role, &(functor, arity)) in &factored {
+        let role = tr.term(role, &VarNames::default());
+        for i in 1..=arity {
+            tr.rules.push(AspRule {
+                head: Atom {
+                    pred: "move_arg".to_string(),
+                    args: vec![role.clone(), i.to_string()],
+                    timed: false,
+                },
+                body: Vec::new(),
+                kind: RuleKind::Static,
+                source: None,
+            });
+        }
+        factors.push(Factor {
+            role,
+            functor,
+            arity,
+        });
+    }
     let mut dropped = 0;
     for (i, rule) in game.rules.iter().enumerate() {
         if relevant[i] {
@@ -146,7 +192,110 @@ pub fn translate(game: &Game) -> Translation {
         map,
         rules,
         dropped,
+        factors,
     }
+}
+
+/// The roles whose moves can be factored (see [`Factor`]), with the moves'
+/// functor and arity: the role's one `legal` rule is `(legal R (f ?V1 ..
+/// ?Vn))` with distinct variables and a body of static literals over one of
+/// them each, its domains (relations of facts only) multiply to at least
+/// [`FACTOR_MIN_MOVES`], and every `does` of the role in a rule the program
+/// keeps is a positive `(does R (f t1 .. tn))`; `legal` is read by no rule.
+fn factorable(game: &Game, relevant: &[bool]) -> BTreeMap<Term, (Sym, usize)> {
+    let mut out = BTreeMap::new();
+    let kept = || {
+        game.rules
+            .iter()
+            .zip(relevant)
+            .filter(|(_, &keep)| keep)
+            .map(|(r, _)| r)
+    };
+    let reads_legal = kept().any(|r| {
+        r.body.iter().any(|l| {
+            matches!(l, Literal::Pos(t) | Literal::Not(t) if t.relation() == Some(Relation { name: kw::LEGAL, arity: 2 }))
+        })
+    });
+    if reads_legal {
+        return out;
+    }
+    let facts_of = |rel: Relation| -> Option<usize> {
+        let mut facts: Vec<&Term> = Vec::new();
+        for r in &game.rules {
+            if r.head.relation() == Some(rel) {
+                if !r.is_fact() || !r.head.is_ground() {
+                    return None;
+                }
+                facts.push(&r.head);
+            }
+        }
+        facts.sort();
+        facts.dedup();
+        Some(facts.len())
+    };
+    'roles: for role in &game.roles {
+        let legal: Vec<&Rule> = kept()
+            .filter(|r| {
+                r.head.name() == Some(kw::LEGAL)
+                    && r.head.args().len() == 2
+                    && (r.head.args()[0] == *role || matches!(r.head.args()[0], Term::Var(_)))
+            })
+            .collect();
+        let [rule] = legal.as_slice() else { continue };
+        let Term::Func(functor, params) = &rule.head.args()[1] else {
+            continue;
+        };
+        if params.len() < 2 || rule.head.args()[0] != *role {
+            continue;
+        }
+        let mut vars: Vec<Sym> = Vec::new();
+        for p in params {
+            match p {
+                Term::Var(v) if !vars.contains(v) => vars.push(*v),
+                _ => continue 'roles,
+            }
+        }
+        let mut domain = vec![0usize; vars.len()];
+        for l in &rule.body {
+            let Literal::Pos(t) = l else { continue 'roles };
+            let Some(rel) = t.relation() else {
+                continue 'roles;
+            };
+            let (lv, n) = match (t.vars().as_slice(), facts_of(rel)) {
+                (&[v], Some(n)) if game.phase(rel) == Phase::Static => (v, n),
+                _ => continue 'roles,
+            };
+            let Some(i) = vars.iter().position(|&v| v == lv) else {
+                continue 'roles;
+            };
+            domain[i] = if domain[i] == 0 { n } else { domain[i].min(n) };
+        }
+        let moves = domain
+            .iter()
+            .try_fold(1usize, |acc, &n| (n > 0).then(|| acc.saturating_mul(n)));
+        if moves.is_none_or(|m| m < FACTOR_MIN_MOVES) {
+            continue;
+        }
+        let does_ok = kept().all(|r| {
+            r.body.iter().all(|l| match l {
+                Literal::Pos(t) | Literal::Not(t) if t.name() == Some(kw::DOES) => {
+                    let [who, mv] = t.args() else { return false };
+                    if who != role && !matches!(who, Term::Var(_)) {
+                        return true;
+                    }
+                    matches!(l, Literal::Pos(_))
+                        && who == role
+                        && mv.name() == Some(*functor)
+                        && mv.args().len() == params.len()
+                }
+                _ => true,
+            })
+        });
+        if does_ok {
+            out.insert(role.clone(), (*functor, params.len()));
+        }
+    }
+    out
 }
 
 /// The rules that `legal`, `next`, `terminal`, `goal`, `init` or `role` depend on.
@@ -262,11 +411,17 @@ struct Translator<'a> {
     /// Auxiliary rules (for `not` and by [`Translator::decompose`]), by their
     /// kind and text with the name left out, so that equal ones share a predicate.
     aux_cache: HashMap<String, String>,
+    /// The roles whose moves are factored (see [`Factor`]).
+    factored: &'a BTreeMap<Term, (Sym, usize)>,
 }
 
 impl Translator<'_> {
     fn rule(&mut self, rule: &Rule) {
         let vars = VarNames::new(rule, &self.game.symbols);
+        if rule.head.name() == Some(kw::LEGAL) && self.factored.contains_key(&rule.head.args()[0]) {
+            self.factored_legal(rule, &vars);
+            return;
+        }
         let head = self.atom(&rule.head, &vars);
         // The kind follows the head's relation, not the rule alone: multi-shot
         // solving must define every atom of a relation at one time in one step,
@@ -294,6 +449,9 @@ impl Translator<'_> {
         let mut body = Vec::new();
         for l in &rule.body {
             match l {
+                Literal::Pos(t) if self.is_factored_does(t) => {
+                    body.extend(self.factored_does(t, rule, &vars));
+                }
                 Literal::Pos(t) => {
                     let atom = self.atom(t, &vars);
                     let k = self.literal_kind(t, &atom);
@@ -330,6 +488,91 @@ impl Translator<'_> {
             kind,
             source,
         });
+    }
+
+    /// The `legal` rule of a factored role as one `legal_arg(R,I,Vi,T)` rule per
+    /// argument, each with the body literal over its variable.
+    fn factored_legal(&mut self, rule: &Rule, vars: &VarNames) {
+        let role = self.term(&rule.head.args()[0], vars);
+        let params = rule.head.args()[1].args();
+        for (i, p) in params.iter().enumerate() {
+            let body = rule
+                .body
+                .iter()
+                .filter_map(|l| match l {
+                    Literal::Pos(t) if t.vars().first() == p.vars().first() => {
+                        Some(Lit::Pos(self.atom(t, vars)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let source = (i == 0).then(|| {
+                format!(
+                    "{} (factored: one value per argument)",
+                    rule_to_string(rule, &self.game.symbols)
+                )
+            });
+            self.rules.push(AspRule {
+                head: Atom {
+                    pred: "legal_arg".to_string(),
+                    args: vec![role.clone(), (i + 1).to_string(), self.term(p, vars)],
+                    timed: true,
+                },
+                body,
+                kind: RuleKind::State,
+                source,
+            });
+        }
+    }
+
+    fn is_factored_does(&self, t: &Term) -> bool {
+        t.name() == Some(kw::DOES)
+            && t.args().len() == 2
+            && self.factored.contains_key(&t.args()[0])
+    }
+
+    /// `(does R (f t1 .. tn))` of a factored role as `does_arg(R,I,ti,T)`
+    /// literals, leaving out the arguments that are variables occurring
+    /// nowhere else in the rule (`_` stands for the move when all are).
+    fn factored_does(&self, t: &Term, rule: &Rule, vars: &VarNames) -> Vec<Part> {
+        let mut count: HashMap<Sym, usize> = HashMap::new();
+        rule.head
+            .for_each_var(&mut |v| *count.entry(v).or_default() += 1);
+        for l in &rule.body {
+            let mut add = |t: &Term| t.for_each_var(&mut |v| *count.entry(v).or_default() += 1);
+            match l {
+                Literal::Pos(t) | Literal::Not(t) => add(t),
+                Literal::Distinct(a, b) => {
+                    add(a);
+                    add(b);
+                }
+                _ => {}
+            }
+        }
+        let role = self.term(&t.args()[0], vars);
+        let does_arg = |i: usize, value: String| Atom {
+            pred: "does_arg".to_string(),
+            args: vec![role.clone(), i.to_string(), value],
+            timed: true,
+        };
+        let mut parts: Vec<Part> = t.args()[1]
+            .args()
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| !matches!(a, Term::Var(v) if count[v] == 1))
+            .map(|(i, a)| {
+                let atom = does_arg(i + 1, self.term(a, vars));
+                Part::new(Lit::Pos(atom), a.vars(), RuleKind::Move)
+            })
+            .collect();
+        if parts.is_empty() {
+            parts.push(Part::new(
+                Lit::Pos(does_arg(1, "_".to_string())),
+                Vec::new(),
+                RuleKind::Move,
+            ));
+        }
+        parts
     }
 
     /// `aux_N(bound vars of t) :- t.`, returned as the atom to negate.
@@ -589,6 +832,7 @@ impl Translator<'_> {
 
 /// ASP variable names for one rule's GDL variables: `?x` -> `X`, `?piece` ->
 /// `Piece`; never `T` or `H` (the encoding's time and horizon).
+#[derive(Default)]
 struct VarNames {
     names: BTreeMap<Sym, String>,
 }
