@@ -32,6 +32,7 @@ use crate::gdl::{Game, Relation, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::blockers;
+use super::bounds::{self, Bound};
 use super::solve::{Event, Found, Outcome, Times};
 use super::{Mode, Proven};
 
@@ -117,6 +118,10 @@ pub fn run(
         solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
     };
     let blockers = blockers::blockers(&game);
+    let bound = bounds::find(&game);
+    if let (true, Some(b)) = (progress, &bound) {
+        eprintln!("[search] {}", b.describe(&game));
+    }
     if progress && !blockers.is_empty() {
         let shown: Vec<String> = blockers
             .iter()
@@ -139,6 +144,7 @@ pub fn run(
     let end = machine.visit(Visit {
         max_steps,
         blockers,
+        bound,
         stop: &stop,
         progress,
     });
@@ -194,6 +200,7 @@ pub fn run(
 struct Visit<'a> {
     max_steps: usize,
     blockers: Vec<Term>,
+    bound: Option<Bound>,
     stop: &'a AtomicBool,
     progress: bool,
 }
@@ -218,6 +225,7 @@ impl MachineVisitor for Visit<'_> {
             focus: !self.blockers.is_empty(),
             blockers: self.blockers,
             duals: Vec::new(),
+            bound: self.bound,
         };
         let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
         let root = machine.initial_state();
@@ -316,6 +324,8 @@ struct Dfs<'a, M: StateMachine> {
     focus: bool,
     /// The move arguments whose values are each played once (see [`duals`]).
     duals: Vec<Dual>,
+    /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
+    bound: Option<Bound>,
 }
 
 /// A move argument whose every value is played at most once, and must be
@@ -432,6 +442,9 @@ impl<M: StateMachine> Dfs<'_, M> {
         let mut moves = Vec::new();
         self.m.legal_moves(s, 0, &mut moves);
         let mut children: Vec<Child<M>> = Vec::with_capacity(moves.len());
+        // Lines given up by the bound, not played out: what they would have
+        // scored below 100 is not known.
+        let mut cut = false;
         for mv in moves {
             let next = self.m.next_state(s, std::slice::from_ref(&mv));
             if self.m.is_terminal(&next) {
@@ -447,6 +460,10 @@ impl<M: StateMachine> Dfs<'_, M> {
                 }
                 continue;
             }
+            if self.out_of_reach(&next) {
+                cut = true;
+                continue;
+            }
             let g = self.goal(&next);
             let tie = if self.shuffle {
                 self.rng.gen()
@@ -455,7 +472,6 @@ impl<M: StateMachine> Dfs<'_, M> {
             };
             children.push(((std::cmp::Reverse(g), 0, tie), mv, next));
         }
-        let mut cut = false;
         if self.focus && !self.focus(s, &mut children) {
             self.fail(key, depth, true);
             return Search::Failed { cut: true };
@@ -469,8 +485,9 @@ impl<M: StateMachine> Dfs<'_, M> {
         }
         // Where it is cheap, count only the moves that do not lose at once: a
         // knight's tour whose moves onto its own trail end the game
-        // (knightsTourLarge_ggpbase2010) needs Warnsdorff's rule on the squares
-        // still open.
+        // (knightsTourLarge_ggpbase2010), or leave the score too far behind
+        // the clock (hunterbig), needs Warnsdorff's rule on the squares still
+        // open.
         if grandchildren <= MAX_LOOKAHEAD {
             for child in &mut children {
                 self.m.legal_moves(&child.2, 0, &mut self.scratch);
@@ -479,7 +496,11 @@ impl<M: StateMachine> Dfs<'_, M> {
                     .iter()
                     .filter(|mv| {
                         let after = self.m.next_state(&child.2, std::slice::from_ref(*mv));
-                        !self.m.is_terminal(&after) || self.goal(&after) == 100
+                        if self.m.is_terminal(&after) {
+                            self.goal(&after) == 100
+                        } else {
+                            !self.out_of_reach(&after)
+                        }
                     })
                     .count();
             }
@@ -497,6 +518,13 @@ impl<M: StateMachine> Dfs<'_, M> {
         }
         self.fail(key, depth, cut);
         Search::Failed { cut }
+    }
+
+    /// Whether the [`bounds`] rule goal 100 out in `s` (not terminal).
+    fn out_of_reach(&self, s: &M::State) -> bool {
+        self.bound
+            .as_ref()
+            .is_some_and(|b| b.rules_out(&self.m.fluents(s)))
     }
 
     /// Records a state searched to `depth` without a win.

@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod blockers;
+pub mod bounds;
 pub mod forward;
 pub mod invariants;
 pub mod program;

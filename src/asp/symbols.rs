@@ -47,7 +47,6 @@ pub const RESERVED_PREDICATES: &[&str] = &[
     "legal_arg",
     "move_arg",
     "factored",
-    "moved",
 ];
 
 /// Constant names the encoding gives a meaning: `t` is the step parameter of the
