@@ -803,7 +803,12 @@ fn print_solution(r: &SolveResult) {
             }
         }
         Status::NoPlan => println!("no plan: {}", r.message),
-        Status::Timeout => println!("timeout: {}", r.message),
+        Status::Timeout => {
+            println!("timeout: {}", r.message);
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
         Status::Error => println!("error: {}", r.message),
     }
     if r.status == Status::Solved {

@@ -30,8 +30,13 @@ fn opts(mode: Mode) -> SolveOptions {
 
 /// Solves and replays the plan independently of the solver's own check.
 fn solve_checked(game: &Game, mode: Mode) -> SolveResult {
-    let r = asp::solve(game, &opts(mode)).expect("a single-player game");
-    if r.status == Status::Solved {
+    solve_checked_with(game, &opts(mode))
+}
+
+/// [`solve_checked`] with options; a timeout's plan below 100 replays too.
+fn solve_checked_with(game: &Game, options: &SolveOptions) -> SolveResult {
+    let r = asp::solve(game, options).expect("a single-player game");
+    if r.status == Status::Solved || !r.plan.is_empty() {
         let prover = Prover::new(game.clone());
         let plan: Vec<Term> = r
             .plan
@@ -314,6 +319,30 @@ fn timeout_stops_cleanly_with_the_horizon_reached() {
     assert!(r.plan.is_empty());
     assert!(r.message.contains("horizon"), "{}", r.message);
     assert!(r.total_s < 5.0, "stopped promptly: {}", r.total_s);
+}
+
+/// Out of time without a plan to 100, the answer carries the best verified
+/// plan below 100 seen so far, as a timeout (not a solution). The French peg
+/// solitaire board has no plan to 100 at all.
+#[test]
+fn timeout_carries_the_best_plan_below_100() {
+    let Some(path) = corpus("pegEuro") else {
+        return;
+    };
+    let options = SolveOptions {
+        timeout: Some(Duration::from_secs(3)),
+        ..opts(Mode::Search)
+    };
+    let r = solve_checked_with(&load(&path), &options);
+    assert_eq!(r.status, Status::Timeout, "{}", r.message);
+    assert!(r.goal.is_some_and(|g| g > 0 && g < 100), "{:?}", r.goal);
+    assert!(!r.plan.is_empty());
+    assert_eq!(r.proven, Proven::None);
+    assert!(
+        r.message.contains("best verified plan so far"),
+        "{}",
+        r.message
+    );
 }
 
 #[test]

@@ -147,6 +147,7 @@ pub fn run(
         bound,
         stop: &stop,
         progress,
+        tx: &tx,
     });
     let plan = |plan, goal, proven| Outcome::Plan(Found { plan, goal, proven });
     let outcome = match end {
@@ -203,6 +204,7 @@ struct Visit<'a> {
     bound: Option<Bound>,
     stop: &'a AtomicBool,
     progress: bool,
+    tx: &'a mpsc::Sender<Event>,
 }
 
 impl MachineVisitor for Visit<'_> {
@@ -226,6 +228,8 @@ impl MachineVisitor for Visit<'_> {
             blockers: self.blockers,
             duals: Vec::new(),
             bound: self.bound,
+            tx: self.tx,
+            started: Instant::now(),
         };
         let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
         let root = machine.initial_state();
@@ -326,6 +330,9 @@ struct Dfs<'a, M: StateMachine> {
     duals: Vec<Dual>,
     /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
     bound: Option<Bound>,
+    /// Where each new best plan below 100 goes ([`Event::Fallback`]).
+    tx: &'a mpsc::Sender<Event>,
+    started: Instant,
 }
 
 /// A move argument whose every value is played at most once, and must be
@@ -456,6 +463,16 @@ impl<M: StateMachine> Dfs<'_, M> {
                 if g > self.best.as_ref().map_or(0, |b| b.0) {
                     let mut plan = self.path.clone();
                     plan.push(mv);
+                    let found = Found {
+                        plan: plan.iter().map(|m| self.m.move_term(m)).collect(),
+                        goal: g,
+                        proven: Proven::None,
+                    };
+                    let times = Times {
+                        ground_s: 0.0,
+                        solve_s: self.started.elapsed().as_secs_f64(),
+                    };
+                    let _ = self.tx.send(Event::Fallback(Mode::Search, found, times));
                     self.best = Some((g, plan));
                 }
                 continue;

@@ -271,6 +271,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         horizon: 0,
         times: Times::default(),
         candidate: None,
+        fallback: None,
     };
     let deadline = opts.timeout.map(|t| start + t);
     let mut running = modes.len() + usize::from(search);
@@ -298,6 +299,18 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 if opts.mode == Mode::Auto && grace.is_none() {
                     let elapsed = start.elapsed();
                     grace = Some(Instant::now() + (elapsed / 4).max(Duration::from_millis(500)));
+                }
+            }
+            Ok(Event::Fallback(mode, found, times)) => {
+                if let Err(e) = verify::verify(&prover, &found.plan, found.goal) {
+                    break c.error(mode, times, e);
+                }
+                let better = c.fallback.as_ref().is_none_or(|(_, f, _)| {
+                    (found.goal, std::cmp::Reverse(found.plan.len()))
+                        > (f.goal, std::cmp::Reverse(f.plan.len()))
+                });
+                if better {
+                    c.fallback = Some((mode, found, times));
                 }
             }
             Ok(Event::Done(mode, outcome, times)) => {
@@ -365,6 +378,8 @@ struct Coordinator<'a> {
     horizon: usize,
     times: Times,
     candidate: Option<(Mode, Found, Times)>,
+    /// The best verified plan below goal 100 (see [`Event::Fallback`]).
+    fallback: Option<(Mode, Found, Times)>,
 }
 
 impl Coordinator<'_> {
@@ -435,15 +450,27 @@ impl Coordinator<'_> {
         }
     }
 
-    /// Out of time or memory: the best verified plan so far, else `status`.
+    /// Out of time or memory: the best verified plan to goal 100 so far, else
+    /// `status` with the best verified plan below 100 attached (not a
+    /// solution: only the best seen when the budget ran out), else `status`.
     fn out_of_budget(&mut self, status: Status, message: String) -> SolveResult {
-        match self.candidate.take() {
-            Some((mode, found, times)) => {
+        match (self.candidate.take(), self.fallback.take()) {
+            (Some((mode, found, times)), _) => {
                 let mut r = self.finish(mode, found, times);
                 r.message = format!("{}; {message}", r.message);
                 r
             }
-            None => self.result(status, None, self.times, message),
+            (None, Some((mode, found, times))) => {
+                let mut r = self.finish(mode, found, times);
+                r.status = status;
+                r.message = format!(
+                    "{message}; the best verified plan so far reaches goal {} in {} moves",
+                    r.goal.unwrap_or(0),
+                    r.plan.len()
+                );
+                r
+            }
+            (None, None) => self.result(status, None, self.times, message),
         }
     }
 }
