@@ -263,6 +263,22 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             })?;
     }
     drop(tx);
+    // Plans below 100 are replayed on a prover of their own thread, so that the
+    // coordinator never waits on a slow replay (seconds on ruleDepthExponential)
+    // and a timeout answers with the best one replayed by then.
+    let (fallback_tx, fallback_rx) = mpsc::channel::<(Mode, Found)>();
+    let (verified_tx, verified_rx) = mpsc::channel::<Result<Verified, String>>();
+    if search {
+        let game = game.clone();
+        std::thread::Builder::new()
+            .name("asp-verify".into())
+            .stack_size(64 << 20)
+            .spawn(move || verify_fallbacks(game, fallback_rx, verified_tx))
+            .map_err(|e| {
+                stop.store(true, Ordering::Relaxed);
+                SolveError::Thread(e.to_string())
+            })?;
+    }
 
     let mut c = Coordinator {
         start,
@@ -284,15 +300,21 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 c.times = times;
             }
             Ok(Event::Candidate(mode, found, times)) => {
-                if let Err(e) = verify::verify(&prover, &found.plan, found.goal) {
-                    break c.error(mode, times, e);
-                }
+                let note = match verify::verify(&prover, &found.plan, found.goal) {
+                    Ok(note) => note,
+                    Err(e) => break c.error(mode, times, e),
+                };
                 let better = c
                     .candidate
                     .as_ref()
-                    .is_none_or(|(_, f, _)| f.plan.len() > found.plan.len());
+                    .is_none_or(|v| v.found.plan.len() > found.plan.len());
                 if better {
-                    c.candidate = Some((mode, found, times));
+                    c.candidate = Some(Verified {
+                        mode,
+                        found,
+                        times,
+                        note,
+                    });
                 }
                 // Auto wants a plan fast: once one is verified, the other worker
                 // gets a short grace to prove a shortest one, then the best wins.
@@ -301,17 +323,8 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     grace = Some(Instant::now() + (elapsed / 4).max(Duration::from_millis(500)));
                 }
             }
-            Ok(Event::Fallback(mode, found, times)) => {
-                if let Err(e) = verify::verify(&prover, &found.plan, found.goal) {
-                    break c.error(mode, times, e);
-                }
-                let better = c.fallback.as_ref().is_none_or(|(_, f, _)| {
-                    (found.goal, std::cmp::Reverse(found.plan.len()))
-                        > (f.goal, std::cmp::Reverse(f.plan.len()))
-                });
-                if better {
-                    c.fallback = Some((mode, found, times));
-                }
+            Ok(Event::Fallback(mode, found, _)) => {
+                let _ = fallback_tx.send((mode, found));
             }
             Ok(Event::Done(mode, outcome, times)) => {
                 running -= 1;
@@ -332,9 +345,22 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => running = 0,
         }
+        match verified_rx.try_recv() {
+            Ok(Ok(v)) => {
+                let better = c.fallback.as_ref().is_none_or(|f| {
+                    (v.found.goal, std::cmp::Reverse(v.found.plan.len()))
+                        > (f.found.goal, std::cmp::Reverse(f.found.plan.len()))
+                });
+                if better {
+                    c.fallback = Some(v);
+                }
+            }
+            Ok(Err(e)) => break c.error(Mode::Search, c.times, e),
+            Err(_) => {}
+        }
         if running == 0 {
-            if let Some((mode, found, times)) = c.candidate.take() {
-                break c.finish(mode, found, times);
+            if let Some(v) = c.candidate.take() {
+                break c.answer(v);
             }
             let msg = if failures.is_empty() {
                 "the solver stopped without an answer".to_string()
@@ -354,8 +380,8 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             }
         }
         if grace.is_some_and(|g| Instant::now() >= g) {
-            if let Some((mode, found, times)) = c.candidate.take() {
-                break c.finish(mode, found, times);
+            if let Some(v) = c.candidate.take() {
+                break c.answer(v);
             }
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -377,9 +403,45 @@ struct Coordinator<'a> {
     game: &'a Game,
     horizon: usize,
     times: Times,
-    candidate: Option<(Mode, Found, Times)>,
+    candidate: Option<Verified>,
     /// The best verified plan below goal 100 (see [`Event::Fallback`]).
-    fallback: Option<(Mode, Found, Times)>,
+    fallback: Option<Verified>,
+}
+
+/// Replays each plan below 100 that comes (the newest of those waiting) on a
+/// prover of its own, until the coordinator hangs up.
+fn verify_fallbacks(
+    game: Game,
+    plans: mpsc::Receiver<(Mode, Found)>,
+    out: mpsc::Sender<Result<Verified, String>>,
+) {
+    let Ok(prover) = Prover::try_new(game) else {
+        return;
+    };
+    while let Ok(mut next) = plans.recv() {
+        // The search only ever betters its best: the newest plan is the one.
+        while let Ok(newer) = plans.try_recv() {
+            next = newer;
+        }
+        let (mode, found) = next;
+        let verified = verify::verify(&prover, &found.plan, found.goal).map(|note| Verified {
+            mode,
+            found,
+            times: Times::default(),
+            note,
+        });
+        if out.send(verified).is_err() {
+            return;
+        }
+    }
+}
+
+/// A plan the prover has replayed, with what the replay noted.
+struct Verified {
+    mode: Mode,
+    found: Found,
+    times: Times,
+    note: Option<String>,
 }
 
 impl Coordinator<'_> {
@@ -419,12 +481,27 @@ impl Coordinator<'_> {
         )
     }
 
-    /// A verified plan becomes the answer.
+    /// A plan, once the prover has replayed it, becomes the answer.
     fn finish(&self, mode: Mode, found: Found, times: Times) -> SolveResult {
-        let note = match verify::verify(self.prover, &found.plan, found.goal) {
-            Ok(note) => note,
-            Err(e) => return self.error(mode, times, e),
-        };
+        match verify::verify(self.prover, &found.plan, found.goal) {
+            Ok(note) => self.answer(Verified {
+                mode,
+                found,
+                times,
+                note,
+            }),
+            Err(e) => self.error(mode, times, e),
+        }
+    }
+
+    /// A verified plan as the answer.
+    fn answer(&self, v: Verified) -> SolveResult {
+        let Verified {
+            mode,
+            found,
+            times,
+            note,
+        } = v;
         let mut message = match found.proven {
             Proven::Shortest => format!("shortest plan to goal 100: {} moves", found.plan.len()),
             Proven::BestGoal => format!(
@@ -455,13 +532,17 @@ impl Coordinator<'_> {
     /// solution: only the best seen when the budget ran out), else `status`.
     fn out_of_budget(&mut self, status: Status, message: String) -> SolveResult {
         match (self.candidate.take(), self.fallback.take()) {
-            (Some((mode, found, times)), _) => {
-                let mut r = self.finish(mode, found, times);
+            (Some(v), _) => {
+                let mut r = self.answer(v);
                 r.message = format!("{}; {message}", r.message);
                 r
             }
-            (None, Some((mode, found, times))) => {
-                let mut r = self.finish(mode, found, times);
+            (None, Some(v)) => {
+                // The times of the whole run, as for a timeout without a plan.
+                let mut r = self.answer(Verified {
+                    times: self.times,
+                    ..v
+                });
                 r.status = status;
                 r.message = format!(
                     "{message}; the best verified plan so far reaches goal {} in {} moves",
