@@ -16,9 +16,9 @@
 //! clock's value alone. Under those conditions a state it rules out has no
 //! line to goal 100, so the pruning is sound in every phase of the search.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Term};
+use crate::gdl::{kw, Game, Literal, Relation, Rule, Sym, Term};
 
 /// A fluent `(f ?v)` whose value moves along a chain of static facts `(s ?a ?b)`.
 #[derive(Debug)]
@@ -106,7 +106,7 @@ impl Bound {
 pub fn find(game: &Game) -> Option<Bound> {
     let role = game.roles.first()?;
     let hundred = Term::Const(game.symbols.get("100")?);
-    let facts = static_facts(game);
+    let facts = game.fact_tables();
     // The score: a fluent in a `true` literal of every goal-100 rule, its
     // value fixed by a constant or by a static fact.
     let mut per_rule: Vec<Vec<(Sym, Vec<Term>)>> = Vec::new();
@@ -181,27 +181,6 @@ fn true_arg(t: &Term) -> Option<&Term> {
         Term::Func(name, args) if *name == kw::TRUE && args.len() == 1 => Some(&args[0]),
         _ => None,
     }
-}
-
-/// The ground facts of the static relations that have no other rules.
-fn static_facts(game: &Game) -> HashMap<Relation, Vec<Vec<Term>>> {
-    let mut facts: HashMap<Relation, Vec<Vec<Term>>> = HashMap::new();
-    let mut derived: HashSet<Relation> = HashSet::new();
-    for r in &game.rules {
-        let Some(rel) = r.head.relation() else {
-            continue;
-        };
-        if game.phase(rel) != Phase::Static {
-            continue;
-        }
-        if r.is_fact() && r.head.is_ground() {
-            facts.entry(rel).or_default().push(r.head.args().to_vec());
-        } else {
-            derived.insert(rel);
-        }
-    }
-    facts.retain(|rel, _| !derived.contains(rel));
-    facts
 }
 
 /// In a goal-100 rule (its value bound in `binding`): the `(true (f x))`

@@ -233,7 +233,6 @@ impl MachineVisitor for Visit<'_> {
             duals: Vec::new(),
             bound: self.bound,
             tx: self.tx,
-            started: Instant::now(),
             looked: 0,
             lost: 0,
         };
@@ -342,7 +341,6 @@ struct Dfs<'a, M: StateMachine> {
     bound: Option<Bound>,
     /// Where each new best plan below 100 goes ([`Event::Fallback`]).
     tx: &'a mpsc::Sender<Event>,
-    started: Instant,
     /// Grandchild moves the look-ahead has judged, and those that lose at once.
     looked: u64,
     lost: u64,
@@ -481,11 +479,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                         goal: g,
                         proven: Proven::None,
                     };
-                    let times = Times {
-                        ground_s: 0.0,
-                        solve_s: self.started.elapsed().as_secs_f64(),
-                    };
-                    let _ = self.tx.send(Event::Fallback(Mode::Search, found, times));
+                    let _ = self.tx.send(Event::Fallback(Mode::Search, found));
                     self.best = Some((g, plan));
                 }
                 continue;

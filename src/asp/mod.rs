@@ -323,7 +323,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                     grace = Some(Instant::now() + (elapsed / 4).max(Duration::from_millis(500)));
                 }
             }
-            Ok(Event::Fallback(mode, found, _)) => {
+            Ok(Event::Fallback(mode, found)) => {
                 let _ = fallback_tx.send((mode, found));
             }
             Ok(Event::Done(mode, outcome, times)) => {

@@ -60,7 +60,7 @@ pub enum Event {
     Candidate(Mode, Found, Times),
     /// A plan to a goal below 100 found on the way: the answer only when the
     /// budget runs out before anything better (reported as a timeout).
-    Fallback(Mode, Found, Times),
+    Fallback(Mode, Found),
     Done(Mode, Outcome, Times),
     Failed(Mode, String, Times),
     /// The largest horizon fully solved so far.

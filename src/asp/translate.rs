@@ -219,20 +219,7 @@ fn factorable(game: &Game, relevant: &[bool]) -> BTreeMap<Term, (Sym, usize)> {
     if reads_legal {
         return out;
     }
-    let facts_of = |rel: Relation| -> Option<usize> {
-        let mut facts: Vec<&Term> = Vec::new();
-        for r in &game.rules {
-            if r.head.relation() == Some(rel) {
-                if !r.is_fact() || !r.head.is_ground() {
-                    return None;
-                }
-                facts.push(&r.head);
-            }
-        }
-        facts.sort();
-        facts.dedup();
-        Some(facts.len())
-    };
+    let facts = game.fact_tables();
     'roles: for role in &game.roles {
         let legal: Vec<&Rule> = kept()
             .filter(|r| {
@@ -261,7 +248,7 @@ fn factorable(game: &Game, relevant: &[bool]) -> BTreeMap<Term, (Sym, usize)> {
             let Some(rel) = t.relation() else {
                 continue 'roles;
             };
-            let (lv, n) = match (t.vars().as_slice(), facts_of(rel)) {
+            let (lv, n) = match (t.vars().as_slice(), facts.get(&rel).map(Vec::len)) {
                 (&[v], Some(n)) if game.phase(rel) == Phase::Static => (v, n),
                 _ => continue 'roles,
             };

@@ -11,7 +11,7 @@
 //! - each rule's [`Phase`]: static (no `true`, no `does`), state (reads `true`) or
 //!   move (reads `does`); and each relation's phase, the latest of its rules'.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::ast::{Description, Literal, Pos, Relation, Rule, Term};
 use super::error::{Diagnostic, GdlError, Severity};
@@ -213,6 +213,32 @@ impl Game {
             return Phase::Move;
         }
         self.relations.get(&rel).copied().unwrap_or(Phase::Static)
+    }
+
+    /// The static relations defined by ground facts alone, each with its
+    /// distinct rows (the facts' arguments, sorted).
+    pub fn fact_tables(&self) -> HashMap<Relation, Vec<Vec<Term>>> {
+        let mut facts: HashMap<Relation, Vec<Vec<Term>>> = HashMap::new();
+        let mut derived: HashSet<Relation> = HashSet::new();
+        for r in &self.rules {
+            let Some(rel) = r.head.relation() else {
+                continue;
+            };
+            if self.phase(rel) != Phase::Static {
+                continue;
+            }
+            if r.is_fact() && r.head.is_ground() {
+                facts.entry(rel).or_default().push(r.head.args().to_vec());
+            } else {
+                derived.insert(rel);
+            }
+        }
+        facts.retain(|rel, _| !derived.contains(rel));
+        for rows in facts.values_mut() {
+            rows.sort();
+            rows.dedup();
+        }
+        facts
     }
 
     pub fn role_names(&self) -> Vec<String> {
