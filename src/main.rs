@@ -2,7 +2,6 @@
 //! in the library's modules.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -262,7 +261,7 @@ enum BenchCommand {
     },
 }
 
-fn main() -> ExitCode {
+fn main() {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -271,16 +270,29 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            1
         }
-    }
+    };
+    exit_now(code)
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+/// Ends the process at once. A clingo thread may still be grounding (the
+/// invariant search left behind past its budget, a solver worker after a
+/// timeout), and clingo's static destructors, run by a normal exit, crash
+/// under its feet; so the output is flushed and the process ends without them.
+fn exit_now(code: u8) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process; nothing runs after it.
+    unsafe { libc::_exit(i32::from(code)) }
+}
+
+fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Check { games } => check(&games),
         Command::Simulate {
@@ -309,7 +321,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 trace,
                 replay: replay_text,
             })?;
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Match {
             game,
@@ -353,7 +365,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print_match(&rec);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Serve {
             port,
@@ -398,7 +410,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 max_body: 4 << 20,
             };
             server::run(cfg, std::net::SocketAddr::new(bind, port))?;
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Encode {
             game,
@@ -422,7 +434,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     program.full()
                 );
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Solve {
             game,
@@ -461,15 +473,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print_solution(&result);
             }
-            // Solver threads may still be grounding after a timeout: end the
-            // process at once, without running clingo's static destructors
-            // under their feet.
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            let _ = std::io::stderr().flush();
-            let code = if result.status == Status::Error { 1 } else { 0 };
-            // SAFETY: _exit ends the process; nothing runs after it.
-            unsafe { libc::_exit(code) }
+            // Solver threads may still be grounding after a timeout: `main`
+            // ends the process without clingo's static destructors.
+            Ok(if result.status == Status::Error { 1 } else { 0 })
         }
         Command::Bench { what } => bench(what),
     }
@@ -517,7 +523,7 @@ fn game_name(path: &std::path::Path) -> String {
     )
 }
 
-fn bench(what: BenchCommand) -> Result<ExitCode> {
+fn bench(what: BenchCommand) -> Result<u8> {
     match what {
         BenchCommand::Playouts {
             games,
@@ -621,9 +627,9 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                 }
             }
             Ok(if failed {
-                ExitCode::FAILURE
+                1
             } else {
-                ExitCode::SUCCESS
+                0
             })
         }
         BenchCommand::Solve {
@@ -660,7 +666,7 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                 println!();
                 println!("{}", summary.text());
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         BenchCommand::Arena {
             games,
@@ -720,7 +726,7 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                     }
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         BenchCommand::Search {
             games,
@@ -749,7 +755,7 @@ fn bench(what: BenchCommand) -> Result<ExitCode> {
                     );
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
     }
 }
@@ -820,7 +826,7 @@ fn print_solution(r: &SolveResult) {
     );
 }
 
-fn check(games: &[PathBuf]) -> Result<ExitCode> {
+fn check(games: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     for path in games {
         match gdl::load(path) {
@@ -873,9 +879,9 @@ fn check(games: &[PathBuf]) -> Result<ExitCode> {
         }
     }
     Ok(if failed {
-        ExitCode::FAILURE
+        1
     } else {
-        ExitCode::SUCCESS
+        0
     })
 }
 

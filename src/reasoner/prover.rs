@@ -121,20 +121,27 @@ impl Table {
         &self.rows[i * self.arity..(i + 1) * self.arity]
     }
 
-    fn hash(h: &std::hash::RandomState, t: &[TermId]) -> u64 {
+    fn hash(h: &hashbrown::DefaultHashBuilder, t: &[TermId]) -> u64 {
         h.hash_one(t)
     }
 
-    fn contains(&self, h: &std::hash::RandomState, t: &[TermId]) -> bool {
+    fn contains(&self, h: &hashbrown::DefaultHashBuilder, t: &[TermId]) -> bool {
         if self.arity == 0 {
             return !self.rows.is_empty();
         }
+        self.position(h, t).is_some()
+    }
+
+    /// The row number of a tuple (of a table of arity > 0).
+    fn position(&self, h: &hashbrown::DefaultHashBuilder, t: &[TermId]) -> Option<usize> {
         let hv = Self::hash(h, t);
-        self.set.find(hv, |&r| self.row(r as usize) == t).is_some()
+        self.set
+            .find(hv, |&r| self.row(r as usize) == t)
+            .map(|&r| r as usize)
     }
 
     /// Adds a tuple; false when it was there already.
-    fn insert(&mut self, h: &std::hash::RandomState, t: &[TermId]) -> bool {
+    fn insert(&mut self, h: &hashbrown::DefaultHashBuilder, t: &[TermId]) -> bool {
         if self.arity == 0 {
             if self.rows.is_empty() {
                 // A proposition is stored as one row of no width: use a marker.
@@ -163,7 +170,7 @@ impl Table {
         true
     }
 
-    fn truncate(&mut self, h: &std::hash::RandomState, len: usize) {
+    fn truncate(&mut self, h: &hashbrown::DefaultHashBuilder, len: usize) {
         if self.arity == 0 {
             self.rows.truncate(len);
             return;
@@ -223,7 +230,7 @@ impl Table {
 #[derive(Clone)]
 struct Index {
     spec: KeySpec,
-    map: HashMap<Box<[TermId]>, Vec<u32>>,
+    map: hashbrown::HashMap<Box<[TermId]>, Vec<u32>>,
     covered: usize,
 }
 
@@ -334,7 +341,7 @@ struct Program {
 struct Db {
     pool: TermPool,
     tables: Vec<Table>,
-    hasher: std::hash::RandomState,
+    hasher: hashbrown::DefaultHashBuilder,
     /// The state whose state-phase relations are in the tables.
     loaded: Option<ProverState>,
     /// Scratch for bindings and derived tuples.
@@ -458,7 +465,7 @@ impl Prover {
         let mut db = Db {
             pool,
             tables: arities.iter().map(|&a| Table::new(a)).collect(),
-            hasher: std::hash::RandomState::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
             loaded: None,
             bindings: Vec::new(),
             scratch: Vec::new(),
@@ -633,7 +640,7 @@ fn register_slots(rules: &mut [CRule], tables: &mut [Table]) {
                     None => {
                         t.index.push(Index {
                             spec: acc.spec.clone(),
-                            map: HashMap::new(),
+                            map: hashbrown::HashMap::new(),
                             covered: 0,
                         });
                         t.index.len() - 1
@@ -928,6 +935,19 @@ impl Db {
                     Some((j, lo, hi)) if j == i => (lo, hi),
                     _ => (0, usize::MAX),
                 };
+                // Every argument bound: a membership test on the table's set
+                // (an index keyed on whole rows would hold a bucket per row).
+                if access.is_some() {
+                    if let Some(tuple) = self.bound_tuple(args, b) {
+                        let t = &self.tables[rel];
+                        if let Some(r) = t.position(&self.hasher, &tuple) {
+                            if (lo..hi).contains(&r) {
+                                self.join(rule, i + 1, b, out);
+                            }
+                        }
+                        return;
+                    }
+                }
                 match access {
                     Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
                         let mut key = Vec::with_capacity(acc.parts.len());
@@ -990,6 +1010,16 @@ impl Db {
     }
 
     /// Whether some tuple of `rel` matches `args` (unbound variables are free).
+    /// The arguments as one ground tuple, when all are bound and exist.
+    fn bound_tuple(&self, args: &[Pat], b: &[TermId]) -> Option<Vec<TermId>> {
+        args.iter()
+            .map(|p| match resolve_opt(&self.pool, p, b) {
+                Resolved::Known(v) => Some(v),
+                Resolved::Absent | Resolved::Unknown => None,
+            })
+            .collect()
+    }
+
     fn exists(&mut self, rel: RelId, args: &[Pat], b: &mut [TermId]) -> bool {
         let t = &self.tables[rel];
         if args.is_empty() {
