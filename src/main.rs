@@ -626,11 +626,7 @@ fn bench(what: BenchCommand) -> Result<u8> {
                     }
                 }
             }
-            Ok(if failed {
-                1
-            } else {
-                0
-            })
+            Ok(if failed { 1 } else { 0 })
         }
         BenchCommand::Solve {
             dirs,
@@ -878,11 +874,7 @@ fn check(games: &[PathBuf]) -> Result<u8> {
             }
         }
     }
-    Ok(if failed {
-        1
-    } else {
-        0
-    })
+    Ok(if failed { 1 } else { 0 })
 }
 
 fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {

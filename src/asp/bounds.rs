@@ -138,9 +138,24 @@ pub fn find(game: &Game) -> Option<Bound> {
         Some((counter(game, *fluent, &facts, false)?, targets))
     });
     let (score, targets) = score?;
-    // The clock: a `terminal` rule that reads one fluent's value and nothing
-    // else, the fluent climbing by one every move.
-    let (clock, end) = game.rules.iter().find_map(|r| {
+    let (clock, end) = clock(game, &facts, Some(score.fluent))?;
+    Some(Bound {
+        score,
+        targets,
+        clock,
+        end,
+    })
+}
+
+/// The clock: a `terminal` rule that reads one fluent's value and nothing
+/// else (not `exclude`'s), the fluent climbing by one every move; the counter
+/// and the value that ends the game.
+fn clock(
+    game: &Game,
+    facts: &HashMap<Relation, Vec<Vec<Term>>>,
+    exclude: Option<Sym>,
+) -> Option<(Counter, Term)> {
+    game.rules.iter().find_map(|r| {
         if r.head.name() != Some(kw::TERMINAL) {
             return None;
         }
@@ -152,17 +167,40 @@ pub fn find(game: &Game) -> Option<Bound> {
             return None;
         };
         let [end] = args.as_slice() else { return None };
-        if !end.is_ground() || *name == score.fluent {
+        if !end.is_ground() || Some(*name) == exclude {
             return None;
         }
-        Some((counter(game, *name, &facts, true)?, end.clone()))
-    })?;
-    Some(Bound {
-        score,
-        targets,
-        clock,
-        end,
+        Some((counter(game, *name, facts, true)?, end.clone()))
     })
+}
+
+/// The most moves any play can last, when a clock ends the game: its one
+/// initial value is that many steps from the value a `terminal` rule waits
+/// for (ruleDepthExponential: `(step 1)` to `(step 20)`, 19 moves). The full
+/// worker grounds this horizon on its way up rather than jumping past it; it
+/// is a schedule, not a proof (clingo proves "no play lasts beyond" itself).
+pub fn game_length(game: &Game) -> Option<usize> {
+    let facts = game.fact_tables();
+    let (clock, end) = clock(game, &facts, None)?;
+    let mut start = None;
+    for r in &game.rules {
+        let Term::Func(kwd, head) = &r.head else {
+            continue;
+        };
+        let [Term::Func(f, args)] = head.as_slice() else {
+            continue;
+        };
+        if *kwd != kw::INIT || *f != clock.fluent {
+            continue;
+        }
+        let [value] = args.as_slice() else {
+            return None;
+        };
+        if !r.body.is_empty() || !value.is_ground() || start.replace(value.clone()).is_some() {
+            return None;
+        }
+    }
+    clock.distance(&start?, &end)
 }
 
 /// `(goal R V)` heads: the role and the value.
@@ -322,6 +360,20 @@ mod tests {
 
     fn fluents(game: &Game, text: &str) -> Vec<Term> {
         crate::gdl::parser::parse_ground_terms(&format!("({text})"), &game.symbols).unwrap()
+    }
+
+    #[test]
+    fn a_clock_bounds_the_length_of_every_play() {
+        let game = Game::new(parse(HUNT, "hunt.kif").unwrap()).unwrap();
+        assert_eq!(super::game_length(&game), Some(2));
+        // Two starting values: no single count.
+        let two = HUNT.replace("(init (step 1))", "(init (step 1)) (init (step 0))");
+        let game = Game::new(parse(&two, "hunt.kif").unwrap()).unwrap();
+        assert_eq!(super::game_length(&game), None);
+        // An end the clock never reaches.
+        let never = HUNT.replace("(true (step 3))", "(true (step 9))");
+        let game = Game::new(parse(&never, "hunt.kif").unwrap()).unwrap();
+        assert_eq!(super::game_length(&game), None);
     }
 
     #[test]

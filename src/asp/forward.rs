@@ -29,7 +29,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::gdl::{Game, Relation, Term};
-use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::propnet::CompileLimits;
+use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::blockers;
 use super::bounds::{self, Bound};
@@ -47,6 +48,11 @@ const MAX_LOOKAHEAD: usize = 256;
 /// The moves the look-ahead judges before it must have found at least one in
 /// three losing at once to go on (see [`Dfs::lookahead_pays`]).
 const LOOKAHEAD_TRIAL: u64 = 20_000;
+
+/// The most time the propnet's grounding may take before the search settles
+/// for the prover: the search has a minute or so, and a game that grounds this
+/// slowly (ruleDepthExponential: 20 s to fail) is one the prover must run.
+const COMPILE_TIME: Duration = Duration::from_secs(6);
 
 /// The seed of the tie-breaks after the first run: the search is deterministic.
 const SEED: u64 = 0x5eed_f0e5_7a7e;
@@ -133,7 +139,14 @@ pub fn run(
             .collect();
         eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
     }
-    let machine = match AnyMachine::build(game, Engine::Auto) {
+    let limits = CompileLimits {
+        ground: ground::Limits {
+            max_time: COMPILE_TIME,
+            ..ground::Limits::default()
+        },
+        ..CompileLimits::default()
+    };
+    let machine = match AnyMachine::build_with(game, Engine::Auto, &limits) {
         Ok((m, why)) => {
             if progress {
                 eprintln!("[search] engine: {why}");
@@ -463,8 +476,18 @@ impl<M: StateMachine> Dfs<'_, M> {
         // Lines given up by the bound, not played out: what they would have
         // scored below 100 is not known.
         let mut cut = false;
-        for mv in moves {
-            let next = self.m.next_state(s, std::slice::from_ref(&mv));
+        // All next states first, then each child's questions together: the
+        // prover keeps the tables of one state at a time, and alternating
+        // between a state and its children recomputes them at every turn
+        // (ruleDepthExponential: 2^k rows a state at step k).
+        let nexts: Vec<(M::Move, M::State)> = moves
+            .into_iter()
+            .map(|mv| {
+                let next = self.m.next_state(s, std::slice::from_ref(&mv));
+                (mv, next)
+            })
+            .collect();
+        for (mv, next) in nexts {
             if self.m.is_terminal(&next) {
                 let g = self.goal(&next);
                 if g == 100 {
@@ -494,7 +517,15 @@ impl<M: StateMachine> Dfs<'_, M> {
             } else {
                 children.len() as u32
             };
-            children.push(((std::cmp::Reverse(g), 0, tie), mv, next));
+            // Unfocused, every child's moves are counted: now, while its
+            // tables are at hand.
+            let count = if self.focus {
+                usize::MAX
+            } else {
+                self.m.legal_moves(&next, 0, &mut self.scratch);
+                self.scratch.len()
+            };
+            children.push(((std::cmp::Reverse(g), count, tie), mv, next));
         }
         if self.focus && !self.focus(s, &mut children) {
             self.fail(key, depth, true);
@@ -503,9 +534,11 @@ impl<M: StateMachine> Dfs<'_, M> {
         // Counted only for the children the focus keeps: the dearest part.
         let mut grandchildren = 0;
         for child in &mut children {
-            self.m.legal_moves(&child.2, 0, &mut self.scratch);
-            child.0 .1 = self.scratch.len();
-            grandchildren += self.scratch.len();
+            if child.0 .1 == usize::MAX {
+                self.m.legal_moves(&child.2, 0, &mut self.scratch);
+                child.0 .1 = self.scratch.len();
+            }
+            grandchildren += child.0 .1;
         }
         // Where it is cheap, count only the moves that do not lose at once: a
         // knight's tour whose moves onto its own trail end the game
@@ -515,20 +548,23 @@ impl<M: StateMachine> Dfs<'_, M> {
         if grandchildren <= MAX_LOOKAHEAD && self.lookahead_pays() {
             for child in &mut children {
                 self.m.legal_moves(&child.2, 0, &mut self.scratch);
-                child.0 .1 = self
+                let afters: Vec<M::State> = self
                     .scratch
                     .iter()
-                    .filter(|mv| {
-                        let after = self.m.next_state(&child.2, std::slice::from_ref(*mv));
-                        if self.m.is_terminal(&after) {
-                            self.goal(&after) == 100
+                    .map(|mv| self.m.next_state(&child.2, std::slice::from_ref(mv)))
+                    .collect();
+                child.0 .1 = afters
+                    .iter()
+                    .filter(|after| {
+                        if self.m.is_terminal(after) {
+                            self.goal(after) == 100
                         } else {
-                            !self.out_of_reach(&after)
+                            !self.out_of_reach(after)
                         }
                     })
                     .count();
-                self.looked += self.scratch.len() as u64;
-                self.lost += (self.scratch.len() - child.0 .1) as u64;
+                self.looked += afters.len() as u64;
+                self.lost += (afters.len() - child.0 .1) as u64;
             }
         }
         // Best goal first, then the child with the fewest moves (fail first:

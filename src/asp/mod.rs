@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::Game;
-use crate::reasoner::{Prover, ProverError};
+use crate::reasoner::{ground, Prover, ProverError};
 
 pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
@@ -162,6 +162,18 @@ pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 /// short plans), early enough to leave the search most of a minute.
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
 
+/// How long auto waits, once it holds a plan not proven shortest, for a worker
+/// to prove one: a quarter of the time so far, between half a second and
+/// [`GRACE_MAX`]. A proof that has not come in the first minutes rarely comes in
+/// the next few seconds, and the plan is what the user waits for (peg
+/// solitaire's plans, found by the search after 45-55 s, were held until the
+/// minute was up).
+fn grace_after(elapsed: Duration) -> Duration {
+    (elapsed / 4).clamp(Duration::from_millis(500), GRACE_MAX)
+}
+
+const GRACE_MAX: Duration = Duration::from_secs(2);
+
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
@@ -172,7 +184,20 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         let budget = opts
             .timeout
             .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
-        match program.find_invariants(budget) {
+        // clingo's grounding cannot be interrupted: a game whose relaxed
+        // program our own grounder (which can) cannot finish within the budget
+        // would leave clingo grounding the invariant search's one-step program
+        // long past it, holding the lock every worker needs
+        // (ruleDepthExponential: 2^20 tuples a step, half a minute).
+        let limits = ground::Limits {
+            max_time: budget,
+            ..ground::Limits::default()
+        };
+        let found = match ground::ground(game, &limits) {
+            Ok(_) => program.find_invariants(budget),
+            Err(e) => Err(format!("the game does not ground within limits ({e})")),
+        };
+        match found {
             Ok(r) if opts.progress => eprintln!(
                 "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
                 r.invariants.len(),
@@ -319,8 +344,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
                 // Auto wants a plan fast: once one is verified, the other worker
                 // gets a short grace to prove a shortest one, then the best wins.
                 if opts.mode == Mode::Auto && grace.is_none() {
-                    let elapsed = start.elapsed();
-                    grace = Some(Instant::now() + (elapsed / 4).max(Duration::from_millis(500)));
+                    grace = Some(Instant::now() + grace_after(start.elapsed()));
                 }
             }
             Ok(Event::Fallback(mode, found)) => {

@@ -29,6 +29,9 @@ pub struct Program {
     pub translation: Translation,
     /// State invariants added as constraints (see [`Program::find_invariants`]).
     pub invariants: Vec<Invariant>,
+    /// The most moves any play lasts, when a clock in the rules says so
+    /// ([`super::bounds::game_length`]): a horizon the full worker grounds.
+    pub ends_by: Option<usize>,
     name: String,
 }
 
@@ -37,6 +40,7 @@ impl Program {
         Program {
             translation: translate(game),
             invariants: Vec::new(),
+            ends_by: super::bounds::game_length(game),
             name: game.source.clone(),
         }
     }

@@ -340,19 +340,12 @@ impl Worker {
     }
 
     /// The horizons full grounding tries: small first, growing by half, ending at
-    /// `max_steps`.
+    /// `max_steps`, and never jumping past the length of the game when a clock
+    /// bounds it (where clingo then proves that no play lasts longer: a horizon
+    /// beyond it would ground more for nothing, twice as much on
+    /// ruleDepthExponential, whose steps each ground twice the one before).
     fn horizons(&self) -> Vec<usize> {
-        let max = self.opts.max_steps;
-        let mut out = Vec::new();
-        let mut h = 4.min(max).max(1);
-        loop {
-            out.push(h);
-            if h >= max {
-                break;
-            }
-            h = (h + h.div_ceil(2)).min(max);
-        }
-        out
+        horizons(self.opts.max_steps, self.program.ends_by)
     }
 
     /// Grounds the full program at horizon `h`: the control, its ground atoms and
@@ -677,6 +670,24 @@ impl Worker {
     }
 }
 
+/// See [`Worker::horizons`].
+fn horizons(max: usize, ends_by: Option<usize>) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut h = 4.min(max).max(1);
+    loop {
+        out.push(h);
+        if h >= max {
+            break;
+        }
+        let mut next = (h + h.div_ceil(2)).min(max);
+        if let Some(end) = ends_by.filter(|&e| h < e && e < next) {
+            next = end;
+        }
+        h = next;
+    }
+    out
+}
+
 fn id(name: &str) -> Res<Symbol> {
     Symbol::create_id(name, true).map_err(err)
 }
@@ -789,4 +800,19 @@ pub fn check_single_player(game: &Game) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::horizons;
+
+    #[test]
+    fn horizons_grow_by_half_and_stop_at_the_game_length() {
+        assert_eq!(horizons(30, None), vec![4, 6, 9, 14, 21, 30]);
+        assert_eq!(horizons(30, Some(19)), vec![4, 6, 9, 14, 19, 29, 30]);
+        // A length on the schedule, or beyond the limit, changes nothing.
+        assert_eq!(horizons(30, Some(14)), vec![4, 6, 9, 14, 21, 30]);
+        assert_eq!(horizons(30, Some(40)), vec![4, 6, 9, 14, 21, 30]);
+        assert_eq!(horizons(2, Some(1)), vec![2]);
+    }
 }

@@ -335,7 +335,48 @@ struct Program {
     terminal_rel: RelId,
     /// Relations whose tables change with the state (phase >= State).
     dynamic_rels: Vec<RelId>,
+    /// The state components each question needs, in order (the ones its
+    /// relation depends on): a terminal state's `goal` rarely needs what
+    /// `legal` does.
+    needs_legal: Vec<usize>,
+    needs_goal: Vec<usize>,
+    needs_terminal: Vec<usize>,
 }
+
+impl Program {
+    /// The state components `rel` depends on, `rel`'s own included, in
+    /// evaluation order.
+    fn state_needs(&self, rel: RelId) -> Vec<usize> {
+        let mut need = vec![false; self.state_comps.len()];
+        let mut todo = vec![rel];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(r) = todo.pop() {
+            if !seen.insert(r) {
+                continue;
+            }
+            for (i, c) in self.state_comps.iter().enumerate() {
+                if !c.heads.contains(&r) || need[i] {
+                    continue;
+                }
+                need[i] = true;
+                for &ri in &c.rules {
+                    for lit in &self.rules[ri].body {
+                        match lit {
+                            Lit::Pos { rel, .. } | Lit::Not { rel, .. } => todo.push(*rel),
+                            Lit::Distinct(..) => {}
+                        }
+                    }
+                }
+            }
+        }
+        (0..need.len()).filter(|&i| need[i]).collect()
+    }
+}
+
+/// How many recently loaded states keep their rows, and how many term ids they
+/// may hold together (256 MB).
+const RECENT_STATES: usize = 8;
+const RECENT_CELLS: usize = 64 << 20;
 
 /// Mutable evaluation state, behind the prover's lock.
 struct Db {
@@ -344,6 +385,13 @@ struct Db {
     hasher: hashbrown::DefaultHashBuilder,
     /// The state whose state-phase relations are in the tables.
     loaded: Option<ProverState>,
+    /// Which state components have run for it (they run when a question
+    /// needs them, see [`Db::ensure`]).
+    done: Vec<bool>,
+    /// The state-phase rows of states loaded before, newest first (see
+    /// [`Db::load_state`]), and the term ids they hold together.
+    recent: std::collections::VecDeque<(ProverState, Vec<Vec<TermId>>)>,
+    recent_cells: usize,
     /// Scratch for bindings and derived tuples.
     bindings: Vec<TermId>,
     scratch: Vec<TermId>,
@@ -467,6 +515,9 @@ impl Prover {
             tables: arities.iter().map(|&a| Table::new(a)).collect(),
             hasher: hashbrown::DefaultHashBuilder::default(),
             loaded: None,
+            done: Vec::new(),
+            recent: std::collections::VecDeque::new(),
+            recent_cells: 0,
             bindings: Vec::new(),
             scratch: Vec::new(),
             delta: None,
@@ -484,6 +535,9 @@ impl Prover {
             rules,
             state_comps: Vec::new(),
             move_comps: Vec::new(),
+            needs_legal: Vec::new(),
+            needs_goal: Vec::new(),
+            needs_terminal: Vec::new(),
             true_rel,
             does_rel,
             legal_rel,
@@ -542,6 +596,11 @@ impl Prover {
             }
         }
 
+        program.needs_legal = program.state_needs(program.legal_rel);
+        program.needs_goal = program.state_needs(program.goal_rel);
+        program.needs_terminal = program.state_needs(program.terminal_rel);
+        db.done = vec![false; program.state_comps.len()];
+
         let roles = game
             .roles
             .iter()
@@ -556,9 +615,17 @@ impl Prover {
         })
     }
 
-    fn with_state<R>(&self, state: &ProverState, f: impl FnOnce(&mut Db, &Program) -> R) -> R {
+    /// Runs `f` on `state` with the state components `needs` computed (all
+    /// of them when `None`).
+    fn with_state<R>(
+        &self,
+        state: &ProverState,
+        needs: Option<&[usize]>,
+        f: impl FnOnce(&mut Db, &Program) -> R,
+    ) -> R {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         db.load_state(&self.program, state);
+        db.ensure(&self.program, needs);
         f(&mut db, &self.program)
     }
 
@@ -787,27 +854,105 @@ fn compile_rule(
 }
 
 impl Db {
+    /// Makes `state` the loaded one. The rows of the state it replaces are
+    /// kept (a few states, [`RECENT_CELLS`] term ids at most): a search that
+    /// goes back and forth between a state and its children gets them back
+    /// by re-inserting rows instead of running the rules again.
     fn load_state(&mut self, prog: &Program, state: &ProverState) {
         if self.loaded.as_ref() == Some(state) {
             return;
         }
         let h = self.hasher.clone();
+        if let Some(old) = self.loaded.take() {
+            self.remember(prog, old);
+        }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
             let keep = t.static_len;
             t.truncate(&h, keep);
         }
-        for &f in state {
-            self.tables[prog.true_rel].insert(&h, &[f]);
-        }
-        for comp in &prog.state_comps {
-            self.run_component(prog, comp);
+        if let Some(i) = self.recent.iter().position(|(s, _)| s == state) {
+            let (_, rows) = &self.recent[i];
+            for (&r, rows) in prog.dynamic_rels.iter().zip(rows) {
+                let t = &mut self.tables[r];
+                if t.arity == 0 {
+                    if !rows.is_empty() {
+                        t.insert(&h, &[]);
+                    }
+                } else {
+                    for row in rows.chunks_exact(t.arity) {
+                        t.insert(&h, row);
+                    }
+                }
+            }
+            self.done.fill(true);
+        } else {
+            for &f in state {
+                self.tables[prog.true_rel].insert(&h, &[f]);
+            }
+            self.done.fill(false);
         }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
             t.state_len = t.len();
         }
         self.loaded = Some(state.clone());
+    }
+
+    /// Runs the state components in `needs` (all when `None`) that have not
+    /// run for the loaded state. Move-phase rows exist only once all have
+    /// run ([`Db::load_move`] asks for all), so the new rows stay below them.
+    fn ensure(&mut self, prog: &Program, needs: Option<&[usize]>) {
+        let all: Vec<usize>;
+        let needs = match needs {
+            Some(n) => n,
+            None => {
+                all = (0..prog.state_comps.len()).collect();
+                &all
+            }
+        };
+        let mut ran = false;
+        for &i in needs {
+            if !self.done[i] {
+                self.run_component(prog, &prog.state_comps[i]);
+                self.done[i] = true;
+                ran = true;
+            }
+        }
+        if ran {
+            for &r in &prog.dynamic_rels {
+                let t = &mut self.tables[r];
+                t.state_len = t.len();
+            }
+        }
+    }
+
+    /// Keeps the state-phase rows of `state` (the loaded one) among the
+    /// recent, unless they are there already or too many.
+    fn remember(&mut self, prog: &Program, state: ProverState) {
+        if !self.done.iter().all(|&d| d) || self.recent.iter().any(|(s, _)| *s == state) {
+            return;
+        }
+        let rows: Vec<Vec<TermId>> = prog
+            .dynamic_rels
+            .iter()
+            .map(|&r| {
+                let t = &self.tables[r];
+                let w = t.arity.max(1);
+                t.rows[t.static_len * w..t.state_len * w].to_vec()
+            })
+            .collect();
+        let cells: usize = rows.iter().map(Vec::len).sum();
+        if cells > RECENT_CELLS {
+            return;
+        }
+        self.recent_cells += cells;
+        self.recent.push_front((state, rows));
+        while self.recent.len() > RECENT_STATES || self.recent_cells > RECENT_CELLS {
+            if let Some((_, rows)) = self.recent.pop_back() {
+                self.recent_cells -= rows.iter().map(Vec::len).sum::<usize>();
+            }
+        }
     }
 
     fn load_move(&mut self, prog: &Program, roles: &[TermId], joint: &[TermId]) {
@@ -1188,7 +1333,7 @@ impl StateMachine for Prover {
     fn legal_moves(&self, state: &ProverState, role: RoleIdx, out: &mut Vec<TermId>) {
         out.clear();
         let r = self.roles[role];
-        self.with_state(state, |db, prog| {
+        self.with_state(state, Some(&self.program.needs_legal), |db, prog| {
             let t = &db.tables[prog.legal_rel];
             for i in 0..t.len() {
                 let row = t.row(i);
@@ -1200,7 +1345,7 @@ impl StateMachine for Prover {
     }
 
     fn next_state(&self, state: &ProverState, joint: &[TermId]) -> ProverState {
-        self.with_state(state, |db, prog| {
+        self.with_state(state, None, |db, prog| {
             db.load_move(prog, &self.roles, joint);
             let t = &db.tables[prog.next_rel];
             let mut next: ProverState = (0..t.len()).map(|i| t.row(i)[0]).collect();
@@ -1211,12 +1356,14 @@ impl StateMachine for Prover {
     }
 
     fn is_terminal(&self, state: &ProverState) -> bool {
-        self.with_state(state, |db, prog| db.tables[prog.terminal_rel].len() > 0)
+        self.with_state(state, Some(&self.program.needs_terminal), |db, prog| {
+            db.tables[prog.terminal_rel].len() > 0
+        })
     }
 
     fn goal_values(&self, state: &ProverState, role: RoleIdx) -> Vec<u8> {
         let r = self.roles[role];
-        self.with_state(state, |db, prog| {
+        self.with_state(state, Some(&self.program.needs_goal), |db, prog| {
             let t = &db.tables[prog.goal_rel];
             let mut vals: Vec<u8> = (0..t.len())
                 .map(|i| t.row(i))
