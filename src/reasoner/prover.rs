@@ -862,7 +862,7 @@ impl Db {
         if self.loaded.as_ref() == Some(state) {
             return;
         }
-        let h = self.hasher.clone();
+        let h = self.hasher;
         if let Some(old) = self.loaded.take() {
             self.remember(prog, old);
         }
@@ -956,7 +956,7 @@ impl Db {
     }
 
     fn load_move(&mut self, prog: &Program, roles: &[TermId], joint: &[TermId]) {
-        let h = self.hasher.clone();
+        let h = self.hasher;
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
             let keep = t.state_len;
@@ -1015,7 +1015,7 @@ impl Db {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         self.join(rule, 0, &mut bindings, &mut out);
-        let h = self.hasher.clone();
+        let h = self.hasher;
         let arity = rule.head_args.len();
         let mut changed = false;
         if arity == 0 {
