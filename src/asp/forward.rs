@@ -29,8 +29,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::gdl::{Game, Relation, Term};
-use crate::reasoner::propnet::CompileLimits;
-use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::blockers;
 use super::bounds::{self, Bound};
@@ -48,11 +47,6 @@ const MAX_LOOKAHEAD: usize = 256;
 /// The moves the look-ahead judges before it must have found at least one in
 /// three losing at once to go on (see [`Dfs::lookahead_pays`]).
 const LOOKAHEAD_TRIAL: u64 = 20_000;
-
-/// The most time the propnet's grounding may take before the search settles
-/// for the prover: the search has a minute or so, and a game that grounds this
-/// slowly (ruleDepthExponential: 20 s to fail) is one the prover must run.
-const COMPILE_TIME: Duration = Duration::from_secs(6);
 
 /// The seed of the tie-breaks after the first run: the search is deterministic.
 const SEED: u64 = 0x5eed_f0e5_7a7e;
@@ -139,14 +133,7 @@ pub fn run(
             .collect();
         eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
     }
-    let limits = CompileLimits {
-        ground: ground::Limits {
-            max_time: COMPILE_TIME,
-            ..ground::Limits::default()
-        },
-        ..CompileLimits::default()
-    };
-    let machine = match AnyMachine::build_with(game, Engine::Auto, &limits) {
+    let machine = match AnyMachine::build(game, Engine::Auto) {
         Ok((m, why)) => {
             if progress {
                 eprintln!("[search] engine: {why}");

@@ -162,6 +162,12 @@ pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 /// short plans), early enough to leave the search most of a minute.
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
 
+/// The most join steps our grounder may take on a game before its invariant
+/// search: about a second of work; a game that needs more is one whose
+/// one-step program clingo would ground far past the invariant budget. A
+/// count, not a clock, so that the choice does not depend on the machine's load.
+const PRECHECK_JOIN_STEPS: u64 = 2_000_000;
+
 /// How long auto waits, once it holds a plan not proven shortest, for a worker
 /// to prove one: a quarter of the time so far, between half a second and
 /// [`GRACE_MAX`]. A proof that has not come in the first minutes rarely comes in
@@ -190,7 +196,8 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         // long past it, holding the lock every worker needs
         // (ruleDepthExponential: 2^20 tuples a step, half a minute).
         let limits = ground::Limits {
-            max_time: budget,
+            max_join_steps: PRECHECK_JOIN_STEPS,
+            max_time: budget * 5,
             ..ground::Limits::default()
         };
         let found = match ground::ground(game, &limits) {
