@@ -420,9 +420,17 @@ fn run(cli: Cli) -> Result<u8> {
         } => {
             let g = gdl::load(&game)?;
             asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
-            let mut program = asp::Program::new(&g);
+            let prepared = asp::prepare(&g);
+            if let Some(note) = &prepared.note {
+                eprintln!("note: {note}");
+            }
+            let mut program = asp::Program::new(&prepared.game);
             if !no_invariants {
-                if let Err(e) = program.find_invariants(asp::INVARIANT_BUDGET * 10) {
+                let found = match &prepared.too_big {
+                    None => program.find_invariants(asp::INVARIANT_BUDGET * 10),
+                    Some(e) => Err(e.clone()),
+                };
+                if let Err(e) = found {
                     eprintln!("warning: no state invariants: {e}");
                 }
             }

@@ -589,6 +589,39 @@ fn forward_search_solves_long_corpus_puzzles() {
     }
 }
 
+/// ruleDepthQuadratic decides its one legal move through relations of 2^44
+/// tuples bottom-up, of which a few dozen are asked for: it grounds only
+/// after the demand rewrite, and is then solved in every mode. Its plans
+/// replay on the prover of the rewritten rules (the prover of the rules as
+/// written cannot evaluate them; tests/propnet.rs checks on 200 corpus games
+/// that the two provers agree).
+#[test]
+fn demand_rewrite_solves_a_game_that_does_not_ground() {
+    let Some(path) = corpus("ruleDepthQuadratic") else {
+        return;
+    };
+    let game = load(&path);
+    let prepared = asp::prepare(&game);
+    assert!(prepared.note.is_some(), "the game is rewritten");
+    assert!(prepared.too_big.is_none(), "the rewritten game grounds");
+    let prover = Prover::new(prepared.game.clone());
+    for mode in [Mode::Auto, Mode::Full, Mode::Incremental, Mode::Search] {
+        let r = asp::solve(&game, &opts(mode)).expect("a single-player game");
+        assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
+        let plan: Vec<Term> = r
+            .plan
+            .iter()
+            .map(|m| {
+                parse_ground_terms(&format!("({m})"), &game.symbols)
+                    .unwrap()
+                    .remove(0)
+            })
+            .collect();
+        assert_eq!(asp::verify::replay(&prover, &plan), Ok(100), "{mode:?}");
+        assert_eq!(plan.len(), 44, "{mode:?}");
+    }
+}
+
 /// Every invariant proven on a game holds in every state of seeded random
 /// playouts on the reference prover: an unsound invariant would remove plans.
 /// Also pins the pairwise invariant that makes the corpus's Towers of Hanoi fast.

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
-use crate::gdl::Game;
+use crate::gdl::{demand, Game};
 use crate::reasoner::{ground, Prover, ProverError};
 
 pub use program::Program;
@@ -180,29 +180,83 @@ fn grace_after(elapsed: Duration) -> Duration {
 
 const GRACE_MAX: Duration = Duration::from_secs(2);
 
+/// The game the solver works on, and whether it grounds.
+pub struct Prepared {
+    pub game: Game,
+    /// Why our grounder could not ground it within [`PRECHECK_JOIN_STEPS`].
+    pub too_big: Option<String>,
+    /// What was rewritten, for progress output.
+    pub note: Option<String>,
+}
+
+/// Prepares a game for solving. One that our grounder cannot ground within
+/// [`PRECHECK_JOIN_STEPS`] is rewritten by [`demand::rewrite`] when that makes
+/// it ground (ruleDepthQuadratic: 2^44 tuples bottom-up, a few dozen asked
+/// for); every engine then runs the rewritten rules, the prover that verifies
+/// plans included, and the plans, made of the same moves, hold in the game as
+/// written (the rewrite is exact; the tests compare the two provers).
+pub fn prepare(game: &Game) -> Prepared {
+    // clingo's grounding cannot be interrupted: a game whose relaxed program
+    // our own grounder (which can) cannot finish would leave clingo grounding
+    // the invariant search's one-step program long past its budget, holding
+    // the lock every worker needs (ruleDepthExponential: 2^20 tuples a step,
+    // half a minute).
+    let limits = ground::Limits {
+        max_join_steps: PRECHECK_JOIN_STEPS,
+        max_time: Duration::from_secs(10),
+        ..ground::Limits::default()
+    };
+    let e = match ground::ground(game, &limits) {
+        Ok(_) => {
+            return Prepared {
+                game: game.clone(),
+                too_big: None,
+                note: None,
+            }
+        }
+        Err(e) => e,
+    };
+    if let Some((rewritten, rels)) = demand::rewrite(game) {
+        if ground::ground(&rewritten, &limits).is_ok() {
+            let names: Vec<String> = rels
+                .iter()
+                .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
+                .collect();
+            return Prepared {
+                game: rewritten,
+                too_big: None,
+                note: Some(format!(
+                    "the game does not ground ({e}); rewritten to compute only the demanded tuples of {}",
+                    names.join(", ")
+                )),
+            };
+        }
+    }
+    Prepared {
+        game: game.clone(),
+        too_big: Some(format!("the game does not ground within limits ({e})")),
+        note: None,
+    }
+}
+
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
     let start = Instant::now();
+    let prepared = prepare(game);
+    if let (Some(note), true) = (&prepared.note, opts.progress) {
+        eprintln!("[demand] {note}");
+    }
+    let game = &prepared.game;
     let prover = Prover::try_new(game.clone())?;
     let mut program = Program::new(game);
     if opts.invariants && opts.mode != Mode::Search {
         let budget = opts
             .timeout
             .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
-        // clingo's grounding cannot be interrupted: a game whose relaxed
-        // program our own grounder (which can) cannot finish within the budget
-        // would leave clingo grounding the invariant search's one-step program
-        // long past it, holding the lock every worker needs
-        // (ruleDepthExponential: 2^20 tuples a step, half a minute).
-        let limits = ground::Limits {
-            max_join_steps: PRECHECK_JOIN_STEPS,
-            max_time: budget * 5,
-            ..ground::Limits::default()
-        };
-        let found = match ground::ground(game, &limits) {
-            Ok(_) => program.find_invariants(budget),
-            Err(e) => Err(format!("the game does not ground within limits ({e})")),
+        let found = match &prepared.too_big {
+            None => program.find_invariants(budget),
+            Some(e) => Err(e.clone()),
         };
         match found {
             Ok(r) if opts.progress => eprintln!(

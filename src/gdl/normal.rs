@@ -55,6 +55,9 @@ pub struct Game {
     pub relations: HashMap<Relation, Phase>,
     /// Problems that do not make the rules meaningless.
     pub warnings: Vec<Diagnostic>,
+    /// Relations known to hold few tuples in any state (the demand relations
+    /// of [`super::demand::rewrite`]): the prover joins them first.
+    pub small: Vec<Relation>,
 }
 
 /// How many rules one rule with several `or`s may expand to.
@@ -201,6 +204,7 @@ impl Game {
             components: comps,
             relations,
             warnings,
+            small: Vec::new(),
         })
     }
 

@@ -504,6 +504,11 @@ impl Prover {
             .map(|r| if dynamic[r] { 30.0 } else { 100.0 })
             .collect();
         sizes[does_rel] = 1.0;
+        for r in &game.small {
+            if let Some(&id) = rels.get(r) {
+                sizes[id] = 1.0;
+            }
+        }
         let mut rules: Vec<CRule> = game
             .rules
             .iter()
