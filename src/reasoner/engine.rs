@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use crate::gdl::Game;
 
-use super::propnet::CompileLimits;
 use super::{Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
@@ -48,26 +47,17 @@ impl AnyMachine {
     /// Builds the engine `engine` asks for. The second value says what was chosen
     /// and why (e.g. why `auto` fell back to the prover), for logs.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
-        Self::build_with(game, engine, &CompileLimits::default())
-    }
-
-    /// [`AnyMachine::build`] with the propnet's compile limits.
-    pub fn build_with(
-        game: Game,
-        engine: Engine,
-        limits: &CompileLimits,
-    ) -> Result<(AnyMachine, String), EngineError> {
         match engine {
             Engine::Prover => {
                 let prover = Prover::try_new(game)?;
                 Ok((AnyMachine::Prover(Arc::new(prover)), "prover".to_string()))
             }
             Engine::Propnet => {
-                let net = Propnet::with_limits(game, limits)?;
+                let net = Propnet::new(game)?;
                 let why = propnet_note(&net);
                 Ok((AnyMachine::Propnet(Arc::new(net)), why))
             }
-            Engine::Auto => match Propnet::with_limits(game.clone(), limits) {
+            Engine::Auto => match Propnet::new(game.clone()) {
                 Ok(net) => {
                     let why = propnet_note(&net);
                     Ok((AnyMachine::Propnet(Arc::new(net)), why))
