@@ -33,20 +33,23 @@ fn solve_checked(game: &Game, mode: Mode) -> SolveResult {
     solve_checked_with(game, &opts(mode))
 }
 
+/// A result's moves as terms of `game`.
+fn plan_terms(game: &Game, plan: &[String]) -> Vec<Term> {
+    plan.iter()
+        .map(|m| {
+            parse_ground_terms(&format!("({m})"), &game.symbols)
+                .unwrap()
+                .remove(0)
+        })
+        .collect()
+}
+
 /// [`solve_checked`] with options; a timeout's plan below 100 replays too.
 fn solve_checked_with(game: &Game, options: &SolveOptions) -> SolveResult {
     let r = asp::solve(game, options).expect("a single-player game");
     if r.status == Status::Solved || !r.plan.is_empty() {
         let prover = Prover::new(game.clone());
-        let plan: Vec<Term> = r
-            .plan
-            .iter()
-            .map(|m| {
-                parse_ground_terms(&format!("({m})"), &game.symbols)
-                    .unwrap()
-                    .remove(0)
-            })
-            .collect();
+        let plan = plan_terms(game, &r.plan);
         let goal = asp::verify::replay(&prover, &plan).expect("the plan replays");
         assert_eq!(Some(goal), r.goal, "{}: goal as reported", game.source);
         assert_eq!(Some(plan.len()), r.steps);
@@ -608,15 +611,7 @@ fn demand_rewrite_solves_a_game_that_does_not_ground() {
     for mode in [Mode::Auto, Mode::Full, Mode::Incremental, Mode::Search] {
         let r = asp::solve(&game, &opts(mode)).expect("a single-player game");
         assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
-        let plan: Vec<Term> = r
-            .plan
-            .iter()
-            .map(|m| {
-                parse_ground_terms(&format!("({m})"), &game.symbols)
-                    .unwrap()
-                    .remove(0)
-            })
-            .collect();
+        let plan = plan_terms(&game, &r.plan);
         assert_eq!(asp::verify::replay(&prover, &plan), Ok(100), "{mode:?}");
         assert_eq!(plan.len(), 44, "{mode:?}");
     }
