@@ -56,9 +56,8 @@ pub fn rewrite(game: &Game) -> Option<(Game, Vec<Relation>)> {
         return None;
     }
     let narrowing = |t: &Term| {
-        t.relation().is_some_and(|rel| {
-            rel.name == kw::TRUE || game.relations.get(&rel) == Some(&Phase::Static)
-        })
+        t.relation()
+            .is_some_and(|rel| rel.name == kw::TRUE || game.phase(rel) == Phase::Static)
     };
     let mut chosen: HashSet<Relation> = game
         .relations

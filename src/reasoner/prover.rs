@@ -908,16 +908,10 @@ impl Db {
     /// run for the loaded state. Move-phase rows exist only once all have
     /// run ([`Db::load_move`] asks for all), so the new rows stay below them.
     fn ensure(&mut self, prog: &Program, needs: Option<&[usize]>) {
-        let all: Vec<usize>;
-        let needs = match needs {
-            Some(n) => n,
-            None => {
-                all = (0..prog.state_comps.len()).collect();
-                &all
-            }
-        };
+        let count = needs.map_or(prog.state_comps.len(), <[usize]>::len);
         let mut ran = false;
-        for &i in needs {
+        for k in 0..count {
+            let i = needs.map_or(k, |n| n[k]);
             if !self.done[i] {
                 self.run_component(prog, &prog.state_comps[i]);
                 self.done[i] = true;
@@ -1159,7 +1153,6 @@ impl Db {
         }
     }
 
-    /// Whether some tuple of `rel` matches `args` (unbound variables are free).
     /// The arguments as one ground tuple, when all are bound and exist.
     fn bound_tuple(&self, args: &[Pat], b: &[TermId]) -> Option<Vec<TermId>> {
         args.iter()
@@ -1170,6 +1163,7 @@ impl Db {
             .collect()
     }
 
+    /// Whether some tuple of `rel` matches `args` (unbound variables are free).
     fn exists(&mut self, rel: RelId, args: &[Pat], b: &mut [TermId]) -> bool {
         let t = &self.tables[rel];
         if args.is_empty() {
