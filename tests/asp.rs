@@ -617,6 +617,57 @@ fn demand_rewrite_solves_a_game_that_does_not_ground() {
     }
 }
 
+/// mummymaze1p's walls are fluents that only copy themselves, so every
+/// bottom-up engine and grounder saw a maze without walls (gringo: minutes
+/// for two steps; the prover: a static relation of 34 million terms). Read as
+/// static relations, with the chase computed on demand, the game grounds, the
+/// prover runs, and the search finds the way out.
+#[test]
+fn constant_fluents_and_static_demand_solve_a_maze() {
+    let Some(path) = corpus("mummymaze1p") else {
+        return;
+    };
+    let game = load(&path);
+    assert!(Prover::try_new(game.clone()).is_err(), "too big as written");
+    let prepared = asp::prepare(&game);
+    let note = prepared.note.clone().expect("the game is rewritten");
+    assert!(note.contains("constant fluents"), "{note}");
+    assert!(note.contains("direction-from/5"), "{note}");
+    assert!(prepared.too_big.is_none(), "the rewritten game grounds");
+    let prover = Prover::new(prepared.game.clone());
+    let r = asp::solve(&game, &opts(Mode::Search)).expect("a single-player game");
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    let plan = plan_terms(&game, &r.plan);
+    assert_eq!(asp::verify::replay(&prover, &plan), Ok(100));
+}
+
+/// A goal for a name that is no role (mummymaze1p gives `mummy` goals) is no
+/// win: quitting ends the game at once with 100 for `ghost` and 0 for the
+/// role, which must play `b` at step 1 instead.
+const GHOST: &str = "(role r) (init (at 0)) (succ 0 1) (succ 1 2)
+    (legal r a) (legal r b) (legal r q)
+    (<= (next (at ?m)) (true (at ?n)) (succ ?n ?m))
+    (<= (next won) (does r b) (true (at 1)))
+    (<= (next won) (true won))
+    (<= (next quit) (does r q))
+    (<= terminal (true (at 2)))
+    (<= terminal (true quit))
+    (<= (goal r 100) (true won))
+    (<= (goal r 0) (not (true won)))
+    (<= (goal ghost 100) (true quit))";
+
+#[test]
+fn goals_of_names_that_are_no_role_do_not_count() {
+    let game = Game::new(parse(GHOST, "ghost.kif").unwrap()).unwrap();
+    for mode in [Mode::Full, Mode::Incremental, Mode::Auto] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(r.status, Status::Solved, "{mode:?}: {}", r.message);
+        assert_eq!(r.goal, Some(100), "{mode:?}");
+        assert_eq!(r.plan.len(), 2, "{mode:?}: {:?}", r.plan);
+        assert_eq!(r.plan[1], "b", "{mode:?}");
+    }
+}
+
 /// Every invariant proven on a game holds in every state of seeded random
 /// playouts on the reference prover: an unsound invariant would remove plans.
 /// Also pins the pairwise invariant that makes the corpus's Towers of Hanoi fast.

@@ -303,14 +303,16 @@ fn err(e: clingo::ClingoError) -> String {
 }
 
 /// The rules of the translation at time `now` (static ones time-free), with the
-/// negative literals left out when `relaxed`.
+/// negative literals over timed atoms left out when `relaxed`. Those over
+/// static relations stay: gringo decides them exactly, and without them a
+/// maze's static walls would stop nothing.
 fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
     let mut out = String::new();
     for r in &tr.rules {
         let mut r = r.clone();
         if relaxed {
             r.body
-                .retain(|l| !matches!(l, super::translate::Lit::Neg(_)));
+                .retain(|l| !matches!(l, super::translate::Lit::Neg(a) if a.timed));
         }
         let t = if r.kind == RuleKind::Static { "" } else { now };
         let _ = writeln!(out, "{}", r.render(t, None));

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
-use crate::gdl::{demand, Game};
+use crate::gdl::{constant, demand, Game, Relation};
 use crate::reasoner::{ground, Prover, ProverError};
 
 pub use program::Program;
@@ -190,11 +190,13 @@ pub struct Prepared {
 }
 
 /// Prepares a game for solving. One that our grounder cannot ground within
-/// [`PRECHECK_JOIN_STEPS`] is rewritten by [`demand::rewrite`] when that makes
-/// it ground (ruleDepthQuadratic: 2^44 tuples bottom-up, a few dozen asked
-/// for); every engine then runs the rewritten rules, the prover that verifies
-/// plans included, and the plans, made of the same moves, hold in the game as
-/// written (the rewrite is exact; the tests compare the two provers).
+/// [`PRECHECK_JOIN_STEPS`] is rewritten, when that makes it ground, by
+/// [`demand::rewrite`] (ruleDepthQuadratic: 2^44 tuples bottom-up, a few
+/// dozen asked for), after [`constant::freeze`] if need be (mummymaze1p,
+/// whose walls are fluents); every engine then runs the rewritten rules, the
+/// prover that verifies plans included, and the plans, made of the same
+/// moves, hold in the game as written (the rewrites are exact; the tests
+/// compare the provers).
 pub fn prepare(game: &Game) -> Prepared {
     // clingo's grounding cannot be interrupted: a game whose relaxed program
     // our own grounder (which can) cannot finish would leave clingo grounding
@@ -216,21 +218,60 @@ pub fn prepare(game: &Game) -> Prepared {
         }
         Err(e) => e,
     };
-    if let Some((rewritten, rels)) = demand::rewrite(game) {
-        if ground::ground(&rewritten, &limits).is_ok() {
+    // From the least change to the most: static relations are computed
+    // once, a rewritten one per state.
+    let frozen = constant::freeze(game);
+    let tries = [
+        (false, Some(demand::Scope::Dynamic)),
+        (false, Some(demand::Scope::All)),
+        (true, None),
+        (true, Some(demand::Scope::Dynamic)),
+        (true, Some(demand::Scope::All)),
+    ];
+    for (freeze, scope) in tries {
+        let base = match (&frozen, freeze) {
+            (_, false) => game,
+            (Some((g, _)), true) => g,
+            (None, true) => continue,
+        };
+        let (rewritten, rels) = match scope {
+            None => (base.clone(), Vec::new()),
+            Some(scope) => match demand::rewrite(base, scope) {
+                Some(r) => r,
+                None => continue,
+            },
+        };
+        if ground::ground(&rewritten, &limits).is_err() {
+            continue;
+        }
+        let names = |rels: &[Relation]| -> String {
             let names: Vec<String> = rels
                 .iter()
-                .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
+                .map(|r| format!("{}/{}", base.symbols.name(r.name), r.arity))
                 .collect();
-            return Prepared {
-                game: rewritten,
-                too_big: None,
-                note: Some(format!(
-                    "the game does not ground ({e}); rewritten to compute only the demanded tuples of {}",
-                    names.join(", ")
-                )),
-            };
+            names.join(", ")
+        };
+        let mut changes = Vec::new();
+        if let (Some((_, fluents)), true) = (&frozen, freeze) {
+            changes.push(format!(
+                "reading the constant fluents {} as static relations",
+                names(fluents)
+            ));
         }
+        if !rels.is_empty() {
+            changes.push(format!(
+                "computing only the demanded tuples of {}",
+                names(&rels)
+            ));
+        }
+        return Prepared {
+            game: rewritten,
+            too_big: None,
+            note: Some(format!(
+                "the game does not ground ({e}); rewritten, {}",
+                changes.join(" and ")
+            )),
+        };
     }
     Prepared {
         game: game.clone(),

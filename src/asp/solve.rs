@@ -759,7 +759,8 @@ fn plan_of(map: &SymbolMap, factors: &[Factor], atoms: &[Symbol]) -> Option<Vec<
     Some(moves.into_iter().map(|(_, m)| m).collect())
 }
 
-/// The goal at the first terminal step of a model (`first(T)`, `goal(R,G,T)`).
+/// The goal at the first terminal step of a model (`first(T)`, `goal(R,G,T)`,
+/// `role(R)`).
 fn goal_of(map: &SymbolMap, atoms: &[Symbol]) -> Option<u8> {
     let fn_args = |s: &Symbol, name: &str, n: usize| -> Option<Vec<Symbol>> {
         (s.symbol_type().ok()? == SymbolType::Function && s.name().ok()? == name)
@@ -773,12 +774,18 @@ fn goal_of(map: &SymbolMap, atoms: &[Symbol]) -> Option<u8> {
         .first()?
         .number()
         .ok()?;
+    // Goals of the roles only: a game may define goals for other names
+    // (mummymaze1p's `mummy`, which is no role).
+    let roles: Vec<Symbol> = atoms
+        .iter()
+        .filter_map(|s| Some(fn_args(s, "role", 1)?[0]))
+        .collect();
     // The best value, should a defective game give several at once.
     atoms
         .iter()
         .filter_map(|s| {
             let a = fn_args(s, "goal", 3)?;
-            if a[2].number().ok()? != first {
+            if a[2].number().ok()? != first || !roles.contains(&a[0]) {
                 return None;
             }
             let term = map.to_term(a[1])?;

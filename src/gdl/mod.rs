@@ -3,6 +3,7 @@
 //! ([`validate`]) and the normal form every engine starts from ([`Game`]).
 
 pub mod ast;
+pub mod constant;
 pub mod demand;
 pub mod error;
 pub mod normal;

@@ -4,6 +4,7 @@
 //! [`MachineVisitor`] and [`AnyMachine::visit`] monomorphises it per engine.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::gdl::Game;
 
@@ -12,7 +13,8 @@ use super::{Propnet, PropnetError, Prover, ProverError, StateMachine};
 /// The engine asked for on the command line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
 pub enum Engine {
-    /// The compiled engine when the game compiles within its limits, else the prover.
+    /// The compiled engine when the game compiles within its limits and runs
+    /// fast, else the prover (when a short trial finds it faster).
     #[default]
     Auto,
     /// The reference prover.
@@ -60,6 +62,24 @@ impl AnyMachine {
             Engine::Auto => match Propnet::new(game.clone()) {
                 Ok(net) => {
                     let why = propnet_note(&net);
+                    let net_rate = states_per_second(&net);
+                    if net_rate >= FAST_ENOUGH {
+                        return Ok((AnyMachine::Propnet(Arc::new(net)), why));
+                    }
+                    // A network that must solve recursive components every
+                    // step can be slower than the prover (demand-rewritten
+                    // mummymaze1p: 48 states/s against 7,000).
+                    if let Ok(prover) = Prover::try_new(game) {
+                        let prover_rate = states_per_second(&prover);
+                        if prover_rate > 2.0 * net_rate {
+                            return Ok((
+                                AnyMachine::Prover(Arc::new(prover)),
+                                format!(
+                                    "prover ({prover_rate:.0} states/s in a trial, the {why}: {net_rate:.0})"
+                                ),
+                            ));
+                        }
+                    }
                     Ok((AnyMachine::Propnet(Arc::new(net)), why))
                 }
                 Err(e) => {
@@ -95,6 +115,43 @@ impl AnyMachine {
             AnyMachine::Propnet(m) => m.game(),
         }
     }
+}
+
+/// States a second above which a propnet is not compared with the prover:
+/// real games' propnets run at 100,000 and more, the prover at a few thousand.
+const FAST_ENOUGH: f64 = 10_000.0;
+
+/// How long each engine's trial runs.
+const TRIAL: Duration = Duration::from_millis(50);
+
+/// Next states a second over a short walk from the initial state (the `k`th
+/// step takes the `k`th legal move, cyclically, so the walk is the same every
+/// time; it starts over at a terminal state).
+fn states_per_second<M: StateMachine>(m: &M) -> f64 {
+    let start = Instant::now();
+    let init = m.initial_state();
+    let mut state = init.clone();
+    let (mut steps, mut buf, mut joint) = (0usize, Vec::new(), Vec::new());
+    while start.elapsed() < TRIAL && steps < 100_000 {
+        joint.clear();
+        for r in 0..m.num_roles() {
+            m.legal_moves(&state, r, &mut buf);
+            if buf.is_empty() {
+                break;
+            }
+            joint.push(buf[steps % buf.len()].clone());
+        }
+        if joint.len() < m.num_roles() || m.is_terminal(&state) {
+            state = init.clone();
+            if steps == 0 {
+                break;
+            }
+        } else {
+            state = m.next_state(&state, &joint);
+        }
+        steps += 1;
+    }
+    steps as f64 / start.elapsed().as_secs_f64().max(1e-9)
 }
 
 /// What was built, for logs: the propnet's size and compile time.

@@ -7,6 +7,13 @@
 //! that can fire. Negative literals are kept in the ground rules; one over an atom
 //! outside the model is always true and is dropped.
 //!
+//! Static rules are the exception: they are grounded first, a component at a
+//! time in evaluation order, with their negative literals checked against the
+//! complete relations they read, so static relations come out exact; negative
+//! literals over static relations are then checked exactly in the other rules
+//! too. Dropping negation there would lose what walls and boards say: a maze
+//! whose walls are static facts would be grounded as if it had none.
+//!
 //! The model is computed semi-naively: each round joins every rule with one
 //! positive literal restricted to the atoms the previous round added, so each rule
 //! instance is found exactly once and recorded as it is found. A [`Limits`] guard
@@ -17,7 +24,7 @@ use hashbrown::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::terms::{TermId, TermPool};
-use crate::gdl::{kw, Game, Literal, Sym, Term};
+use crate::gdl::{kw, Game, Literal, Phase, Sym, Term};
 
 /// Index of a ground atom in [`GroundProgram::atoms`].
 pub type AtomId = u32;
@@ -229,6 +236,9 @@ struct CRule {
     nvars: usize,
     /// Only feeds the relaxation (`true` from `init`/`next`, `does` from `legal`).
     relaxation: bool,
+    /// Per negative literal: is its relation complete and exact whenever this
+    /// rule runs (then an instance whose atom is there is not emitted)?
+    exact_neg: Vec<bool>,
     /// The variables of each positive literal and of each `distinct`.
     pos_vars: Vec<Vec<u16>>,
     distinct_vars: Vec<Vec<u16>>,
@@ -324,6 +334,7 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             distinct,
             nvars: vars.len(),
             relaxation: false,
+            exact_neg: Vec::new(),
             pos_vars: Vec::new(),
             distinct_vars: Vec::new(),
         });
@@ -355,6 +366,7 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             distinct: Vec::new(),
             nvars: vars.len(),
             relaxation: true,
+            exact_neg: Vec::new(),
             pos_vars: Vec::new(),
             distinct_vars: Vec::new(),
         });
@@ -385,6 +397,28 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             .collect();
     }
 
+    // A static rule reads only static rules of earlier components (the normal
+    // form's per-rule dependencies), complete when it runs; other rules read
+    // static relations complete.
+    for (i, r) in rules.iter_mut().enumerate().take(game.rules.len()) {
+        let is_static = game.rule_phase[i] == Phase::Static;
+        r.exact_neg = game.rules[i]
+            .body
+            .iter()
+            .filter_map(|l| match l {
+                Literal::Not(t) => Some(
+                    is_static
+                        || t.relation().is_some_and(|rel| {
+                            rel.name != kw::TRUE
+                                && rel.name != kw::DOES
+                                && game.phase(rel) == Phase::Static
+                        }),
+                ),
+                _ => None,
+            })
+            .collect();
+    }
+
     let mut g = Grounder {
         model,
         out: Vec::new(),
@@ -395,40 +429,13 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         new_atoms: Vec::new(),
         pending: HashSet::new(),
     };
-    // Round 0: rules without positive literals.
-    for (ri, r) in rules.iter().enumerate() {
-        if r.pos.is_empty() {
-            let mut b = vec![UNBOUND; r.nvars];
-            let mut trail = Vec::new();
-            g.run(&rules, ri, usize::MAX, 0, 0, &mut b, &mut trail)?;
-        }
+    for c in game.components.iter().filter(|c| c.phase == Phase::Static) {
+        g.fixpoint(&rules, &c.rules)?;
     }
-    loop {
-        // Atoms found last round become this round's delta.
-        let nrel = g.model.rel_atoms.len();
-        let old: Vec<usize> = (0..nrel)
-            .map(|r| g.ranges.get(r).map_or(0, |&(_, hi)| hi))
-            .collect();
-        g.flush()?;
-        g.ranges = (0..nrel)
-            .map(|r| (old[r], g.model.rel_atoms[r].len()))
-            .collect();
-        if g.ranges.iter().all(|&(lo, hi)| lo == hi) {
-            break;
-        }
-        for (ri, r) in rules.iter().enumerate() {
-            for d in 0..r.pos.len() {
-                let (lo, hi) = g.ranges[r.pos[d].0 as usize];
-                if lo == hi {
-                    continue;
-                }
-                let mut b = vec![UNBOUND; r.nvars];
-                let mut trail = Vec::new();
-                let all = u64::MAX >> (64 - r.pos.len());
-                g.run(&rules, ri, d, all, 0, &mut b, &mut trail)?;
-            }
-        }
-    }
+    let dynamic: Vec<usize> = (0..rules.len())
+        .filter(|&i| i >= game.rules.len() || game.rule_phase[i] != Phase::Static)
+        .collect();
+    g.fixpoint(&rules, &dynamic)?;
     let Grounder {
         model, out, ticks, ..
     } = g;
@@ -482,6 +489,52 @@ struct Grounder {
 }
 
 impl Grounder {
+    /// Runs rules `which` to their fixpoint, semi-naively: the first round
+    /// joins them over every atom known, each later one with one positive
+    /// literal restricted to the atoms the round before added, so each
+    /// instance is found once.
+    fn fixpoint(&mut self, rules: &[CRule], which: &[usize]) -> Result<(), GroundError> {
+        let nrel = self.model.rel_atoms.len();
+        self.flush()?;
+        self.ranges = self
+            .model
+            .rel_atoms
+            .iter()
+            .map(|a| (a.len(), a.len()))
+            .collect();
+        for &ri in which {
+            let mut b = vec![UNBOUND; rules[ri].nvars];
+            let mut trail = Vec::new();
+            let all = u64::MAX >> (64 - rules[ri].pos.len().max(1));
+            let all = if rules[ri].pos.is_empty() { 0 } else { all };
+            self.run(rules, ri, usize::MAX, all, 0, &mut b, &mut trail)?;
+        }
+        loop {
+            // Atoms found last round become this round's delta.
+            let old: Vec<usize> = self.ranges.iter().map(|&(_, hi)| hi).collect();
+            self.flush()?;
+            self.ranges = (0..nrel)
+                .map(|r| (old[r], self.model.rel_atoms[r].len()))
+                .collect();
+            if self.ranges.iter().all(|&(lo, hi)| lo == hi) {
+                return Ok(());
+            }
+            for &ri in which {
+                let r = &rules[ri];
+                for d in 0..r.pos.len() {
+                    let (lo, hi) = self.ranges[r.pos[d].0 as usize];
+                    if lo == hi {
+                        continue;
+                    }
+                    let mut b = vec![UNBOUND; r.nvars];
+                    let mut trail = Vec::new();
+                    let all = u64::MAX >> (64 - r.pos.len());
+                    self.run(rules, ri, d, all, 0, &mut b, &mut trail)?;
+                }
+            }
+        }
+    }
+
     fn flush(&mut self) -> Result<(), GroundError> {
         for (rel, t) in std::mem::take(&mut self.new_atoms) {
             self.model.insert(rel, t);
@@ -678,6 +731,21 @@ impl Grounder {
     }
 
     fn emit(&mut self, ri: usize, r: &CRule, b: &[TermId]) -> Result<(), GroundError> {
+        for (k, (_, p)) in r.neg.iter().enumerate() {
+            if !r.exact_neg[k] {
+                continue;
+            }
+            let mut vs = Vec::new();
+            p.vars(&mut vs);
+            if vs.iter().any(|&v| b[v as usize] == UNBOUND) {
+                continue;
+            }
+            if let Some(t) = p.find(b, &self.model.pool) {
+                if self.model.atom_of.contains_key(&t) {
+                    return Ok(());
+                }
+            }
+        }
         let head = r.head.build(b, &mut self.model.pool);
         let rel = self.model.rel_of[&(
             self.model.pool.functor(head),
@@ -752,5 +820,47 @@ enum Bucket {
 fn undo(b: &mut [TermId], trail: &mut Vec<u16>, mark: usize) {
     for v in trail.drain(mark..) {
         b[v as usize] = UNBOUND;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ground, Limits};
+    use crate::gdl::{parse, Game};
+
+    /// A corridor whose walls are static: the relaxed game must not walk
+    /// through them (negation over static relations is decided exactly),
+    /// while `(not (true (lit ?x)))`, over a fluent, is still dropped.
+    #[test]
+    fn negation_over_static_relations_is_exact() {
+        let text = "(role r) (init (at 1))
+            (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
+            (wall 3)
+            (<= (open ?x) (succ ?w ?x) (not (wall ?x)))
+            (<= (legal r (go ?y)) (true (at ?x)) (succ ?x ?y) (open ?y)
+                (not (true (lit ?y))))
+            (<= (next (at ?y)) (does r (go ?y)))
+            (<= (next (lit ?y)) (does r (go ?y)))
+            (<= terminal (true (at 5)))
+            (<= (goal r 100) (true (at 5)))
+            (<= (goal r 0) (not (true (at 5))))";
+        let game = Game::new(parse(text, "corridor.kif").unwrap()).unwrap();
+        let g = ground(&game, &Limits::default()).unwrap();
+        let atoms: Vec<String> = g
+            .atoms
+            .iter()
+            .map(|&a| crate::gdl::print::term_to_string(&g.pool.to_term(a), &game.symbols))
+            .collect();
+        let has = |s: &str| atoms.iter().any(|a| a == s);
+        assert!(has("(open 2)") && !has("(open 3)"), "{atoms:?}");
+        assert!(has("(true (at 2))") && !has("(true (at 3))"), "{atoms:?}");
+        assert!(!has("(true (at 4))"), "{atoms:?}");
+        // The negative literal over a fluent stays in the ground rule.
+        let legal = g
+            .rules
+            .iter()
+            .find(|r| atoms[r.head as usize] == "(legal r (go 2))")
+            .expect("the legal move to 2");
+        assert_eq!(legal.neg.len(), 1);
     }
 }
