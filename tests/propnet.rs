@@ -377,7 +377,7 @@ fn rewrites_agree_with_the_prover_on_the_corpus() {
             Verdict::TooBig(_) | Verdict::Defective(_) => {}
         }
     }
-    eprintln!("demand rewrite compared on {compared} games");
+    eprintln!("rewrites compared on {compared} games");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
         compared >= 20,

@@ -121,8 +121,10 @@ impl AnyMachine {
 /// real games' propnets run at 100,000 and more, the prover at a few thousand.
 const FAST_ENOUGH: f64 = 10_000.0;
 
-/// How long each engine's trial runs.
+/// How long each engine's trial runs at most, and how many steps: a fast
+/// propnet is done in a few milliseconds.
 const TRIAL: Duration = Duration::from_millis(50);
+const TRIAL_STEPS: usize = 2_000;
 
 /// Next states a second over a short walk from the initial state (the `k`th
 /// step takes the `k`th legal move, cyclically, so the walk is the same every
@@ -132,7 +134,7 @@ fn states_per_second<M: StateMachine>(m: &M) -> f64 {
     let init = m.initial_state();
     let mut state = init.clone();
     let (mut steps, mut buf, mut joint) = (0usize, Vec::new(), Vec::new());
-    while start.elapsed() < TRIAL && steps < 100_000 {
+    while start.elapsed() < TRIAL && steps < TRIAL_STEPS {
         joint.clear();
         for r in 0..m.num_roles() {
             m.legal_moves(&state, r, &mut buf);
