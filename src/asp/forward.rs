@@ -133,7 +133,8 @@ pub fn run(
             .collect();
         eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
     }
-    let machine = match AnyMachine::build(game, Engine::Auto) {
+    // The solver has made the rules ground already (`asp::prepare`).
+    let machine = match AnyMachine::build_as_written(game, Engine::Auto) {
         Ok((m, why)) => {
             if progress {
                 eprintln!("[search] engine: {why}");

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
-use crate::gdl::{constant, demand, Game, Relation};
-use crate::reasoner::{ground, Prover, ProverError};
+use crate::gdl::Game;
+use crate::reasoner::{ground, rewrite, Prover, ProverError};
 
 pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
@@ -191,8 +191,8 @@ pub struct Prepared {
 
 /// Prepares a game for solving. One that our grounder cannot ground within
 /// [`PRECHECK_JOIN_STEPS`] is rewritten, when that makes it ground, by
-/// [`demand::rewrite`] (ruleDepthQuadratic: 2^44 tuples bottom-up, a few
-/// dozen asked for), after [`constant::freeze`] if need be (mummymaze1p,
+/// [`rewrite::until_it_grounds`]: [`crate::gdl::demand`] (ruleDepthQuadratic: 2^44 tuples bottom-up, a few
+/// dozen asked for), after [`crate::gdl::constant`] if need be (mummymaze1p,
 /// whose walls are fluents); every engine then runs the rewritten rules, the
 /// prover that verifies plans included, and the plans, made of the same
 /// moves, hold in the game as written (the rewrites are exact; the tests
@@ -205,78 +205,24 @@ pub fn prepare(game: &Game) -> Prepared {
     // half a minute).
     let limits = ground::Limits {
         max_join_steps: PRECHECK_JOIN_STEPS,
-        max_time: Duration::from_secs(10),
-        ..ground::Limits::default()
+        ..rewrite::default_limits()
     };
-    let e = match ground::ground(game, &limits) {
-        Ok(_) => {
-            return Prepared {
-                game: game.clone(),
-                too_big: None,
-                note: None,
-            }
-        }
-        Err(e) => e,
-    };
-    // From the least change to the most: static relations are computed
-    // once, a rewritten one per state.
-    let frozen = constant::freeze(game);
-    let tries = [
-        (false, Some(demand::Scope::Dynamic)),
-        (false, Some(demand::Scope::All)),
-        (true, None),
-        (true, Some(demand::Scope::Dynamic)),
-        (true, Some(demand::Scope::All)),
-    ];
-    for (freeze, scope) in tries {
-        let base = match (&frozen, freeze) {
-            (_, false) => game,
-            (Some((g, _)), true) => g,
-            (None, true) => continue,
-        };
-        let (rewritten, rels) = match scope {
-            None => (base.clone(), Vec::new()),
-            Some(scope) => match demand::rewrite(base, scope) {
-                Some(r) => r,
-                None => continue,
-            },
-        };
-        if ground::ground(&rewritten, &limits).is_err() {
-            continue;
-        }
-        let names = |rels: &[Relation]| -> String {
-            let names: Vec<String> = rels
-                .iter()
-                .map(|r| format!("{}/{}", base.symbols.name(r.name), r.arity))
-                .collect();
-            names.join(", ")
-        };
-        let mut changes = Vec::new();
-        if let (Some((_, fluents)), true) = (&frozen, freeze) {
-            changes.push(format!(
-                "reading the constant fluents {} as static relations",
-                names(fluents)
-            ));
-        }
-        if !rels.is_empty() {
-            changes.push(format!(
-                "computing only the demanded tuples of {}",
-                names(&rels)
-            ));
-        }
-        return Prepared {
-            game: rewritten,
+    match rewrite::until_it_grounds(game, &limits) {
+        Ok(None) => Prepared {
+            game: game.clone(),
             too_big: None,
-            note: Some(format!(
-                "the game does not ground ({e}); rewritten, {}",
-                changes.join(" and ")
-            )),
-        };
-    }
-    Prepared {
-        game: game.clone(),
-        too_big: Some(format!("the game does not ground within limits ({e})")),
-        note: None,
+            note: None,
+        },
+        Ok(Some(r)) => Prepared {
+            game: r.game,
+            too_big: None,
+            note: Some(r.note),
+        },
+        Err(e) => Prepared {
+            game: game.clone(),
+            too_big: Some(format!("the game does not ground within limits ({e})")),
+            note: None,
+        },
     }
 }
 

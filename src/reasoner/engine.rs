@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::gdl::Game;
 
-use super::{Propnet, PropnetError, Prover, ProverError, StateMachine};
+use super::{rewrite, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
@@ -48,7 +48,38 @@ pub enum EngineError {
 impl AnyMachine {
     /// Builds the engine `engine` asks for. The second value says what was chosen
     /// and why (e.g. why `auto` fell back to the prover), for logs.
+    ///
+    /// When no engine can be built on the rules as written (a static
+    /// relation past the prover's guard), or `auto` falls back to the prover
+    /// on a game that does not ground (whose prover may not finish a state:
+    /// ruleDepthQuadratic asks for 2^44 tuples), the engine is built on the
+    /// rules [`rewrite::until_it_grounds`] makes ground, if any: the plays are
+    /// the same, the moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
+        let first = AnyMachine::build_as_written(game.clone(), engine);
+        if matches!(
+            (&first, engine),
+            (Ok((AnyMachine::Propnet(_), _)), _) | (Ok(_), Engine::Prover | Engine::Propnet)
+        ) {
+            return first;
+        }
+        match rewrite::until_it_grounds(&game, &rewrite::default_limits()) {
+            Ok(Some(r)) => match AnyMachine::build_as_written(r.game, engine) {
+                Ok((machine, why)) => {
+                    Ok((machine, format!("{why}, on rewritten rules: {}", r.note)))
+                }
+                Err(_) => first,
+            },
+            _ => first,
+        }
+    }
+
+    /// [`AnyMachine::build`] without the rewrites: the engine on the rules
+    /// as given.
+    pub fn build_as_written(
+        game: Game,
+        engine: Engine,
+    ) -> Result<(AnyMachine, String), EngineError> {
         match engine {
             Engine::Prover => {
                 let prover = Prover::try_new(game)?;

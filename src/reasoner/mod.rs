@@ -11,6 +11,7 @@ pub mod engine;
 pub mod ground;
 pub mod propnet;
 pub mod prover;
+pub mod rewrite;
 pub mod terms;
 
 use std::fmt::Debug;
