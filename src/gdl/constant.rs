@@ -72,11 +72,8 @@ pub fn freeze(game: &Game) -> Option<(Game, Vec<Relation>)> {
     let mut symbols = game.symbols.clone();
     let mut names: HashMap<Relation, Sym> = HashMap::new();
     for rel in &frozen {
-        let mut name = format!("constant_{}", game.symbols.name(rel.name));
-        while symbols.get(&name).is_some() {
-            name.push('_');
-        }
-        names.insert(*rel, symbols.intern(&name));
+        let name = symbols.fresh(&format!("constant_{}", game.symbols.name(rel.name)));
+        names.insert(*rel, name);
     }
     // `(f a b)` as the atom `(constant_f a b)`, for a frozen fluent `f`.
     let static_atom = |f: &Term| -> Option<Term> {

@@ -184,11 +184,8 @@ fn magic(game: &Game, mut adorn: Adornments) -> Option<(Game, Vec<Relation>)> {
     let mut order: Vec<Relation> = adorn.keys().copied().collect();
     order.sort_by_key(|r| (game.symbols.name(r.name).to_string(), r.arity));
     for rel in &order {
-        let mut name = format!("demand_{}", game.symbols.name(rel.name));
-        while symbols.get(&name).is_some() {
-            name.push('_');
-        }
-        names.insert(*rel, symbols.intern(&name));
+        let name = symbols.fresh(&format!("demand_{}", game.symbols.name(rel.name)));
+        names.insert(*rel, name);
     }
     let demand = |t: &Term| -> Option<Term> {
         let rel = t.relation()?;

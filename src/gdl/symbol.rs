@@ -37,6 +37,16 @@ impl Symbols {
     }
 
     /// Looks `text` up without interning it.
+    /// A new symbol spelled `base`, with `_` appended until no symbol of the
+    /// game has that name (for relations a rewrite adds).
+    pub fn fresh(&mut self, base: &str) -> Sym {
+        let mut name = base.to_string();
+        while self.get(&name).is_some() {
+            name.push('_');
+        }
+        self.intern(&name)
+    }
+
     pub fn get(&self, text: &str) -> Option<Sym> {
         self.by_key
             .get(text)
