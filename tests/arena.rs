@@ -88,9 +88,9 @@ fn in_process_matches_run_to_the_end() {
 }
 
 /// Games that do not ground as written are refereed and played on the rules
-/// the rewrites make ground: mummymaze1p (no engine can be built as written)
-/// and ruleDepthQuadratic (its prover as written would ask for 2^44 tuples a
-/// state).
+/// the rewrites make ground, by `auto` and by the prover asked for:
+/// mummymaze1p (no engine can be built as written) and ruleDepthQuadratic (its
+/// prover as written would ask for 2^44 tuples a state).
 #[test]
 fn games_that_do_not_ground_are_played_on_rewritten_rules() {
     for name in ["mummymaze1p", "ruleDepthQuadratic"] {
@@ -102,15 +102,17 @@ fn games_that_do_not_ground_are_played_on_rewritten_rules() {
             continue;
         }
         let g = gdl::load(&path).expect("the game loads");
-        let cfg = MatchConfig {
-            engine: Engine::Auto,
-            uct_iterations: Some(50),
-            ..quick(1)
-        };
-        let rec = run_match(&g, vec![PlayerSpec::Uct], &cfg).expect("match runs");
-        assert_eq!(rec.end, MatchEnd::Terminal, "{name}");
-        assert!(rec.goals[0].1.is_some(), "{name}: {rec:?}");
-        assert!(rec.errors.is_empty(), "{name}: {:?}", rec.errors);
+        for engine in [Engine::Auto, Engine::Prover] {
+            let cfg = MatchConfig {
+                engine,
+                uct_iterations: Some(50),
+                ..quick(1)
+            };
+            let rec = run_match(&g, vec![PlayerSpec::Uct], &cfg).expect("match runs");
+            assert_eq!(rec.end, MatchEnd::Terminal, "{name} {engine:?}");
+            assert!(rec.goals[0].1.is_some(), "{name} {engine:?}: {rec:?}");
+            assert!(rec.errors.is_empty(), "{name} {engine:?}: {:?}", rec.errors);
+        }
     }
 }
 

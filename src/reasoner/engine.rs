@@ -50,17 +50,14 @@ impl AnyMachine {
     /// and why (e.g. why `auto` fell back to the prover), for logs.
     ///
     /// When no engine can be built on the rules as written (a static
-    /// relation past the prover's guard), or `auto` falls back to the prover
-    /// on a game that does not ground (whose prover may not finish a state:
-    /// ruleDepthQuadratic asks for 2^44 tuples), the engine is built on the
-    /// rules [`rewrite::until_it_grounds`] makes ground, if any: the plays are
-    /// the same, the moves spelled the same.
+    /// relation past the prover's guard), or the prover is to run a game that
+    /// does not ground (it may not finish a state: ruleDepthQuadratic asks
+    /// for 2^44 tuples), the engine is built on the rules
+    /// [`rewrite::until_it_grounds`] makes ground, if any: the plays are the
+    /// same, the moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         let first = AnyMachine::build_as_written(game.clone(), engine);
-        if matches!(
-            (&first, engine),
-            (Ok((AnyMachine::Propnet(_), _)), _) | (Ok(_), Engine::Prover | Engine::Propnet)
-        ) {
+        if let Ok((AnyMachine::Propnet(_), _)) = first {
             return first;
         }
         match rewrite::until_it_grounds(&game, &rewrite::default_limits()) {
