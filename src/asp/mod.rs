@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::Game;
-use crate::reasoner::{ground, rewrite, Prover, ProverError};
+use crate::reasoner::{rewrite, Prover, ProverError};
 
 pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
@@ -162,12 +162,6 @@ pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 /// short plans), early enough to leave the search most of a minute.
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
 
-/// The most join steps our grounder may take on a game before its invariant
-/// search: about a second of work; a game that needs more is one whose
-/// one-step program clingo would ground far past the invariant budget. A
-/// count, not a clock, so that the choice does not depend on the machine's load.
-const PRECHECK_JOIN_STEPS: u64 = 2_000_000;
-
 /// How long auto waits, once it holds a plan not proven shortest, for a worker
 /// to prove one: a quarter of the time so far, between half a second and
 /// [`GRACE_MAX`]. A proof that has not come in the first minutes rarely comes in
@@ -183,30 +177,30 @@ const GRACE_MAX: Duration = Duration::from_secs(2);
 /// The game the solver works on, and whether it grounds.
 pub struct Prepared {
     pub game: Game,
-    /// Why our grounder could not ground it within [`PRECHECK_JOIN_STEPS`].
+    /// Why our grounder could not ground it within
+    /// [`rewrite::default_limits`].
     pub too_big: Option<String>,
     /// What was rewritten, for progress output.
     pub note: Option<String>,
 }
 
 /// Prepares a game for solving. One that our grounder cannot ground within
-/// [`PRECHECK_JOIN_STEPS`] is rewritten, when that makes it ground, by
-/// [`rewrite::until_it_grounds`]: [`crate::gdl::demand`] (ruleDepthQuadratic: 2^44 tuples bottom-up, a few
-/// dozen asked for), after [`crate::gdl::constant`] if need be (mummymaze1p,
-/// whose walls are fluents); every engine then runs the rewritten rules, the
-/// prover that verifies plans included, and the plans, made of the same
-/// moves, hold in the game as written (the rewrites are exact; the tests
-/// compare the provers).
+/// [`rewrite::default_limits`] is rewritten by [`rewrite::until_it_grounds`]
+/// when that makes it ground: [`crate::gdl::demand`] (ruleDepthQuadratic:
+/// 2^44 tuples bottom-up, a few dozen asked for), after
+/// [`crate::gdl::constant`] if need be (mummymaze1p, whose walls are
+/// fluents); every engine then runs the rewritten rules, the prover that
+/// verifies plans included, and the plans, made of the same moves, hold in
+/// the game as written (the rewrites are exact; the tests compare the
+/// provers). A game that needs more is also one whose one-step program
+/// clingo would ground far past the invariant search's budget.
 pub fn prepare(game: &Game) -> Prepared {
     // clingo's grounding cannot be interrupted: a game whose relaxed program
     // our own grounder (which can) cannot finish would leave clingo grounding
     // the invariant search's one-step program long past its budget, holding
     // the lock every worker needs (ruleDepthExponential: 2^20 tuples a step,
     // half a minute).
-    let limits = ground::Limits {
-        max_join_steps: PRECHECK_JOIN_STEPS,
-        ..rewrite::default_limits()
-    };
+    let limits = rewrite::default_limits();
     match rewrite::until_it_grounds(game, &limits) {
         Ok(None) => Prepared {
             game: game.clone(),
@@ -232,7 +226,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let start = Instant::now();
     let prepared = prepare(game);
     if let (Some(note), true) = (&prepared.note, opts.progress) {
-        eprintln!("[demand] {note}");
+        eprintln!("[rewrite] {note}");
     }
     let game = &prepared.game;
     let prover = Prover::try_new(game.clone())?;

@@ -298,11 +298,12 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         index_of: HashMap::new(),
     };
     let mut rules = Vec::new();
-    for r in &game.rules {
+    for (r, phase) in game.rules.iter().zip(&game.rule_phase) {
         let mut vars = Vec::new();
         let head = Pat::new(&r.head, &mut model.pool, &mut vars);
         let mut pos = Vec::new();
         let mut neg = Vec::new();
+        let mut exact_neg = Vec::new();
         let mut distinct = Vec::new();
         for l in &r.body {
             match l {
@@ -313,6 +314,18 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
                 Literal::Not(t) => {
                     let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
                     neg.push((rel, Pat::new(t, &mut model.pool, &mut vars)));
+                    // A static rule reads only static rules of earlier
+                    // components (the normal form's per-rule dependencies),
+                    // complete when it runs; other rules read static
+                    // relations complete.
+                    exact_neg.push(
+                        *phase == Phase::Static
+                            || t.relation().is_some_and(|rel| {
+                                rel.name != kw::TRUE
+                                    && rel.name != kw::DOES
+                                    && game.phase(rel) == Phase::Static
+                            }),
+                    );
                 }
                 Literal::Distinct(a, b) => distinct.push((
                     Pat::new(a, &mut model.pool, &mut vars),
@@ -334,7 +347,7 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             distinct,
             nvars: vars.len(),
             relaxation: false,
-            exact_neg: Vec::new(),
+            exact_neg,
             pos_vars: Vec::new(),
             distinct_vars: Vec::new(),
         });
@@ -393,28 +406,6 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
                 let mut v = vars(x);
                 v.extend(vars(y));
                 v
-            })
-            .collect();
-    }
-
-    // A static rule reads only static rules of earlier components (the normal
-    // form's per-rule dependencies), complete when it runs; other rules read
-    // static relations complete.
-    for (i, r) in rules.iter_mut().enumerate().take(game.rules.len()) {
-        let is_static = game.rule_phase[i] == Phase::Static;
-        r.exact_neg = game.rules[i]
-            .body
-            .iter()
-            .filter_map(|l| match l {
-                Literal::Not(t) => Some(
-                    is_static
-                        || t.relation().is_some_and(|rel| {
-                            rel.name != kw::TRUE
-                                && rel.name != kw::DOES
-                                && game.phase(rel) == Phase::Static
-                        }),
-                ),
-                _ => None,
             })
             .collect();
     }
@@ -488,6 +479,15 @@ struct Grounder {
     pending: HashSet<TermId>,
 }
 
+/// A bit for each of `n` positive literals (at most [`MAX_BODY`]).
+fn every(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - n)
+    }
+}
+
 impl Grounder {
     /// Runs rules `which` to their fixpoint, semi-naively: the first round
     /// joins them over every atom known, each later one with one positive
@@ -505,9 +505,15 @@ impl Grounder {
         for &ri in which {
             let mut b = vec![UNBOUND; rules[ri].nvars];
             let mut trail = Vec::new();
-            let all = u64::MAX >> (64 - rules[ri].pos.len().max(1));
-            let all = if rules[ri].pos.is_empty() { 0 } else { all };
-            self.run(rules, ri, usize::MAX, all, 0, &mut b, &mut trail)?;
+            self.run(
+                rules,
+                ri,
+                usize::MAX,
+                every(rules[ri].pos.len()),
+                0,
+                &mut b,
+                &mut trail,
+            )?;
         }
         loop {
             // Atoms found last round become this round's delta.
@@ -528,8 +534,7 @@ impl Grounder {
                     }
                     let mut b = vec![UNBOUND; r.nvars];
                     let mut trail = Vec::new();
-                    let all = u64::MAX >> (64 - r.pos.len());
-                    self.run(rules, ri, d, all, 0, &mut b, &mut trail)?;
+                    self.run(rules, ri, d, every(r.pos.len()), 0, &mut b, &mut trail)?;
                 }
             }
         }

@@ -15,7 +15,9 @@ pub struct Rewritten {
     pub note: String,
 }
 
-/// The budget [`until_it_grounds`] is usually given: about a second of work.
+/// The budget [`until_it_grounds`] is usually given: 2 million join steps,
+/// about a second of our grounder's work. A count, not a clock, so that the
+/// choice does not depend on the machine's load.
 pub fn default_limits() -> Limits {
     Limits {
         max_join_steps: 2_000_000,
