@@ -641,6 +641,47 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
     assert_eq!(asp::verify::replay(&prover, &plan), Ok(100));
 }
 
+/// sudoku's `exactlyOne` is a static relation of 150 million tuples: the
+/// prover refuses it as written, and no grounder finishes the game, rewritten
+/// or not (any digit may stand in any cell). The prover runs the demand
+/// rewrite, computing only the tuples the state at hand asks about: a valid
+/// fill wins, a fill whose columns repeat digits loses, and the solver
+/// searches (auto without the clingo workers) instead of failing.
+#[test]
+fn the_prover_runs_a_game_that_no_engine_grounds() {
+    let Some(path) = corpus("sudoku") else {
+        return;
+    };
+    let game = load(&path);
+    assert!(Prover::try_new(game.clone()).is_err(), "too big as written");
+    let prepared = asp::prepare(&game);
+    assert!(prepared.prover_only && prepared.too_big.is_some());
+    let note = prepared.note.clone().expect("the game is rewritten");
+    assert!(note.contains("exactlyOne/10"), "{note}");
+    let prover = prepared.prover.expect("built while preparing");
+    let fill = |digit: &dyn Fn(usize, usize) -> usize| -> Vec<Term> {
+        let moves: Vec<String> = (0..81)
+            .map(|k| {
+                let (i, j) = (k / 9, k % 9);
+                format!("(play {} {} {})", i + 1, j + 1, digit(i, j))
+            })
+            .collect();
+        plan_terms(&game, &moves)
+    };
+    let valid = fill(&|i, j| (3 * (i % 3) + i / 3 + j) % 9 + 1);
+    assert_eq!(asp::verify::replay(&prover, &valid), Ok(100));
+    let rows_only = fill(&|_, j| j + 1);
+    assert_eq!(asp::verify::replay(&prover, &rows_only), Ok(0));
+
+    let quick = SolveOptions {
+        timeout: Some(Duration::from_secs(3)),
+        ..opts(Mode::Auto)
+    };
+    let r = asp::solve(&game, &quick).expect("a single-player game");
+    assert_eq!(r.status, Status::Timeout, "{}", r.message);
+    assert!(r.message.contains("the search found no"), "{}", r.message);
+}
+
 /// A goal for a name that is no role (mummymaze1p gives `mummy` goals) is no
 /// win: quitting ends the game at once with 100 for `ghost` and 0 for the
 /// role, which must play `b` at step 1 instead.

@@ -458,3 +458,44 @@ fn every_puzzle_loads_cleanly_and_plays() {
         }
     }
 }
+
+/// A game whose legal moves need a product of 40 x 40 fluents a state.
+const PRODUCT: &str = "(role r)
+    (<= (init (v ?x)) (num ?x))
+    (<= (pair ?x ?y) (true (v ?x)) (true (v ?y)))
+    (<= (legal r (pick ?x ?y)) (pair ?x ?y) (true (v ?x)))
+    (<= (next (v ?x)) (true (v ?x)) (does r (pick ?y ?z)) (distinct ?x ?y))
+    (<= terminal (not (true (v 0))))
+    (goal r 100)";
+
+/// [`Prover::bounded`] gives up when its join steps run out, and the prover
+/// then answers as one that never ran out: the rows half computed are gone.
+#[test]
+fn bounded_evaluation_gives_up_and_leaves_the_prover_sound() {
+    let nums: String = (0..40).map(|i| format!("(num {i}) ")).collect();
+    let text = format!("{PRODUCT} {nums}");
+    let game =
+        || ggp_asp::gdl::Game::new(ggp_asp::gdl::parse(&text, "product.kif").unwrap()).unwrap();
+    let m = ggp_asp::reasoner::Prover::new(game());
+    let fresh = ggp_asp::reasoner::Prover::new(game());
+    let s = m.initial_state();
+    assert_eq!(m.bounded(100, |m| m.legal(&s, 0).len()), None);
+    assert_eq!(m.legal(&s, 0).len(), 1600);
+    let first = m.legal(&s, 0)[7];
+    let next = m.next_state(&s, &[first]);
+    let s_fresh = fresh.initial_state();
+    let first_fresh = fresh.legal(&s_fresh, 0)[7];
+    assert_eq!(m.move_term(&first), fresh.move_term(&first_fresh));
+    let sorted = |mut v: Vec<ggp_asp::gdl::Term>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(m.fluents(&next)),
+        sorted(fresh.fluents(&fresh.next_state(&s_fresh, &[first_fresh])))
+    );
+    assert_eq!(
+        m.bounded(1_000_000, |m| m.legal(&next, 0).len()),
+        Some(39 * 39)
+    );
+}

@@ -99,8 +99,10 @@ enum End {
 /// `Done`, or `Failed` when no engine can be built. `alone` (mode `search`):
 /// an exhausted search answers with what it saw; in auto it only answers with
 /// what it proved and otherwise leaves the answer to clingo.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     game: Game,
+    engine: Engine,
     max_steps: usize,
     delay: Duration,
     alone: bool,
@@ -134,7 +136,7 @@ pub fn run(
         eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
     }
     // The solver has made the rules ground already (`asp::prepare`).
-    let machine = match AnyMachine::build_as_written(game, Engine::Auto) {
+    let machine = match AnyMachine::build_as_written(game, engine) {
         Ok((m, why)) => {
             if progress {
                 eprintln!("[search] engine: {why}");

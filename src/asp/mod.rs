@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::Game;
-use crate::reasoner::{rewrite, Prover, ProverError};
+use crate::reasoner::{rewrite, Engine, Prover, ProverError};
 
 pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
@@ -182,6 +182,12 @@ pub struct Prepared {
     pub too_big: Option<String>,
     /// What was rewritten, for progress output.
     pub note: Option<String>,
+    /// The prover on `game`, when preparing built it already.
+    pub prover: Option<Prover>,
+    /// Only the prover runs `game`: neither the game nor any rewrite grounds,
+    /// and the prover runs a rewrite ([`rewrite::for_the_prover`]), so
+    /// neither clingo nor a propnet is tried in `auto`.
+    pub prover_only: bool,
 }
 
 /// Prepares a game for solving. One that our grounder cannot ground within
@@ -206,17 +212,35 @@ pub fn prepare(game: &Game) -> Prepared {
             game: game.clone(),
             too_big: None,
             note: None,
+            prover: None,
+            prover_only: false,
         },
         Ok(Some(r)) => Prepared {
             game: r.game,
             too_big: None,
             note: Some(r.note),
+            prover: None,
+            prover_only: false,
         },
-        Err(e) => Prepared {
-            game: game.clone(),
-            too_big: Some(format!("the game does not ground within limits ({e})")),
-            note: None,
-        },
+        Err(e) => {
+            let too_big = Some(format!("the game does not ground within limits ({e})"));
+            // A prover is needed to verify plans and for the search: on
+            // rewritten rules when it cannot run them as written.
+            let (game, note, prover, prover_only) = match Prover::try_new(game.clone()) {
+                Ok(p) => (game.clone(), None, Some(p), false),
+                Err(_) => match rewrite::for_the_prover(game) {
+                    Some((p, r)) => (r.game, Some(r.note), Some(p), true),
+                    None => (game.clone(), None, None, false),
+                },
+            };
+            Prepared {
+                game,
+                too_big,
+                note,
+                prover,
+                prover_only,
+            }
+        }
     }
 }
 
@@ -229,7 +253,10 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         eprintln!("[rewrite] {note}");
     }
     let game = &prepared.game;
-    let prover = Prover::try_new(game.clone())?;
+    let prover = match prepared.prover {
+        Some(p) => p,
+        None => Prover::try_new(game.clone())?,
+    };
     let mut program = Program::new(game);
     if opts.invariants && opts.mode != Mode::Search {
         let budget = opts
@@ -257,11 +284,15 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let refuted = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel();
     let modes = match opts.mode {
+        // clingo would ground for as long as it is let (sudoku: 5 GB in a
+        // minute, no horizon grounded).
+        Mode::Auto if prepared.prover_only => vec![],
         Mode::Auto => vec![Mode::Full, Mode::Incremental],
         Mode::Search => vec![],
         m => vec![m],
     };
     let threads = opts.threads.max(1);
+    let clingo = !modes.is_empty();
     for &mode in &modes {
         // In auto, the full worker searches with all the threads (clingo's
         // portfolio of configurations, which pays off on the hard exact-horizon
@@ -305,12 +336,13 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     }
     let search = matches!(opts.mode, Mode::Auto | Mode::Search);
     if search {
-        let delay = if opts.mode == Mode::Auto {
-            SEARCH_AFTER
+        let alone = modes.is_empty();
+        let delay = if alone { Duration::ZERO } else { SEARCH_AFTER };
+        let engine = if prepared.prover_only {
+            Engine::Prover
         } else {
-            Duration::ZERO
+            Engine::Auto
         };
-        let alone = opts.mode == Mode::Search;
         let stop_all = Arc::clone(&stop);
         let (game, max_steps, stop, progress, tx) = (
             game.clone(),
@@ -322,7 +354,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         std::thread::Builder::new()
             .name("search".into())
             .stack_size(64 << 20)
-            .spawn(move || forward::run(game, max_steps, delay, alone, stop, progress, tx))
+            .spawn(move || forward::run(game, engine, max_steps, delay, alone, stop, progress, tx))
             .map_err(|e| {
                 // The clingo workers already started must not run on.
                 stop_all.store(true, Ordering::Relaxed);
@@ -451,11 +483,15 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             }
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            let msg = format!(
-                "timeout after {:.1} s; horizon {} searched without a winning plan",
-                start.elapsed().as_secs_f64(),
-                c.horizon
-            );
+            let secs = start.elapsed().as_secs_f64();
+            let msg = if clingo {
+                format!(
+                    "timeout after {secs:.1} s; horizon {} searched without a winning plan",
+                    c.horizon
+                )
+            } else {
+                format!("timeout after {secs:.1} s; the search found no winning plan")
+            };
             break c.out_of_budget(Status::Timeout, msg);
         }
     };

@@ -54,7 +54,9 @@ impl AnyMachine {
     /// does not ground (it may not finish a state: ruleDepthQuadratic asks
     /// for 2^44 tuples), the engine is built on the rules
     /// [`rewrite::until_it_grounds`] makes ground, if any: the plays are the
-    /// same, the moves spelled the same.
+    /// same, the moves spelled the same. When none grounds and nothing runs
+    /// the rules as written, the prover runs the rewrite
+    /// [`rewrite::for_the_prover`] finds.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         let first = AnyMachine::build_as_written(game.clone(), engine);
         if let Ok((AnyMachine::Propnet(_), _)) = first {
@@ -67,6 +69,15 @@ impl AnyMachine {
                 }
                 Err(_) => first,
             },
+            Err(_) if first.is_err() && engine != Engine::Propnet => {
+                match rewrite::for_the_prover(&game) {
+                    Some((prover, r)) => Ok((
+                        AnyMachine::Prover(Arc::new(prover)),
+                        format!("prover, on rewritten rules: {}", r.note),
+                    )),
+                    None => first,
+                }
+            }
             _ => first,
         }
     }
@@ -154,15 +165,22 @@ const FAST_ENOUGH: f64 = 10_000.0;
 const TRIAL: Duration = Duration::from_millis(50);
 const TRIAL_STEPS: usize = 2_000;
 
-/// Next states a second over a short walk from the initial state (the `k`th
-/// step takes the `k`th legal move, cyclically, so the walk is the same every
-/// time; it starts over at a terminal state).
+/// Next states a second over a short walk (see [`walk`]).
 fn states_per_second<M: StateMachine>(m: &M) -> f64 {
     let start = Instant::now();
+    let steps = walk(m, TRIAL_STEPS, Some(start + TRIAL));
+    steps as f64 / start.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// Walks up to `max_steps` steps from the initial state, until `deadline`
+/// if one is given, and returns the steps taken. The walk is the same every
+/// time: the `k`th step takes every role's `k`th legal move, cyclically; a
+/// terminal state's goals are asked for and the walk starts over.
+pub(crate) fn walk<M: StateMachine>(m: &M, max_steps: usize, deadline: Option<Instant>) -> usize {
     let init = m.initial_state();
     let mut state = init.clone();
     let (mut steps, mut buf, mut joint) = (0usize, Vec::new(), Vec::new());
-    while start.elapsed() < TRIAL && steps < TRIAL_STEPS {
+    while steps < max_steps && deadline.is_none_or(|d| Instant::now() < d) {
         joint.clear();
         for r in 0..m.num_roles() {
             m.legal_moves(&state, r, &mut buf);
@@ -172,6 +190,9 @@ fn states_per_second<M: StateMachine>(m: &M) -> f64 {
             joint.push(buf[steps % buf.len()].clone());
         }
         if joint.len() < m.num_roles() || m.is_terminal(&state) {
+            for r in 0..m.num_roles() {
+                m.goal_values(&state, r);
+            }
             state = init.clone();
             if steps == 0 {
                 break;
@@ -181,7 +202,7 @@ fn states_per_second<M: StateMachine>(m: &M) -> f64 {
         }
         steps += 1;
     }
-    steps as f64 / start.elapsed().as_secs_f64().max(1e-9)
+    steps
 }
 
 /// What was built, for logs: the propnet's size and compile time.

@@ -401,6 +401,8 @@ struct Db {
     /// While computing static relations: stop when one grows past the guard.
     guard: bool,
     overflow: Option<RelId>,
+    /// Join steps left before [`Prover::bounded`] gives up (none: no bound).
+    work_left: Option<u64>,
 }
 
 /// How many term ids one static relation (or one rule's output) may hold: about
@@ -528,6 +530,7 @@ impl Prover {
             delta: None,
             guard: false,
             overflow: None,
+            work_left: None,
         };
         register_slots(&mut rules, &mut db.tables);
         let static_comps: Vec<Comp> = game
@@ -632,6 +635,34 @@ impl Prover {
         db.load_state(&self.program, state);
         db.ensure(&self.program, needs);
         f(&mut db, &self.program)
+    }
+
+    /// Runs `f` with at most `join_steps` steps of rule evaluation; `None`
+    /// when they run out. Then what `f` saw is incomplete (the rules stopped
+    /// half way) and the rows computed so far are dropped, so the prover
+    /// answers correctly afterwards. Why: a game's rules may take a state
+    /// far longer than any clock allows (ruleDepthQuadratic as written asks
+    /// for 2^44 tuples), and a caller choosing an engine must find out
+    /// without hanging.
+    pub fn bounded<R>(&self, join_steps: u64, f: impl FnOnce(&Self) -> R) -> Option<R> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).work_left = Some(join_steps);
+        let r = f(self);
+        let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        db.work_left = None;
+        if db.overflow.take().is_none() {
+            return Some(r);
+        }
+        let h = db.hasher;
+        for &rel in &self.program.dynamic_rels {
+            let t = &mut db.tables[rel];
+            let keep = t.static_len;
+            t.truncate(&h, keep);
+            t.state_len = keep;
+        }
+        db.loaded = None;
+        db.recent.clear();
+        db.recent_cells = 0;
+        None
     }
 
     /// The number of distinct ground terms seen so far (for diagnostics).
@@ -1037,6 +1068,13 @@ impl Db {
     fn join(&mut self, rule: &CRule, i: usize, b: &mut Vec<TermId>, out: &mut Vec<TermId>) {
         if self.overflow.is_some() {
             return;
+        }
+        if let Some(left) = self.work_left.as_mut() {
+            if *left == 0 {
+                self.overflow = Some(rule.head);
+                return;
+            }
+            *left -= 1;
         }
         let Some(lit) = rule.body.get(i) else {
             if rule.head_args.is_empty() {

@@ -4,9 +4,12 @@
 //! [`crate::gdl::demand`] and [`crate::gdl::constant`] are tried, from the
 //! least change to the most, until one grounds. The solver runs the result
 //! (see `asp::prepare`), and so does [`super::AnyMachine::build`] when no
-//! engine can be built on the rules as written.
+//! engine can be built on the rules as written. When no rewrite grounds,
+//! [`for_the_prover`] looks for one the prover runs: the prover computes a
+//! demanded relation for the state at hand only.
 
 use super::ground::{self, GroundError, Limits};
+use super::Prover;
 use crate::gdl::{constant, demand, Game, Relation};
 
 /// A game rewritten so that it grounds, and what was changed, for logs.
@@ -33,8 +36,47 @@ pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten
         Ok(_) => return Ok(None),
         Err(e) => e,
     };
-    // From the least change to the most: static relations are computed
-    // once, a rewritten one per state.
+    let found = rewrites(game).find(|r| ground::ground(&r.game, limits).is_ok());
+    match found {
+        Some(r) => Ok(Some(Rewritten {
+            game: r.game,
+            note: format!("the game does not ground ({e}); rewritten, {}", r.note),
+        })),
+        None => Err(e),
+    }
+}
+
+/// Join steps the prover may take on [`PROVER_TRIAL_STEPS`] steps of a
+/// rewritten game in [`for_the_prover`]: about two seconds of its work.
+const PROVER_TRIAL_WORK: u64 = 20_000_000;
+const PROVER_TRIAL_STEPS: usize = 200;
+
+/// For a game that neither grounds nor runs on the prover as written (a
+/// static relation past the prover's guard: sudoku's `exactlyOne` has 150
+/// million tuples, of which play asks about a few): the first rewrite on
+/// which the prover can be built and walks [`PROVER_TRIAL_STEPS`] steps
+/// (goals asked at the ends) within [`PROVER_TRIAL_WORK`] join steps, with
+/// the prover so built. A grounder still sees every tuple such a rewrite
+/// could demand (any digit in any cell), the prover only those of the state
+/// at hand.
+pub fn for_the_prover(game: &Game) -> Option<(Prover, Rewritten)> {
+    rewrites(game).find_map(|r| {
+        let prover = Prover::try_new(r.game.clone()).ok()?;
+        prover.bounded(PROVER_TRIAL_WORK, |p| {
+            super::engine::walk(p, PROVER_TRIAL_STEPS, None)
+        })?;
+        let note = format!(
+            "no engine runs the rules as written and no rewrite grounds; the prover runs them rewritten, {}",
+            r.note
+        );
+        Some((prover, Rewritten { game: r.game, note }))
+    })
+}
+
+/// The exact rewrites of `game`, from the least change to the most (static
+/// relations are computed once, a rewritten one per state), each with what
+/// it changed. Lazy: each is made only when the one before is turned down.
+fn rewrites(game: &Game) -> impl Iterator<Item = Rewritten> + '_ {
     let frozen = constant::freeze(game);
     let tries = [
         (false, Some(demand::Scope::Dynamic)),
@@ -43,22 +85,16 @@ pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten
         (true, Some(demand::Scope::Dynamic)),
         (true, Some(demand::Scope::All)),
     ];
-    for (freeze, scope) in tries {
+    tries.into_iter().filter_map(move |(freeze, scope)| {
         let base = match (&frozen, freeze) {
             (_, false) => game,
             (Some((g, _)), true) => g,
-            (None, true) => continue,
+            (None, true) => return None,
         };
         let (rewritten, rels) = match scope {
             None => (base.clone(), Vec::new()),
-            Some(scope) => match demand::rewrite(base, scope) {
-                Some(r) => r,
-                None => continue,
-            },
+            Some(scope) => demand::rewrite(base, scope)?,
         };
-        if ground::ground(&rewritten, limits).is_err() {
-            continue;
-        }
         let names = |rels: &[Relation]| -> String {
             let names: Vec<String> = rels
                 .iter()
@@ -79,13 +115,9 @@ pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten
                 names(&rels)
             ));
         }
-        return Ok(Some(Rewritten {
+        Some(Rewritten {
             game: rewritten,
-            note: format!(
-                "the game does not ground ({e}); rewritten, {}",
-                changes.join(" and ")
-            ),
-        }));
-    }
-    Err(e)
+            note: changes.join(" and "),
+        })
+    })
 }
