@@ -421,10 +421,21 @@ fn run(cli: Cli) -> Result<u8> {
             let g = gdl::load(&game)?;
             asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
             let prepared = asp::prepare(&g);
-            if let Some(note) = &prepared.note {
-                eprintln!("note: {note}");
-            }
-            let mut program = asp::Program::new(&prepared.game);
+            // A rewrite only the prover runs would not ground either: the
+            // rules as written are the ones worth reading.
+            let encoded = if prepared.prover_only {
+                eprintln!(
+                    "warning: neither the game nor any rewrite of it grounds within limits; \
+                     this is the game as written, and clingo is not likely to ground it"
+                );
+                &g
+            } else {
+                if let Some(note) = &prepared.note {
+                    eprintln!("note: {note}");
+                }
+                &prepared.game
+            };
+            let mut program = asp::Program::new(encoded);
             if !no_invariants {
                 let found = match &prepared.too_big {
                     None => program.find_invariants(asp::INVARIANT_BUDGET * 10),

@@ -645,8 +645,8 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
 /// prover refuses it as written, and no grounder finishes the game, rewritten
 /// or not (any digit may stand in any cell). The prover runs the demand
 /// rewrite, computing only the tuples the state at hand asks about: a valid
-/// fill wins, a fill whose columns repeat digits loses, and the solver
-/// searches (auto without the clingo workers) instead of failing.
+/// fill wins, a fill whose columns repeat digits loses, the solver searches
+/// (auto without the clingo workers) instead of failing, and `encode` warns.
 #[test]
 fn the_prover_runs_a_game_that_no_engine_grounds() {
     let Some(path) = corpus("sudoku") else {
@@ -680,6 +680,18 @@ fn the_prover_runs_a_game_that_no_engine_grounds() {
     let r = asp::solve(&game, &quick).expect("a single-player game");
     assert_eq!(r.status, Status::Timeout, "{}", r.message);
     assert!(r.message.contains("the search found no"), "{}", r.message);
+
+    // `encode` prints the rules as written, saying that they will not ground.
+    let out = ggp_asp()
+        .args(["encode", "--horizon", "2"])
+        .arg(&path)
+        .output()
+        .expect("ggp-asp runs");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("this is the game as written"), "{stderr}");
+    let program = String::from_utf8_lossy(&out.stdout);
+    assert!(program.contains("exactlyFirst(") && !program.contains("demand_"));
 }
 
 /// A goal for a name that is no role (mummymaze1p gives `mummy` goals) is no
