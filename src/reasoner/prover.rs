@@ -643,7 +643,8 @@ impl Prover {
     /// answers correctly afterwards. Why: a game's rules may take a state
     /// far longer than any clock allows (ruleDepthQuadratic as written asks
     /// for 2^44 tuples), and a caller choosing an engine must find out
-    /// without hanging.
+    /// without hanging. Meant for a prover no other thread uses yet: calls
+    /// from other threads meanwhile would share the budget.
     pub fn bounded<R>(&self, join_steps: u64, f: impl FnOnce(&Self) -> R) -> Option<R> {
         self.db.lock().unwrap_or_else(|e| e.into_inner()).work_left = Some(join_steps);
         let r = f(self);
