@@ -617,6 +617,17 @@ fn demand_rewrite_solves_a_game_that_does_not_ground() {
     }
 }
 
+/// A corpus game the prover refuses as written, prepared for solving (which
+/// must rewrite it), with the rewrite's note; `None` when it is missing.
+fn rewritten_corpus_game(name: &str) -> Option<(PathBuf, Game, asp::Prepared, String)> {
+    let path = corpus(name)?;
+    let game = load(&path);
+    assert!(Prover::try_new(game.clone()).is_err(), "too big as written");
+    let prepared = asp::prepare(&game);
+    let note = prepared.note.clone().expect("the game is rewritten");
+    Some((path, game, prepared, note))
+}
+
 /// mummymaze1p's walls are fluents that only copy themselves, so every
 /// bottom-up engine and grounder saw a maze without walls (gringo: minutes
 /// for two steps; the prover: a static relation of 34 million terms). Read as
@@ -624,13 +635,9 @@ fn demand_rewrite_solves_a_game_that_does_not_ground() {
 /// prover runs, and the search finds the way out.
 #[test]
 fn constant_fluents_and_static_demand_solve_a_maze() {
-    let Some(path) = corpus("mummymaze1p") else {
+    let Some((_, game, prepared, note)) = rewritten_corpus_game("mummymaze1p") else {
         return;
     };
-    let game = load(&path);
-    assert!(Prover::try_new(game.clone()).is_err(), "too big as written");
-    let prepared = asp::prepare(&game);
-    let note = prepared.note.clone().expect("the game is rewritten");
     assert!(note.contains("constant fluents"), "{note}");
     assert!(note.contains("direction-from/5"), "{note}");
     assert!(prepared.too_big.is_none(), "the rewritten game grounds");
@@ -649,14 +656,10 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
 /// (auto without the clingo workers) instead of failing, and `encode` warns.
 #[test]
 fn the_prover_runs_a_game_that_no_engine_grounds() {
-    let Some(path) = corpus("sudoku") else {
+    let Some((path, game, prepared, note)) = rewritten_corpus_game("sudoku") else {
         return;
     };
-    let game = load(&path);
-    assert!(Prover::try_new(game.clone()).is_err(), "too big as written");
-    let prepared = asp::prepare(&game);
     assert!(prepared.prover_only && prepared.too_big.is_some());
-    let note = prepared.note.clone().expect("the game is rewritten");
     assert!(note.contains("exactlyOne/10"), "{note}");
     let prover = prepared.prover.expect("built while preparing");
     let fill = |digit: &dyn Fn(usize, usize) -> usize| -> Vec<Term> {
