@@ -514,3 +514,56 @@ fn engine_choice_builds_the_propnet_when_it_compiles() {
     let (m, _) = AnyMachine::build(game, Engine::Prover).expect("builds");
     assert_eq!(m.name(), "prover");
 }
+
+/// solitaireChineseCheckers has a plan to 100 (so the solving target counts
+/// it): the 47 moves of `tests/data/solitaireChineseCheckers.solution`, found
+/// by `tests/data/solitaire_beam.py` (a game-specific beam search outside
+/// ggp-asp), lead the prover and the propnet, in lockstep, to the
+/// same terminal state with goal 100; a long line of jump chains through a
+/// crowded board, which random playouts do not reach.
+#[test]
+fn a_plan_found_elsewhere_reaches_100_on_both_engines() {
+    let path = Path::new(CORPUS).join("solitaireChineseCheckers.kif");
+    if !path.exists() {
+        eprintln!("skipped: {} is missing", path.display());
+        return;
+    }
+    let game = gdl::load(&path).expect("the game loads");
+    let data =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/solitaireChineseCheckers.solution");
+    let text = std::fs::read_to_string(data).expect("the plan");
+    let plan: Vec<gdl::Term> = text
+        .lines()
+        .map(|l| l.split(';').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            gdl::parser::parse_ground_terms(l, &game.symbols)
+                .expect("a joint move")
+                .remove(0)
+        })
+        .collect();
+    assert_eq!(plan.len(), 47);
+    let prover = Prover::new(game.clone());
+    let net = Propnet::new(game).expect("the game compiles");
+    let (mut s, mut t) = (prover.initial_state(), net.initial_state());
+    for (step, mv) in plan.iter().enumerate() {
+        assert!(!prover.is_terminal(&s), "step {step}: terminal too early");
+        let a = prover.parse_move(mv).expect("a move of the game");
+        let b = net.parse_move(mv).expect("a move of the game");
+        assert!(prover.legal(&s, 0).contains(&a), "step {step}: illegal");
+        assert!(
+            net.legal(&t, 0).contains(&b),
+            "step {step}: illegal (propnet)"
+        );
+        s = prover.next_state(&s, &[a]);
+        t = net.next_state(&t, &[b]);
+        assert_eq!(
+            texts(prover.game(), prover.fluents(&s)),
+            texts(net.game(), net.fluents(&t)),
+            "step {step}"
+        );
+    }
+    assert!(prover.is_terminal(&s) && net.is_terminal(&t));
+    assert_eq!(prover.goal(&s, 0), Some(100));
+    assert_eq!(net.goal(&t, 0), Some(100));
+}
