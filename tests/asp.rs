@@ -697,6 +697,21 @@ fn the_prover_runs_a_game_that_no_engine_grounds() {
     assert!(program.contains("exactlyFirst(") && !program.contains("demand_"));
 }
 
+/// solitaireChineseCheckers: goal 100 needs all 18 stones of six colours
+/// home within 54 moves. clingo finds no plan in minutes and a depth-first
+/// search reaches 20; the search's beam phase, ranking states by the goal
+/// distances read off the ground rules, finds one in seconds.
+#[test]
+fn the_beam_phase_brings_every_stone_home() {
+    let Some(path) = corpus("solitaireChineseCheckers") else {
+        return;
+    };
+    let r = solve_checked(&load(&path), Mode::Search);
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    assert_eq!(r.goal, Some(100));
+    assert!(r.plan.len() <= 54);
+}
+
 /// A goal for a name that is no role (mummymaze1p gives `mummy` goals) is no
 /// win: quitting ends the game at once with 100 for `ghost` and 0 for the
 /// role, which must play `b` at step 1 instead.

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod blockers;
 pub mod bounds;
+pub mod distance;
 pub mod forward;
 pub mod invariants;
 pub mod program;
