@@ -18,6 +18,12 @@
 //! proves it when every line ended in the game (up to the odds of a 64-bit
 //! hash collision hiding a line: about one in a million at ten million states).
 //! The coordinator replays its plans on the prover like every other.
+//!
+//! Before the depth-first search, when the ground rules give goal distances
+//! ([`super::distance`]), a beam phase makes one pass from the initial state
+//! keeping the states that look nearest to goal 100 at every step: it brings
+//! many pieces home at once where the depth-first search commits to its first
+//! moves (solitaireChineseCheckers).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
