@@ -13,6 +13,8 @@
 //! a game stops after the step that exceeds it (every state met is still
 //! compared). Games run on two threads.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -529,13 +531,8 @@ fn a_plan_found_elsewhere_reaches_100_on_both_engines() {
         return;
     }
     let game = gdl::load(&path).expect("the game loads");
-    let data =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/solitaireChineseCheckers.solution");
-    let text = std::fs::read_to_string(data).expect("the plan");
-    let plan: Vec<gdl::Term> = text
-        .lines()
-        .map(|l| l.split(';').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
+    let plan: Vec<gdl::Term> = common::solution("solitaireChineseCheckers")
+        .iter()
         .map(|l| {
             gdl::parser::parse_ground_terms(l, &game.symbols)
                 .expect("a joint move")
