@@ -648,18 +648,67 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
     assert_eq!(asp::verify::replay(&prover, &plan), Ok(100));
 }
 
-/// sudoku's `exactlyOne` is a static relation of 150 million tuples: the
-/// prover refuses it as written, and no grounder finishes the game, rewritten
-/// or not (any digit may stand in any cell). The prover runs the demand
-/// rewrite, computing only the tuples the state at hand asks about: a valid
-/// fill wins, a fill whose columns repeat digits loses, the solver searches
-/// (auto without the clingo workers) instead of failing, and `encode` warns.
+/// The corpus's sudoku (an empty grid, only the final state judged): its
+/// goal asks the static `exactlyOne` (150 million tuples) about nine digits
+/// bound by `(true (mark ?i ?j ?m))` at once, so nothing grounds it, as
+/// written or rewritten on demand. The invariant "one mark per cell", proven
+/// on the rules of play, splits each such join into per-cell parts; the split
+/// game grounds, and the search, pruning with the goal support's arc
+/// consistency and filling the most constrained cell first, fills the grid
+/// without a wrong turn. The plan is verified on the prover of the rules as
+/// written (rewritten on demand, an exact rewrite), not on the split.
 #[test]
-fn the_prover_runs_a_game_that_no_engine_grounds() {
-    let Some((path, game, prepared, note)) = rewritten_corpus_game("sudoku") else {
+fn unique_values_split_the_goal_and_the_search_fills_the_grid() {
+    let Some((_, game, prepared, note)) = rewritten_corpus_game("sudoku") else {
         return;
     };
-    assert!(prepared.prover_only && prepared.too_big.is_some());
+    assert!(
+        !prepared.prover_only && prepared.too_big.is_none(),
+        "{note}"
+    );
+    assert!(note.contains("splitting the joins of goodRow/1"), "{note}");
+    assert_eq!(prepared.unique.len(), 1, "{note}");
+    assert_eq!(prepared.unique[0].key, [0, 1]);
+    let options = SolveOptions {
+        timeout: Some(Duration::from_secs(300)),
+        ..opts(Mode::Search)
+    };
+    let r = asp::solve(&game, &options).expect("a single-player game");
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    assert_eq!((r.goal, r.plan.len()), (Some(100), 81));
+    // Replayed once more, on the demand rewrite of the rules as written.
+    let prover = prepared.prover.expect("built while preparing");
+    assert_eq!(
+        asp::verify::replay(&prover, &plan_terms(&game, &r.plan)),
+        Ok(100)
+    );
+}
+
+/// A sudoku whose cells may be written again (`legal` no longer asks for an
+/// empty cell) has no one-mark-per-cell invariant, so nothing splits it. The
+/// prover runs the demand rewrite, computing only the tuples the state at
+/// hand asks about: a valid fill wins, a fill whose columns repeat digits
+/// loses, the solver searches (auto without the clingo workers) instead of
+/// failing, and `encode` warns.
+#[test]
+fn the_prover_runs_a_game_that_no_engine_grounds() {
+    let Some(original) = corpus("sudoku") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&original).expect("readable");
+    let overwritable = text.replace(
+        "(validMark ?m)\n    (emptyCell ?i ?j))",
+        "(validMark ?m)\n    (index ?i) (index ?j))",
+    );
+    assert_ne!(text, overwritable, "the legal rule as the test expects it");
+    let dir = std::env::temp_dir().join(format!("ggp-asp-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let path = dir.join("sudoku_overwritable.kif");
+    std::fs::write(&path, overwritable).expect("written");
+    let game = load(&path);
+    let prepared = asp::prepare(&game);
+    let note = prepared.note.clone().expect("the game is rewritten");
+    assert!(prepared.prover_only && prepared.too_big.is_some(), "{note}");
     assert!(note.contains("exactlyOne/10"), "{note}");
     let prover = prepared.prover.expect("built while preparing");
     let fill = |digit: &dyn Fn(usize, usize) -> usize| -> Vec<Term> {
@@ -695,6 +744,7 @@ fn the_prover_runs_a_game_that_no_engine_grounds() {
     assert!(stderr.contains("this is the game as written"), "{stderr}");
     let program = String::from_utf8_lossy(&out.stdout);
     assert!(program.contains("exactlyFirst(") && !program.contains("demand_"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// solitaireChineseCheckers: goal 100 needs all 18 stones of six colours

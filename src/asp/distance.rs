@@ -23,7 +23,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::gdl::{kw, Game, Term};
-use crate::reasoner::ground::{self, AtomId, Limits};
+use crate::reasoner::ground::{AtomId, GroundProgram};
 
 const UNREACHED: u32 = u32::MAX;
 
@@ -33,12 +33,10 @@ pub struct Distances {
 }
 
 impl Distances {
-    /// The distances, or `None` when the game does not ground within
-    /// `limits`, has no goal 100 for its first role, or no fluent is a
-    /// positive distance away from what goal 100 needs (the estimate would
-    /// rank nothing).
-    pub fn new(game: &Game, limits: &Limits) -> Option<Distances> {
-        let g = ground::ground(game, limits).ok()?;
+    /// The distances over the ground rules `g` of `game`, or `None` when
+    /// its first role has no goal 100, or no fluent is a positive distance
+    /// away from what goal 100 needs (the estimate would rank nothing).
+    pub fn new(game: &Game, g: &GroundProgram) -> Option<Distances> {
         let pool = &g.pool;
         let n = g.atoms.len();
         let functor = |a: AtomId| pool.functor(g.atoms[a as usize]);
@@ -180,6 +178,11 @@ impl Distances {
 mod tests {
     use super::*;
     use crate::gdl::{parse, parser::parse_ground_terms};
+    use crate::reasoner::ground::{ground, Limits};
+
+    fn distances(g: &Game) -> Option<Distances> {
+        Distances::new(g, &ground(g, &Limits::default()).unwrap())
+    }
 
     /// A token walks a line 0..5 one step a move; goal 100 at 5. A clock
     /// fluent that no goal needs counts nothing.
@@ -199,7 +202,7 @@ mod tests {
     #[test]
     fn a_walk_home_costs_a_step_a_move() {
         let g = game(LINE);
-        let d = Distances::new(&g, &Limits::default()).expect("informative");
+        let d = distances(&g).expect("informative");
         let state = |text: &str| parse_ground_terms(&format!("({text})"), &g.symbols).unwrap();
         assert_eq!(d.estimate(&state("(at 5) (clock 3)")), 0);
         assert_eq!(d.estimate(&state("(at 2) (clock 2)")), 3);
@@ -213,6 +216,6 @@ mod tests {
             "(<= (goal r 100) (true (at 5)))",
             "(<= (goal r 100) (not (true (at 4))))",
         ));
-        assert!(Distances::new(&g, &Limits::default()).is_none());
+        assert!(distances(&g).is_none());
     }
 }

@@ -35,13 +35,15 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::gdl::{Game, Relation, Term};
-use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::blockers;
 use super::bounds::{self, Bound};
 use super::distance::Distances;
 use super::solve::{Event, Found, Outcome, Times};
+use super::support::{Analysis, Support};
 use super::{Mode, Proven};
+use crate::gdl::split::Unique;
 
 /// The most states the table of failed states holds (16 bytes each with the
 /// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
@@ -54,6 +56,10 @@ const MAX_LOOKAHEAD: usize = 256;
 /// The moves the look-ahead judges before it must have found at least one in
 /// three losing at once to go on (see [`Dfs::lookahead_pays`]).
 const LOOKAHEAD_TRIAL: u64 = 20_000;
+
+/// States the support analysis looks at before it must have found one dead
+/// end in twenty to go on (see [`Dfs::support_pays`]).
+const SUPPORT_TRIAL: u64 = 500;
 
 /// The seed of the tie-breaks after the first run: the search is deterministic.
 const SEED: u64 = 0x5eed_f0e5_7a7e;
@@ -110,6 +116,7 @@ enum End {
 pub fn run(
     game: Game,
     engine: Engine,
+    unique: Vec<Unique>,
     max_steps: usize,
     delay: Duration,
     alone: bool,
@@ -132,7 +139,18 @@ pub fn run(
     };
     let blockers = blockers::blockers(&game);
     let bound = bounds::find(&game);
-    let distances = Distances::new(&game, &crate::reasoner::rewrite::default_limits());
+    // The ground rules behind the goal distances and the goal support; the
+    // solver has made the game ground within these limits (`asp::prepare`).
+    let ground = ground::ground(&game, &crate::reasoner::rewrite::default_limits()).ok();
+    let distances = ground.as_ref().and_then(|g| Distances::new(&game, g));
+    let support = ground
+        .as_ref()
+        .and_then(|g| Support::new(&game, g, &unique))
+        .filter(Support::informative);
+    drop(ground);
+    if let (true, Some(s)) = (progress, &support) {
+        eprintln!("[search] goal support: {}", s.describe());
+    }
     if let (true, Some(b)) = (progress, &bound) {
         eprintln!("[search] {}", b.describe(&game));
     }
@@ -161,6 +179,7 @@ pub fn run(
         blockers,
         bound,
         distances,
+        support,
         stop: &stop,
         progress,
         tx: &tx,
@@ -219,6 +238,7 @@ struct Visit<'a> {
     blockers: Vec<Term>,
     bound: Option<Bound>,
     distances: Option<Distances>,
+    support: Option<Support>,
     stop: &'a AtomicBool,
     progress: bool,
     tx: &'a mpsc::Sender<Event>,
@@ -241,8 +261,12 @@ impl MachineVisitor for Visit<'_> {
             shuffle: false,
             budget: 0,
             rng: SmallRng::seed_from_u64(SEED),
-            focus: !self.blockers.is_empty(),
+            focus: !self.blockers.is_empty()
+                || self.support.as_ref().is_some_and(Support::has_groups),
             blockers: self.blockers,
+            support: self.support.as_ref(),
+            analysed: 0,
+            dead: 0,
             duals: Vec::new(),
             bound: self.bound,
             tx: self.tx,
@@ -467,6 +491,11 @@ struct Dfs<'a, M: StateMachine> {
     rng: SmallRng,
     /// Fluent patterns that rule goal 100 out (see [`blockers`]).
     blockers: Vec<Term>,
+    /// What goal 100 still needs of the final state (see [`super::support`]).
+    support: Option<&'a Support>,
+    /// States the support analysed, and those it found dead ends.
+    analysed: u64,
+    dead: u64,
     /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
     focus: bool,
     /// The move arguments whose values are each played once (see [`duals`]).
@@ -591,6 +620,22 @@ impl<M: StateMachine> Dfs<'_, M> {
                 );
             }
         }
+        let analysis = match self.support {
+            Some(support) if self.support_pays() => {
+                self.analysed += 1;
+                match support.analyse(&self.m.fluents(s)) {
+                    Some(a) => Some(a),
+                    None => {
+                        // Goal 100 is out of reach; what lines from here
+                        // would score below it is not known.
+                        self.dead += 1;
+                        self.fail(key, depth, true);
+                        return Search::Failed { cut: true };
+                    }
+                }
+            }
+            _ => None,
+        };
         let mut moves = Vec::new();
         self.m.legal_moves(s, 0, &mut moves);
         let mut children: Vec<Child<M>> = Vec::with_capacity(moves.len());
@@ -648,7 +693,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             };
             children.push(((std::cmp::Reverse(g), count, tie), mv, next));
         }
-        if self.focus && !self.focus(s, &mut children) {
+        if self.focus && !self.focus(s, &mut children, analysis.as_ref()) {
             self.fail(key, depth, true);
             return Search::Failed { cut: true };
         }
@@ -713,6 +758,34 @@ impl<M: StateMachine> Dfs<'_, M> {
         self.looked < LOOKAHEAD_TRIAL || self.lost * 3 >= self.looked
     }
 
+    /// Whether the support analysis earns its cost: always where it has
+    /// unique-value groups to reason over (the focus needs it), else after
+    /// its trial while one state in twenty it analyses is a dead end.
+    fn support_pays(&self) -> bool {
+        self.support.is_some_and(Support::has_groups)
+            || self.analysed < SUPPORT_TRIAL
+            || self.dead * 20 >= self.analysed
+    }
+
+    /// The focused step on the support's unique-value groups (a constraint
+    /// solver's most constrained variable): `children` keeps the moves that
+    /// bring in a candidate of the open group with the fewest candidates;
+    /// false when no move does (a dead end if every group must be filled
+    /// from here, as in a fill-in puzzle; the plain search looks again).
+    fn group_focus(&self, support: &Support, a: &Analysis, children: &mut Vec<Child<M>>) -> bool {
+        let Some(group) = a
+            .open
+            .iter()
+            .filter(|g| !g.is_empty())
+            .min_by_key(|g| g.len())
+        else {
+            return true;
+        };
+        let wanted: Vec<&Term> = group.iter().map(|&f| support.fluent(f)).collect();
+        children.retain(|(_, _, next)| self.m.fluents(next).iter().any(|f| wanted.contains(&f)));
+        !children.is_empty()
+    }
+
     /// Whether the [`bounds`] rule goal 100 out in `s` (not terminal).
     fn out_of_reach(&self, s: &M::State) -> bool {
         self.bound
@@ -737,7 +810,17 @@ impl<M: StateMachine> Dfs<'_, M> {
     /// moves of the variable with the fewest (a blocker's on a tie). Both
     /// steps assume the game is such a puzzle, so what the focused runs fail
     /// to find, the plain search looks for again.
-    fn focus(&self, s: &M::State, children: &mut Vec<Child<M>>) -> bool {
+    fn focus(
+        &self,
+        s: &M::State,
+        children: &mut Vec<Child<M>>,
+        analysis: Option<&Analysis>,
+    ) -> bool {
+        if let (Some(support), Some(a)) = (self.support, analysis) {
+            if support.has_groups() {
+                return self.group_focus(support, a, children);
+            }
+        }
         let here: Vec<Term> = self
             .m
             .fluents(s)

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use clingo::{Control, Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
 
 use super::translate::{RuleKind, Translation};
+use crate::gdl::{kw, split, Game, Relation, Term};
 
 /// The game-independent parts: `#program relaxed.` and `#program step.`.
 pub const INVARIANTS_LP: &str = include_str!("../../encodings/invariants.lp");
@@ -525,4 +526,34 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
         rounds,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The unique-value invariants ("at most one `(mark ?i ?j _)` per cell") of
+/// `play`, a game reduced to its rules for play (`legal`, `next`,
+/// `terminal` and what they read): a game whose goal no grounder finishes
+/// (sudoku's `exactlyOne`) still has a one-step program clingo grounds at
+/// once, and what holds in every reachable state does not depend on the goal.
+pub fn unique_keys(play: &Game, budget: Duration) -> Result<Vec<split::Unique>, String> {
+    let tr = super::translate::translate(play);
+    let report = find(&tr, budget)?;
+    // The fluents' function symbols, by their ASP spelling.
+    let mut by_functor: HashMap<String, Relation> = HashMap::new();
+    for rule in &play.rules {
+        if matches!(rule.head.name(), Some(kw::INIT | kw::NEXT)) {
+            if let Some(rel) = rule.head.args().first().and_then(Term::relation) {
+                by_functor.insert(tr.map.functor(rel.name).to_string(), rel);
+            }
+        }
+    }
+    Ok(report
+        .invariants
+        .into_iter()
+        .filter_map(|i| match i {
+            Invariant::Unique { schema, key } => {
+                let fluent = *by_functor.get(&schema.functor)?;
+                (fluent.arity == schema.arity).then_some(split::Unique { fluent, key })
+            }
+            Invariant::Exclusive { .. } => None,
+        })
+        .collect())
 }

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod invariants;
 pub mod program;
 pub mod solve;
+pub mod support;
 pub mod symbols;
 pub mod translate;
 pub mod verify;
@@ -28,9 +29,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::gdl::kw;
 use crate::gdl::print::term_to_string;
 use crate::gdl::Game;
-use crate::reasoner::{rewrite, Engine, Prover, ProverError};
+use crate::reasoner::{ground, rewrite, Engine, Prover, ProverError};
 
 pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
@@ -183,12 +185,17 @@ pub struct Prepared {
     pub too_big: Option<String>,
     /// What was rewritten, for progress output.
     pub note: Option<String>,
-    /// The prover on `game`, when preparing built it already.
+    /// The prover that verifies plans, when preparing built it already: on
+    /// `game`, except for a game split by invariants, whose plans are
+    /// verified on the rules as written (or an exact rewrite of them).
     pub prover: Option<Prover>,
     /// Only the prover runs `game`: neither the game nor any rewrite grounds,
     /// and the prover runs a rewrite ([`rewrite::for_the_prover`]), so
     /// neither clingo nor a propnet is tried in `auto`.
     pub prover_only: bool,
+    /// The unique-value invariants `game` was split by, if it was (see
+    /// [`split_by_invariants`]).
+    pub unique: Vec<crate::gdl::split::Unique>,
 }
 
 /// Prepares a game for solving. One that our grounder cannot ground within
@@ -215,6 +222,7 @@ pub fn prepare(game: &Game) -> Prepared {
             note: None,
             prover: None,
             prover_only: false,
+            unique: Vec::new(),
         },
         Ok(Some(r)) => Prepared {
             game: r.game,
@@ -222,8 +230,28 @@ pub fn prepare(game: &Game) -> Prepared {
             note: Some(r.note),
             prover: None,
             prover_only: false,
+            unique: Vec::new(),
         },
         Err(e) => {
+            if let Some((split, unique)) = split_by_invariants(game, &limits) {
+                // Plans are verified on the rules as written (or an exact
+                // rewrite), not on the split whose exactness rests on the
+                // invariants.
+                let prover = Prover::try_new(game.clone())
+                    .ok()
+                    .or_else(|| rewrite::for_the_prover(game).map(|(p, _)| p));
+                return Prepared {
+                    game: split.game,
+                    too_big: None,
+                    note: Some(format!(
+                        "the game does not ground ({e}); rewritten, {}",
+                        split.note
+                    )),
+                    prover,
+                    prover_only: false,
+                    unique,
+                };
+            }
             let too_big = Some(format!("the game does not ground within limits ({e})"));
             // A prover is needed to verify plans and for the search: on
             // rewritten rules when it cannot run them as written.
@@ -240,9 +268,73 @@ pub fn prepare(game: &Game) -> Prepared {
                 note,
                 prover,
                 prover_only,
+                unique: Vec::new(),
             }
         }
     }
+}
+
+/// How long the invariant search behind [`split_by_invariants`] may take.
+const SPLIT_BUDGET: Duration = Duration::from_secs(10);
+
+/// For a game that does not ground: its rules split by proven unique-value
+/// invariants (see [`crate::gdl::split`]) when the result grounds, possibly
+/// after the usual rewrites. The invariants are proven on the rules of play
+/// alone, and only when our grounder (which, unlike clingo's, can be
+/// stopped) grounds those within `limits`.
+fn split_by_invariants(
+    game: &Game,
+    limits: &ground::Limits,
+) -> Option<(rewrite::Rewritten, Vec<crate::gdl::split::Unique>)> {
+    let play = Game::new(crate::gdl::Description {
+        symbols: game.symbols.clone(),
+        rules: crate::gdl::split::reachable(
+            game.rules.clone(),
+            &[kw::ROLE, kw::INIT, kw::LEGAL, kw::NEXT, kw::TERMINAL],
+        ),
+        source: game.source.clone(),
+    })
+    .ok()?;
+    ground::ground(&play, limits).ok()?;
+    let unique = invariants::unique_keys(&play, SPLIT_BUDGET).ok()?;
+    let (split, rels) = crate::gdl::split::split(game, &unique)?;
+    let names: Vec<String> = rels
+        .iter()
+        .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
+        .collect();
+    let uniques: Vec<String> = unique
+        .iter()
+        .map(|u| {
+            let args: Vec<String> = (0..u.fluent.arity)
+                .map(|i| {
+                    if u.key.contains(&i) {
+                        format!("K{i}")
+                    } else {
+                        "_".into()
+                    }
+                })
+                .collect();
+            format!(
+                "one ({} {}) per K",
+                game.symbols.name(u.fluent.name),
+                args.join(" ")
+            )
+        })
+        .collect();
+    let note = format!(
+        "splitting the joins of {} over fluents proven to hold one value ({})",
+        names.join(", "),
+        uniques.join(", ")
+    );
+    let rewritten = match rewrite::until_it_grounds(&split, limits) {
+        Ok(None) => rewrite::Rewritten { game: split, note },
+        Ok(Some(r)) => rewrite::Rewritten {
+            game: r.game,
+            note: format!("{note}, then {}", r.note),
+        },
+        Err(_) => return None,
+    };
+    Some((rewritten, unique))
 }
 
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
@@ -345,6 +437,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
             Engine::Auto
         };
         let stop_all = Arc::clone(&stop);
+        let unique = prepared.unique.clone();
         let (game, max_steps, stop, progress, tx) = (
             game.clone(),
             opts.max_steps,
@@ -355,7 +448,11 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         std::thread::Builder::new()
             .name("search".into())
             .stack_size(64 << 20)
-            .spawn(move || forward::run(game, engine, max_steps, delay, alone, stop, progress, tx))
+            .spawn(move || {
+                forward::run(
+                    game, engine, unique, max_steps, delay, alone, stop, progress, tx,
+                )
+            })
             .map_err(|e| {
                 // The clingo workers already started must not run on.
                 stop_all.store(true, Ordering::Relaxed);

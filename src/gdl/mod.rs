@@ -9,6 +9,7 @@ pub mod error;
 pub mod normal;
 pub mod parser;
 pub mod print;
+pub mod split;
 pub mod symbol;
 pub mod validate;
 

@@ -1,0 +1,873 @@
+//! Splitting a join over fluents that hold one value each.
+//!
+//! sudoku's goal reads a row as nine fluents `(true (mark ?i 1 ?m1))` ...
+//! `(true (mark ?i 9 ?m9))` and asks the static relation `(exactlyOne 1 ?m1
+//! ... ?m9)` of all nine digits at once. A grounder, which does not know that a
+//! cell holds one digit, instantiates the rule for every digit in every cell:
+//! 9^9 bodies a row. When a proven invariant says that `mark` holds at most one
+//! value per key (here the cell `?i ?j`), the join falls apart: `exactlyOne`,
+//! unfolded to its definition, is a disjunction of conjunctions in which each
+//! literal reads one digit (`(eq 1 ?m1)`, `(not (eq 1 ?m2))`, ...), and a
+//! conjunction over distinct cells holds of the cells' unique values exactly
+//! when each cell has a value satisfying its own part. [`split`] rewrites each
+//! such rule into
+//!
+//! - a *part* rule per cell and disjunct: `(<= (p ?i) (true (mark ?i 2 ?m))
+//!   (index ?m) (not (eq 1 ?m)))`,
+//! - a rule per disjunct joining the parts of all cells (over the key variables
+//!   only: `?i`, not the digits), and
+//! - the original rule with the static literal replaced by the joined relation
+//!   and each `(true (mark ?i k ?mk))` by `(has_mark ?i k)`, "the cell holds
+//!   some value".
+//!
+//! The rewrite is exact in every state where the invariants hold (the caller
+//! proves them for every reachable state), and rules it does not touch stay as
+//! they are; relations nothing reads any more are dropped, so that a grounder
+//! does not compute them.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ast::{Description, Literal, Relation, Rule, Term};
+use super::normal::{Game, Phase};
+use super::symbol::{kw, Sym, Symbols};
+
+/// A fluent that holds at most one value per key: `(mark ?i ?j ?m)` with key
+/// positions {0, 1}. Only keys that leave one value position are used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unique {
+    pub fluent: Relation,
+    pub key: Vec<usize>,
+}
+
+/// The most disjuncts the unfolding of one static literal may give.
+const MAX_DISJUNCTS: usize = 256;
+/// The most literals the unfolding may expand, for one static literal.
+const MAX_UNFOLDS: usize = 4096;
+/// How deep the unfolding follows static relations (a recursive one stops it).
+const MAX_DEPTH: usize = 8;
+
+/// The game with every rule that joins unique fluents through a static
+/// relation split as above, and the relations whose rules were split; `None`
+/// when no rule is.
+pub fn split(game: &Game, unique: &[Unique]) -> Option<(Game, Vec<Relation>)> {
+    let mut symbols = game.symbols.clone();
+    let mut names = Names::default();
+    let mut rules: Vec<Rule> = Vec::with_capacity(game.rules.len());
+    let mut split_heads: Vec<Relation> = Vec::new();
+    for rule in &game.rules {
+        match split_rule(game, rule, unique, &mut symbols, &mut names) {
+            Some(new) => {
+                if let Some(rel) = rule.head.relation() {
+                    if !split_heads.contains(&rel) {
+                        split_heads.push(rel);
+                    }
+                }
+                rules.extend(new);
+            }
+            None => rules.push(rule.clone()),
+        }
+    }
+    if split_heads.is_empty() {
+        return None;
+    }
+    rules.extend(names.has_rules);
+    let rules = reachable(rules, &PLAY_AND_GOALS);
+    let split = Game::new(Description {
+        symbols,
+        rules,
+        source: game.source.clone(),
+    })
+    .ok()?;
+    Some((split, split_heads))
+}
+
+/// The fresh names of one rewrite and the `has_*` rules made so far.
+#[derive(Default)]
+struct Names {
+    count: usize,
+    /// `has_f` per fluent relation and value position.
+    has: HashMap<(Relation, usize), Sym>,
+    has_rules: Vec<Rule>,
+    /// Part relations by their rule, variables numbered (see [`Names::part`]).
+    parts: HashMap<String, Sym>,
+}
+
+impl Names {
+    fn fresh(&mut self, symbols: &mut Symbols, base: &str) -> Sym {
+        self.count += 1;
+        symbols.fresh(&format!("{base}_{}", self.count))
+    }
+
+    /// The atom of a part rule `(<= (p keys) body)`: a new relation, or the one
+    /// made before for the same rule up to the names of its variables (the
+    /// rows of sudoku ask the same cell about the same digit nine times).
+    fn part(
+        &mut self,
+        symbols: &mut Symbols,
+        base: &str,
+        keys: Vec<Term>,
+        body: Vec<Literal>,
+        out: &mut Vec<Rule>,
+    ) -> Term {
+        let mut canon: HashMap<Sym, Term> = HashMap::new();
+        let mut n = 0usize;
+        let mut number = |v: Sym| {
+            if let std::collections::hash_map::Entry::Vacant(e) = canon.entry(v) {
+                // Ids no symbol table reaches, so no real name collides.
+                e.insert(Term::Var(Sym(u32::MAX - n as u32)));
+                n += 1;
+            }
+        };
+        keys.iter().for_each(|k| k.for_each_var(&mut number));
+        body.iter().for_each(|l| l.for_each_var(&mut number));
+        let key = format!(
+            "{:?}",
+            (
+                keys.iter().map(|k| apply(k, &canon)).collect::<Vec<_>>(),
+                body.iter()
+                    .map(|l| apply_lit(l, &canon))
+                    .collect::<Vec<_>>()
+            )
+        );
+        let name = match self.parts.get(&key) {
+            Some(name) => *name,
+            None => {
+                let name = self.fresh(symbols, &format!("{base}_part"));
+                self.parts.insert(key, name);
+                out.push(Rule {
+                    head: atom(name, keys.clone()),
+                    body,
+                    pos: Default::default(),
+                });
+                name
+            }
+        };
+        atom(name, keys)
+    }
+
+    fn var(&mut self, symbols: &mut Symbols) -> Term {
+        self.count += 1;
+        Term::Var(symbols.fresh(&format!("?split{}", self.count)))
+    }
+}
+
+/// A value variable of a rule: the fluent literal that binds it.
+#[derive(Clone)]
+struct Source {
+    /// The index of the `(true f)` literal in the rule's body.
+    literal: usize,
+    fluent: Term,
+    value_pos: usize,
+}
+
+/// The rules replacing `rule`, or `None` to keep it.
+fn split_rule(
+    game: &Game,
+    rule: &Rule,
+    unique: &[Unique],
+    symbols: &mut Symbols,
+    names: &mut Names,
+) -> Option<Vec<Rule>> {
+    let mut sources = value_sources(rule, unique);
+    if sources.len() < 2 {
+        return None;
+    }
+    let is_static_call = |t: &Term| {
+        t.relation()
+            .is_some_and(|r| game.relations.get(&r) == Some(&Phase::Static) && !is_keyword(r.name))
+    };
+    // Drop value variables read anywhere but their fluent literal and static
+    // calls whose arguments are ground or value variables; dropping one may
+    // disqualify the calls it is in, so repeat.
+    loop {
+        let before = sources.len();
+        for (i, lit) in rule.body.iter().enumerate() {
+            let mut vars = Vec::new();
+            lit.for_each_var(&mut |v| vars.push(v));
+            let is_source = sources.values().any(|s| s.literal == i);
+            if is_source {
+                // Key arguments must not read another value.
+                let own: Vec<Sym> = sources
+                    .iter()
+                    .filter(|(_, s)| s.literal == i)
+                    .map(|(v, _)| *v)
+                    .collect();
+                for v in vars.iter().filter(|v| !own.contains(v)) {
+                    sources.remove(v);
+                }
+                continue;
+            }
+            let reads: Vec<Sym> = vars
+                .iter()
+                .copied()
+                .filter(|v| sources.contains_key(v))
+                .collect();
+            if reads.is_empty() {
+                continue;
+            }
+            let ok = match lit {
+                Literal::Pos(t) if is_static_call(t) => t
+                    .args()
+                    .iter()
+                    .all(|a| a.is_ground() || matches!(a, Term::Var(v) if sources.contains_key(v))),
+                _ => false,
+            };
+            if !ok {
+                for v in reads {
+                    sources.remove(&v);
+                }
+            }
+        }
+        if sources.len() == before {
+            break;
+        }
+    }
+    let calls: Vec<usize> = rule
+        .body
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            let mut n = 0;
+            l.for_each_var(&mut |v| n += usize::from(sources.contains_key(&v)));
+            n > 0 && !sources.values().any(|s| s.literal == *i)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let joins = calls.iter().any(|&i| {
+        let mut n = HashSet::new();
+        rule.body[i].for_each_var(&mut |v| {
+            if sources.contains_key(&v) {
+                n.insert(v);
+            }
+        });
+        n.len() >= 2
+    });
+    if !joins {
+        return None;
+    }
+
+    let head_name = symbols.name(rule.head.name()?).to_string();
+    let mut out: Vec<Rule> = Vec::new();
+    let mut body: Vec<Literal> = Vec::new();
+    for (i, lit) in rule.body.iter().enumerate() {
+        if calls.contains(&i) {
+            let Literal::Pos(call) = lit else {
+                return None;
+            };
+            let context: Vec<Literal> = rule
+                .body
+                .iter()
+                .filter(|l| match l {
+                    Literal::Pos(t) | Literal::Not(t) => is_static_call(t),
+                    Literal::Distinct(..) => true,
+                    _ => false,
+                })
+                .cloned()
+                .collect();
+            let joined = split_call(
+                game, call, &sources, &context, &head_name, symbols, names, &mut out,
+            )?;
+            body.push(Literal::Pos(joined));
+        } else if let Some((_, s)) = sources.iter().find(|(_, s)| s.literal == i) {
+            body.push(Literal::Pos(has_atom(s, symbols, names)));
+        } else {
+            body.push(lit.clone());
+        }
+    }
+    out.push(Rule {
+        head: rule.head.clone(),
+        body,
+        pos: rule.pos,
+    });
+    for r in &mut out {
+        r.pos = rule.pos;
+    }
+    Some(out)
+}
+
+/// The variables of `rule` bound by a `(true f)` literal at the one value
+/// position a [`Unique`] leaves, each read once in that literal and not in the
+/// head.
+fn value_sources(rule: &Rule, unique: &[Unique]) -> HashMap<Sym, Source> {
+    let mut head_vars = HashSet::new();
+    rule.head.for_each_var(&mut |v| {
+        head_vars.insert(v);
+    });
+    let mut found: HashMap<Sym, Source> = HashMap::new();
+    let mut twice: HashSet<Sym> = HashSet::new();
+    for (i, lit) in rule.body.iter().enumerate() {
+        let Literal::Pos(t) = lit else { continue };
+        if t.name() != Some(kw::TRUE) {
+            continue;
+        }
+        let Some(fluent) = t.args().first() else {
+            continue;
+        };
+        let Some(rel) = fluent.relation() else {
+            continue;
+        };
+        for u in unique.iter().filter(|u| u.fluent == rel) {
+            let values: Vec<usize> = (0..rel.arity).filter(|p| !u.key.contains(p)).collect();
+            let [value_pos] = values[..] else { continue };
+            let Term::Var(v) = fluent.args()[value_pos] else {
+                continue;
+            };
+            let mut count = 0;
+            fluent.for_each_var(&mut |w| count += usize::from(w == v));
+            if count != 1 || head_vars.contains(&v) {
+                continue;
+            }
+            if found.contains_key(&v) {
+                twice.insert(v);
+            }
+            found.insert(
+                v,
+                Source {
+                    literal: i,
+                    fluent: fluent.clone(),
+                    value_pos,
+                },
+            );
+        }
+    }
+    let mut readers: HashMap<Sym, usize> = HashMap::new();
+    for lit in &rule.body {
+        if let Literal::Pos(t) | Literal::Not(t) = lit {
+            if t.name() == Some(kw::TRUE) {
+                let mut vs = HashSet::new();
+                t.for_each_var(&mut |v| {
+                    vs.insert(v);
+                });
+                for v in vs {
+                    *readers.entry(v).or_default() += 1;
+                }
+            }
+        }
+    }
+    found.retain(|v, _| !twice.contains(v) && readers.get(v) == Some(&1));
+    found
+}
+
+/// `(has_f k1 ... kn)`: the fluent of `s` holds some value at its key.
+fn has_atom(s: &Source, symbols: &mut Symbols, names: &mut Names) -> Term {
+    let rel = s
+        .fluent
+        .relation()
+        .expect("a fluent literal has a relation");
+    let key_args: Vec<Term> = s
+        .fluent
+        .args()
+        .iter()
+        .enumerate()
+        .filter(|(p, _)| *p != s.value_pos)
+        .map(|(_, a)| a.clone())
+        .collect();
+    let name = match names.has.get(&(rel, s.value_pos)) {
+        Some(n) => *n,
+        None => {
+            let base = format!("has_{}", symbols.name(rel.name));
+            let name = names.fresh(symbols, &base);
+            let vars: Vec<Term> = (0..rel.arity).map(|_| names.var(symbols)).collect();
+            let key_vars: Vec<Term> = vars
+                .iter()
+                .enumerate()
+                .filter(|(p, _)| *p != s.value_pos)
+                .map(|(_, v)| v.clone())
+                .collect();
+            names.has_rules.push(Rule {
+                head: atom(name, key_vars),
+                body: vec![Literal::Pos(Term::Func(
+                    kw::TRUE,
+                    vec![Term::Func(rel.name, vars)],
+                ))],
+                pos: Default::default(),
+            });
+            names.has.insert((rel, s.value_pos), name);
+            name
+        }
+    };
+    atom(name, key_args)
+}
+
+fn atom(name: Sym, args: Vec<Term>) -> Term {
+    if args.is_empty() {
+        Term::Const(name)
+    } else {
+        Term::Func(name, args)
+    }
+}
+
+fn is_keyword(s: Sym) -> bool {
+    s == kw::TRUE || s == kw::DOES || s == kw::DISTINCT || s == kw::NOT || s == kw::OR
+}
+
+/// One disjunct of an unfolded call: its literals and the bindings made.
+#[derive(Clone)]
+struct Disjunct {
+    lits: Vec<(Literal, usize)>,
+    subst: HashMap<Sym, Term>,
+}
+
+/// Splits the static call `call` (its value variables in `sources`): pushes the
+/// part and join rules to `out` and returns the atom that replaces the call.
+#[allow(clippy::too_many_arguments)]
+fn split_call(
+    game: &Game,
+    call: &Term,
+    sources: &HashMap<Sym, Source>,
+    context: &[Literal],
+    head_name: &str,
+    symbols: &mut Symbols,
+    names: &mut Names,
+    out: &mut Vec<Rule>,
+) -> Option<Term> {
+    let values: Vec<Sym> = {
+        let mut vs = Vec::new();
+        call.for_each_var(&mut |v| {
+            if !vs.contains(&v) {
+                vs.push(v)
+            }
+        });
+        vs
+    };
+    let disjuncts = unfold(game, call, &values, symbols, names)?;
+    // The join's arguments: the key variables of every value's fluent.
+    let mut key_vars: Vec<Sym> = Vec::new();
+    for v in &values {
+        let s = &sources[v];
+        for (p, a) in s.fluent.args().iter().enumerate() {
+            if p != s.value_pos {
+                a.for_each_var(&mut |k| {
+                    if !key_vars.contains(&k) {
+                        key_vars.push(k)
+                    }
+                });
+            }
+        }
+    }
+    // The rule's static literals over those keys only (sudoku's `(succ ?i
+    // ?i2)` placing a box's cells) bound the join as they bound the rule.
+    let context: Vec<Literal> = context
+        .iter()
+        .filter(|l| {
+            let mut inside = true;
+            l.for_each_var(&mut |v| inside &= key_vars.contains(&v));
+            inside
+        })
+        .cloned()
+        .collect();
+    let joined_name = names.fresh(symbols, &format!("{head_name}_split"));
+    let joined = atom(
+        joined_name,
+        key_vars.iter().map(|v| Term::Var(*v)).collect(),
+    );
+    for d in disjuncts {
+        let lits: Vec<Literal> = d.lits.iter().map(|(l, _)| apply_lit(l, &d.subst)).collect();
+        // Each value's image: a variable of its own, or a ground term.
+        let mut images: HashMap<Sym, Term> = HashMap::new();
+        for v in &values {
+            let img = resolve(&Term::Var(*v), &d.subst);
+            match &img {
+                Term::Var(w) if images.values().any(|i| i == &Term::Var(*w)) => return None,
+                Term::Var(_) => {}
+                t if t.is_ground() => {}
+                _ => return None,
+            }
+            images.insert(*v, img);
+        }
+        let image_vars: HashMap<Sym, Sym> = images
+            .iter()
+            .filter_map(|(v, i)| match i {
+                Term::Var(w) => Some((*w, *v)),
+                _ => None,
+            })
+            .collect();
+        // Literals linked by shared variables form groups; each may read one
+        // value at most.
+        let groups = components(&lits);
+        let mut part_of: HashMap<Sym, Vec<Literal>> = HashMap::new();
+        let mut common: Vec<Literal> = Vec::new();
+        for g in groups {
+            let mut owners = HashSet::new();
+            for &i in &g {
+                lits[i].for_each_var(&mut |w| {
+                    if let Some(v) = image_vars.get(&w) {
+                        owners.insert(*v);
+                    }
+                });
+            }
+            match owners.len() {
+                0 => common.extend(g.iter().map(|&i| lits[i].clone())),
+                1 => {
+                    let v = *owners.iter().next().expect("one owner");
+                    part_of
+                        .entry(v)
+                        .or_default()
+                        .extend(g.iter().map(|&i| lits[i].clone()));
+                }
+                _ => return None,
+            }
+        }
+        let mut join_body: Vec<Literal> = Vec::new();
+        for v in &values {
+            let s = &sources[v];
+            let mut fluent_args = s.fluent.args().to_vec();
+            fluent_args[s.value_pos] = images[v].clone();
+            let fluent = Term::Func(s.fluent.name()?, fluent_args);
+            let part_keys: Vec<Term> = {
+                let mut ks = Vec::new();
+                fluent.for_each_var(&mut |k| {
+                    if key_vars.contains(&k) && !ks.contains(&Term::Var(k)) {
+                        ks.push(Term::Var(k))
+                    }
+                });
+                ks
+            };
+            let mut part_body = vec![Literal::Pos(Term::Func(kw::TRUE, vec![fluent]))];
+            part_body.extend(part_of.remove(v).unwrap_or_default());
+            let part = names.part(symbols, head_name, part_keys, part_body, out);
+            join_body.push(Literal::Pos(part));
+        }
+        join_body.extend(common);
+        join_body.extend(context.iter().cloned());
+        out.push(Rule {
+            head: joined.clone(),
+            body: join_body,
+            pos: Default::default(),
+        });
+    }
+    Some(joined)
+}
+
+/// The disjunctive normal form of the static call `call` over its definition,
+/// unfolded until every literal reads at most one of `values` (through the
+/// bindings); `None` when that cannot be reached within the limits, or a
+/// negative literal reads two values.
+fn unfold(
+    game: &Game,
+    call: &Term,
+    values: &[Sym],
+    symbols: &mut Symbols,
+    names: &mut Names,
+) -> Option<Vec<Disjunct>> {
+    let mut done: Vec<Disjunct> = Vec::new();
+    let mut todo = vec![Disjunct {
+        lits: vec![(Literal::Pos(call.clone()), 0)],
+        subst: HashMap::new(),
+    }];
+    let mut unfolds = 0;
+    while let Some(d) = todo.pop() {
+        if done.len() + todo.len() > MAX_DISJUNCTS {
+            return None;
+        }
+        // The value variables' images, to count what a literal reads.
+        let images: HashSet<Sym> = values
+            .iter()
+            .flat_map(|v| resolve(&Term::Var(*v), &d.subst).vars())
+            .collect();
+        let reads = |l: &Literal| {
+            let mut n = HashSet::new();
+            apply_lit(l, &d.subst).for_each_var(&mut |w| {
+                if images.contains(&w) {
+                    n.insert(w);
+                }
+            });
+            n.len()
+        };
+        let Some(at) = d.lits.iter().position(|(l, _)| reads(l) >= 2) else {
+            done.push(d);
+            continue;
+        };
+        let (lit, depth) = d.lits[at].clone();
+        let Literal::Pos(t) = apply_lit(&lit, &d.subst) else {
+            return None;
+        };
+        let rel = t.relation()?;
+        if depth >= MAX_DEPTH
+            || game.relations.get(&rel) != Some(&Phase::Static)
+            || is_keyword(rel.name)
+        {
+            return None;
+        }
+        for rule in game.rules.iter().filter(|r| r.head.relation() == Some(rel)) {
+            unfolds += 1;
+            if unfolds > MAX_UNFOLDS {
+                return None;
+            }
+            let rule = rename(rule, symbols, names);
+            let mut subst = d.subst.clone();
+            if !unify(&t, &rule.head, &mut subst) {
+                continue;
+            }
+            let mut lits = d.lits.clone();
+            lits.remove(at);
+            lits.extend(rule.body.into_iter().map(|l| (l, depth + 1)));
+            todo.push(Disjunct { lits, subst });
+        }
+    }
+    Some(done)
+}
+
+/// `rule` with fresh variables.
+fn rename(rule: &Rule, symbols: &mut Symbols, names: &mut Names) -> Rule {
+    let mut map: HashMap<Sym, Term> = HashMap::new();
+    for v in rule.vars() {
+        map.insert(v, names.var(symbols));
+    }
+    Rule {
+        head: apply(&rule.head, &map),
+        body: rule.body.iter().map(|l| apply_lit(l, &map)).collect(),
+        pos: rule.pos,
+    }
+}
+
+fn resolve(t: &Term, s: &HashMap<Sym, Term>) -> Term {
+    match t {
+        Term::Var(v) => match s.get(v) {
+            Some(b) => resolve(b, s),
+            None => t.clone(),
+        },
+        Term::Const(_) => t.clone(),
+        Term::Func(f, args) => Term::Func(*f, args.iter().map(|a| resolve(a, s)).collect()),
+    }
+}
+
+fn apply(t: &Term, s: &HashMap<Sym, Term>) -> Term {
+    resolve(t, s)
+}
+
+fn apply_lit(l: &Literal, s: &HashMap<Sym, Term>) -> Literal {
+    match l {
+        Literal::Pos(t) => Literal::Pos(apply(t, s)),
+        Literal::Not(t) => Literal::Not(apply(t, s)),
+        Literal::Distinct(a, b) => Literal::Distinct(apply(a, s), apply(b, s)),
+        Literal::Equal(a, b) => Literal::Equal(apply(a, s), apply(b, s)),
+        Literal::Or(ls) => Literal::Or(ls.iter().map(|l| apply_lit(l, s)).collect()),
+        Literal::And(ls) => Literal::And(ls.iter().map(|l| apply_lit(l, s)).collect()),
+    }
+}
+
+fn occurs(v: Sym, t: &Term, s: &HashMap<Sym, Term>) -> bool {
+    match resolve(t, s) {
+        Term::Var(w) => w == v,
+        Term::Const(_) => false,
+        Term::Func(_, args) => args.iter().any(|a| occurs(v, a, s)),
+    }
+}
+
+fn unify(a: &Term, b: &Term, s: &mut HashMap<Sym, Term>) -> bool {
+    let (a, b) = (resolve(a, s), resolve(b, s));
+    match (&a, &b) {
+        (Term::Var(x), Term::Var(y)) if x == y => true,
+        (Term::Var(v), t) | (t, Term::Var(v)) => {
+            if occurs(*v, t, s) {
+                return false;
+            }
+            s.insert(*v, t.clone());
+            true
+        }
+        (Term::Const(x), Term::Const(y)) => x == y,
+        (Term::Func(f, xs), Term::Func(g, ys)) => {
+            f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| unify(x, y, s))
+        }
+        _ => false,
+    }
+}
+
+/// The groups of `lits` linked by shared variables (indices).
+fn components(lits: &[Literal]) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..lits.len()).collect();
+    fn find(p: &mut [usize], i: usize) -> usize {
+        let mut i = i;
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    let mut first: HashMap<Sym, usize> = HashMap::new();
+    for (i, l) in lits.iter().enumerate() {
+        let mut vars = Vec::new();
+        l.for_each_var(&mut |v| vars.push(v));
+        for v in vars {
+            match first.get(&v) {
+                Some(&j) => {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[a] = b;
+                }
+                None => {
+                    first.insert(v, i);
+                }
+            }
+        }
+    }
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..lits.len() {
+        let r = find(&mut parent, i);
+        groups.entry(r).or_default().push(i);
+    }
+    let mut out: Vec<Vec<usize>> = groups.into_values().collect();
+    out.sort();
+    out
+}
+
+/// The keyword relations every engine reads.
+const PLAY_AND_GOALS: [Sym; 8] = [
+    kw::ROLE,
+    kw::INIT,
+    kw::LEGAL,
+    kw::NEXT,
+    kw::GOAL,
+    kw::TERMINAL,
+    kw::BASE,
+    kw::INPUT,
+];
+
+/// The rules of the relations `roots` reach through the bodies; the rules of
+/// relations nothing among them reads are dropped.
+pub fn reachable(rules: Vec<Rule>, roots: &[Sym]) -> Vec<Rule> {
+    let mut by_head: HashMap<Sym, Vec<usize>> = HashMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        if let Some(n) = r.head.name() {
+            by_head.entry(n).or_default().push(i);
+        }
+    }
+    let mut keep = vec![false; rules.len()];
+    let mut todo: Vec<Sym> = roots.to_vec();
+    let mut seen: HashSet<Sym> = todo.iter().copied().collect();
+    while let Some(n) = todo.pop() {
+        for &i in by_head.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
+            keep[i] = true;
+            let mut read = Vec::new();
+            for l in &rules[i].body {
+                collect_names(l, &mut read);
+            }
+            for m in read {
+                if seen.insert(m) {
+                    todo.push(m);
+                }
+            }
+        }
+    }
+    rules
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// The relation names a literal reads (through `true` and `not`).
+fn collect_names(l: &Literal, out: &mut Vec<Sym>) {
+    match l {
+        Literal::Pos(t) | Literal::Not(t) => {
+            if let Some(n) = t.name() {
+                out.push(n);
+            }
+        }
+        Literal::Or(ls) | Literal::And(ls) => ls.iter().for_each(|l| collect_names(l, out)),
+        Literal::Distinct(..) | Literal::Equal(..) => {}
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{split, Unique};
+    use crate::gdl::{parse, Game, Relation, Term};
+    use crate::reasoner::{Prover, StateMachine};
+
+    /// A row of three cells to fill with the digits 1-3, judged at the end by
+    /// sudoku's `exactlyOne` in miniature.
+    pub(crate) const ROW: &str = "(role p)
+        (index 1) (index 2) (index 3) (eq 1 1) (eq 2 2) (eq 3 3)
+        (<= (legal p (play ?j ?m)) (index ?m) (empty ?j))
+        (<= (empty ?j) (index ?j)
+            (not (true (mark ?j 1))) (not (true (mark ?j 2))) (not (true (mark ?j 3))))
+        (<= (next (mark ?j ?m)) (does p (play ?j ?m)))
+        (<= (next (mark ?j ?m)) (true (mark ?j ?m)))
+        (<= open (empty ?j))
+        (<= terminal (not open))
+        (<= (first ?z ?x1 ?x2 ?x3) (eq ?z ?x1) (index ?x2) (index ?x3)
+            (not (eq ?z ?x2)) (not (eq ?z ?x3)))
+        (<= (one ?z ?x1 ?x2 ?x3) (first ?z ?x1 ?x2 ?x3))
+        (<= (one ?z ?x1 ?x2 ?x3) (first ?z ?x2 ?x1 ?x3))
+        (<= (one ?z ?x1 ?x2 ?x3) (first ?z ?x3 ?x1 ?x2))
+        (<= good (true (mark 1 ?a)) (true (mark 2 ?b)) (true (mark 3 ?c))
+            (one 1 ?a ?b ?c) (one 2 ?a ?b ?c) (one 3 ?a ?b ?c))
+        (<= (goal p 100) good)
+        (<= (goal p 0) (not good))";
+
+    pub(crate) fn row() -> (Game, Vec<Unique>) {
+        let game = Game::new(parse(ROW, "row.kif").unwrap()).unwrap();
+        let mark = game.symbols.get("mark").unwrap();
+        let unique = vec![Unique {
+            fluent: Relation {
+                name: mark,
+                arity: 2,
+            },
+            key: vec![0],
+        }];
+        (game, unique)
+    }
+
+    /// The split game no longer reads `one` or `first`, and agrees with the
+    /// game as written on every state reachable (all 64 partial fills):
+    /// legal moves, terminal, goals.
+    #[test]
+    fn a_split_game_plays_as_written() {
+        let (game, unique) = row();
+        let (split_game, rels) = split(&game, &unique).expect("the goal splits");
+        let names: Vec<&str> = rels.iter().map(|r| game.symbols.name(r.name)).collect();
+        assert_eq!(names, ["good"]);
+        for dropped in ["one", "first"] {
+            let sym = game.symbols.get(dropped).unwrap();
+            assert!(split_game.rules.iter().all(|r| r.head.name() != Some(sym)));
+        }
+        let (a, b) = (Prover::new(game), Prover::new(split_game));
+        let mut todo: Vec<Vec<Term>> = vec![Vec::new()];
+        let mut seen = 0;
+        while let Some(path) = todo.pop() {
+            let play = |m: &Prover| {
+                let mut s = m.initial_state();
+                for t in &path {
+                    let mut moves = Vec::new();
+                    m.legal_moves(&s, 0, &mut moves);
+                    let mv = moves.into_iter().find(|mv| m.move_term(mv) == *t).unwrap();
+                    s = m.next_state(&s, &[mv]);
+                }
+                s
+            };
+            let (sa, sb) = (play(&a), play(&b));
+            seen += 1;
+            assert_eq!(a.is_terminal(&sa), b.is_terminal(&sb));
+            assert_eq!(a.goal_values(&sa, 0), b.goal_values(&sb, 0), "{path:?}");
+            let terms = |m: &Prover, s| {
+                let mut moves = Vec::new();
+                m.legal_moves(s, 0, &mut moves);
+                let mut t: Vec<Term> = moves.iter().map(|mv| m.move_term(mv)).collect();
+                t.sort_by_key(|t| format!("{t:?}"));
+                t
+            };
+            let moves = terms(&a, &sa);
+            assert_eq!(moves, terms(&b, &sb));
+            // Cells in order, so each partial fill is reached once.
+            for t in moves {
+                let cell = format!("{:?}", t.args()[0]);
+                let filled = path.iter().filter(|p| format!("{:?}", p.args()[0]) >= cell);
+                if filled.count() == 0 {
+                    let mut next = path.clone();
+                    next.push(t);
+                    todo.push(next);
+                }
+            }
+        }
+        assert_eq!(seen, 64);
+    }
+
+    /// Without the invariant nothing splits.
+    #[test]
+    fn nothing_splits_without_an_invariant() {
+        let (game, _) = row();
+        assert!(split(&game, &[]).is_none());
+    }
+}
