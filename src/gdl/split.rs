@@ -344,7 +344,15 @@ fn value_sources(rule: &Rule, unique: &[Unique]) -> HashMap<Sym, Source> {
             }
         }
     }
-    found.retain(|v, _| !twice.contains(v) && readers.get(v) == Some(&1));
+    // A fluent literal binds one value at most (two invariants over the same
+    // fluent could each name a value of it).
+    let mut per_literal: HashMap<usize, usize> = HashMap::new();
+    for s in found.values() {
+        *per_literal.entry(s.literal).or_default() += 1;
+    }
+    found.retain(|v, s| {
+        !twice.contains(v) && readers.get(v) == Some(&1) && per_literal[&s.literal] == 1
+    });
     found
 }
 
