@@ -125,6 +125,29 @@ pub fn run(
     tx: mpsc::Sender<Event>,
 ) {
     let start = Instant::now();
+    let times = || Times {
+        ground_s: 0.0,
+        solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
+    };
+    // The ground rules behind the goal distances and the goal support; the
+    // solver has made the game ground within these limits (`asp::prepare`).
+    let ground = ground::ground(&game, &crate::reasoner::rewrite::default_limits()).ok();
+    // Every state a line reaches holds only atoms of the grounder's relaxed
+    // model (negation left out): without a goal above 0 there, no plan
+    // scores above 0, whatever its length (slidingpieces' goal names cells
+    // its board does not have).
+    if let Some(g) = &ground {
+        if best_goal_in_reach(&game, g) == Some(0) {
+            let outcome = Outcome::NoPlan {
+                horizon: max_steps,
+                message: "no plan reaches a goal above 0 (none is derivable in any \
+                          state, even with negation left out)"
+                    .to_string(),
+            };
+            let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+            return;
+        }
+    }
     // In auto the clingo workers have the machine to themselves first: most
     // games they solve in a second or two, with proofs the search cannot give.
     while start.elapsed() < delay {
@@ -133,15 +156,8 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let times = || Times {
-        ground_s: 0.0,
-        solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
-    };
     let blockers = blockers::blockers(&game);
     let bound = bounds::find(&game);
-    // The ground rules behind the goal distances and the goal support; the
-    // solver has made the game ground within these limits (`asp::prepare`).
-    let ground = ground::ground(&game, &crate::reasoner::rewrite::default_limits()).ok();
     let distances = ground.as_ref().and_then(|g| Distances::new(&game, g));
     let support = ground
         .as_ref()
@@ -231,6 +247,26 @@ pub fn run(
         }
     };
     let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+}
+
+/// The highest goal value of the first role among the atoms of the relaxed
+/// model `g` (0 when it has none); `None` when a value is no number.
+fn best_goal_in_reach(game: &Game, g: &ground::GroundProgram) -> Option<u8> {
+    let role = game.roles.first()?;
+    let role = g.pool.find_term(role);
+    let mut best = 0u8;
+    for &a in &g.atoms {
+        if g.pool.functor(a) != crate::gdl::kw::GOAL {
+            continue;
+        }
+        let args = g.pool.args(a);
+        if args.len() != 2 || Some(args[0]) != role {
+            continue;
+        }
+        let value: u8 = game.symbols.name(g.pool.functor(args[1])).parse().ok()?;
+        best = best.max(value);
+    }
+    Some(best)
 }
 
 struct Visit<'a> {
