@@ -663,16 +663,22 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
     assert_eq!(asp::verify::replay(&prover, &plan), Ok(100));
 }
 
-/// The 81 moves filling a 9 x 9 sudoku row by row, `digit(i, j)` in the
-/// cell of row `i` and column `j` (from 0).
-fn sudoku_fill(game: &Game, digit: &dyn Fn(usize, usize) -> usize) -> Vec<Term> {
-    let moves: Vec<String> = (0..81)
-        .map(|k| {
-            let (i, j) = (k / 9, k % 9);
-            format!("(play {} {} {})", i + 1, j + 1, digit(i, j))
-        })
-        .collect();
-    plan_terms(game, &moves)
+/// `prover` on the corpus sudoku `game` scores a valid fill 100 and one
+/// whose columns repeat digits 0 (the 81 moves fill row by row).
+fn judges_sudoku_fills(game: &Game, prover: &Prover) {
+    let fill = |digit: &dyn Fn(usize, usize) -> usize| -> Vec<Term> {
+        let moves: Vec<String> = (0..81)
+            .map(|k| {
+                let (i, j) = (k / 9, k % 9);
+                format!("(play {} {} {})", i + 1, j + 1, digit(i, j))
+            })
+            .collect();
+        plan_terms(game, &moves)
+    };
+    let valid = fill(&|i, j| (3 * (i % 3) + i / 3 + j) % 9 + 1);
+    assert_eq!(asp::verify::replay(prover, &valid), Ok(100));
+    let rows_only = fill(&|_, j| j + 1);
+    assert_eq!(asp::verify::replay(prover, &rows_only), Ok(0));
 }
 
 /// The corpus's sudoku (an empty grid, only the final state judged): its
@@ -698,12 +704,7 @@ fn unique_values_split_the_goal_and_the_search_fills_the_grid() {
     assert_eq!(prepared.unique[0].key, [0, 1]);
     // The split rules judge a valid fill and one whose columns repeat digits
     // as the rules as written do.
-    let split = Prover::new(prepared.game.clone());
-    let fill = |digit: &dyn Fn(usize, usize) -> usize| sudoku_fill(&game, digit);
-    let valid = fill(&|i, j| (3 * (i % 3) + i / 3 + j) % 9 + 1);
-    assert_eq!(asp::verify::replay(&split, &valid), Ok(100));
-    let rows_only = fill(&|_, j| j + 1);
-    assert_eq!(asp::verify::replay(&split, &rows_only), Ok(0));
+    judges_sudoku_fills(&game, &Prover::new(prepared.game.clone()));
     let options = SolveOptions {
         timeout: Some(Duration::from_secs(300)),
         ..opts(Mode::Search)
@@ -745,12 +746,10 @@ fn the_prover_runs_a_game_that_no_engine_grounds() {
     let note = prepared.note.clone().expect("the game is rewritten");
     assert!(prepared.prover_only && prepared.too_big.is_some(), "{note}");
     assert!(note.contains("exactlyOne/10"), "{note}");
-    let prover = prepared.prover.expect("built while preparing");
-    let fill = |digit: &dyn Fn(usize, usize) -> usize| sudoku_fill(&game, digit);
-    let valid = fill(&|i, j| (3 * (i % 3) + i / 3 + j) % 9 + 1);
-    assert_eq!(asp::verify::replay(&prover, &valid), Ok(100));
-    let rows_only = fill(&|_, j| j + 1);
-    assert_eq!(asp::verify::replay(&prover, &rows_only), Ok(0));
+    judges_sudoku_fills(
+        &game,
+        prepared.prover.as_ref().expect("built while preparing"),
+    );
 
     let quick = SolveOptions {
         timeout: Some(Duration::from_secs(3)),

@@ -110,14 +110,10 @@ impl Distances {
         }
 
         // 3. The `true` atoms goal 100 reaches through positive literals.
-        let role = game.roles.first()?;
-        let role = pool.find_term(role)?;
-        let goal = (0..n as AtomId).find(|&a| {
-            functor(a) == kw::GOAL
-                && arg(a, 0) == role
-                && pool.is_const(arg(a, 1))
-                && game.symbols.name(pool.functor(arg(a, 1))) == "100"
-        })?;
+        let (goal, _) = g
+            .first_role_goals(game)
+            .into_iter()
+            .find(|(_, v)| *v == "100")?;
         let mut rules_of: HashMap<AtomId, Vec<usize>> = HashMap::new();
         for (i, r) in g.rules.iter().enumerate() {
             rules_of.entry(r.head).or_default().push(i);

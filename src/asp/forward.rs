@@ -252,21 +252,9 @@ pub fn run(
 /// The highest goal value of the first role among the atoms of the relaxed
 /// model `g` (0 when it has none); `None` when a value is no number.
 fn best_goal_in_reach(game: &Game, g: &ground::GroundProgram) -> Option<u8> {
-    let role = game.roles.first()?;
-    let role = g.pool.find_term(role);
-    let mut best = 0u8;
-    for &a in &g.atoms {
-        if g.pool.functor(a) != crate::gdl::kw::GOAL {
-            continue;
-        }
-        let args = g.pool.args(a);
-        if args.len() != 2 || Some(args[0]) != role {
-            continue;
-        }
-        let value: u8 = game.symbols.name(g.pool.functor(args[1])).parse().ok()?;
-        best = best.max(value);
-    }
-    Some(best)
+    g.first_role_goals(game)
+        .into_iter()
+        .try_fold(0u8, |best, (_, v)| Some(best.max(v.parse().ok()?)))
 }
 
 struct Visit<'a> {

@@ -146,13 +146,10 @@ impl Support {
         }
 
         // Goal 100 and the rules it reaches.
-        let role = pool.find_term(game.roles.first()?)?;
-        let goal = (0..n as AtomId).find(|&a| {
-            functor(a) == kw::GOAL
-                && arg(a, 0) == role
-                && pool.is_const(arg(a, 1))
-                && game.symbols.name(pool.functor(arg(a, 1))) == "100"
-        })?;
+        let (goal, _) = g
+            .first_role_goals(game)
+            .into_iter()
+            .find(|(_, v)| *v == "100")?;
         let goal_rules = goal_rules(g, goal)?;
         let play: Vec<Rule> = g
             .rules

@@ -91,6 +91,25 @@ impl GroundProgram {
     pub fn atom(&self, t: TermId) -> Option<AtomId> {
         self.atom_of.get(&t).copied()
     }
+
+    /// The `(goal R V)` atoms of `game`'s first role with a constant `V`, and
+    /// the constant's name.
+    pub fn first_role_goals<'a>(&'a self, game: &'a Game) -> Vec<(AtomId, &'a str)> {
+        let Some(role) = game.roles.first().and_then(|r| self.pool.find_term(r)) else {
+            return Vec::new();
+        };
+        (0..self.atoms.len() as AtomId)
+            .filter_map(|a| {
+                let t = self.atoms[a as usize];
+                let args = self.pool.args(t);
+                let ours = self.pool.functor(t) == kw::GOAL
+                    && args.len() == 2
+                    && args[0] == role
+                    && self.pool.is_const(args[1]);
+                ours.then(|| (a, game.symbols.name(self.pool.functor(args[1]))))
+            })
+            .collect()
+    }
 }
 
 /// A rule's term with variables numbered and ground parts interned.
