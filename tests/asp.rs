@@ -146,6 +146,35 @@ fn fill_in_puzzle_is_solved_past_horizons_too_hard_to_refute() {
     assert_eq!(r.mode, Some(Mode::Full), "{}", r.message);
 }
 
+/// The lamp can be lit only while the room is not dark, and the room stays
+/// dark: goal 100 is out of reach from the start, which the search's goal
+/// support proves at once; the best goal, 50, is still to be found and
+/// proven, by searching every line again.
+const DARK_ROOM: &str = "(role p) (init dark) (init (step 0)) (succ 0 1) (succ 1 2)
+    (<= (legal p light) (not (true dark)))
+    (legal p wait)
+    (<= (next lit) (does p light))
+    (<= (next lit) (true lit))
+    (<= (next dark) (true dark))
+    (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+    (<= terminal (true (step 2)))
+    (<= (goal p 100) (true lit))
+    (<= (goal p 50) (not (true lit)))";
+
+#[test]
+fn lines_given_up_for_goal_100_are_searched_again_for_the_best_goal() {
+    let game = Game::new(parse(DARK_ROOM, "dark.kif").unwrap()).unwrap();
+    for mode in [Mode::Search, Mode::Full, Mode::Auto] {
+        let r = solve_checked(&game, mode);
+        assert_eq!(
+            (r.status, r.goal, r.proven),
+            (Status::Solved, Some(50), Proven::BestGoal),
+            "{mode:?}: {}",
+            r.message
+        );
+    }
+}
+
 #[test]
 fn best_goal_when_100_is_out_of_reach() {
     let game = load(&common::puzzle_path("best-goal"));

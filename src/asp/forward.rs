@@ -196,6 +196,7 @@ pub fn run(
         bound,
         distances,
         support,
+        alone,
         stop: &stop,
         progress,
         tx: &tx,
@@ -263,6 +264,8 @@ struct Visit<'a> {
     bound: Option<Bound>,
     distances: Option<Distances>,
     support: Option<Support>,
+    /// The search is the only worker: its answer is the solver's.
+    alone: bool,
     stop: &'a AtomicBool,
     progress: bool,
     tx: &'a mpsc::Sender<Event>,
@@ -291,6 +294,7 @@ impl MachineVisitor for Visit<'_> {
             support: self.support.as_ref(),
             analysed: 0,
             dead: 0,
+            pruned: false,
             duals: Vec::new(),
             bound: self.bound,
             tx: self.tx,
@@ -366,6 +370,21 @@ impl MachineVisitor for Visit<'_> {
                         eprintln!("[search] the focused search failed: every move from now on");
                     }
                     dfs.focus = false;
+                    dfs.failed.clear();
+                    dfs.path.clear();
+                }
+                // Alone, the search must also answer for the goals below
+                // 100: the lines given up for goal 100 are searched again,
+                // every one of them.
+                Search::Failed { .. } if dfs.pruned && self.alone => {
+                    if self.progress {
+                        eprintln!(
+                            "[search] goal 100 is out of reach: every line again, for the best goal below it"
+                        );
+                    }
+                    dfs.support = None;
+                    dfs.bound = None;
+                    dfs.pruned = false;
                     dfs.failed.clear();
                     dfs.path.clear();
                 }
@@ -520,6 +539,9 @@ struct Dfs<'a, M: StateMachine> {
     /// States the support analysed, and those it found dead ends.
     analysed: u64,
     dead: u64,
+    /// Some line was given up because goal 100 is out of its reach (by the
+    /// support or the bound): what it would score below 100 is not known.
+    pruned: bool,
     /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
     focus: bool,
     /// The move arguments whose values are each played once (see [`duals`]).
@@ -653,6 +675,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                         // Goal 100 is out of reach; what lines from here
                         // would score below it is not known.
                         self.dead += 1;
+                        self.pruned = true;
                         self.fail(key, depth, true);
                         return Search::Failed { cut: true };
                     }
@@ -699,6 +722,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             }
             if self.out_of_reach(&next) {
                 cut = true;
+                self.pruned = true;
                 continue;
             }
             let g = self.goal(&next);
