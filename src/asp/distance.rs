@@ -42,17 +42,7 @@ impl Distances {
         let functor = |a: AtomId| pool.functor(g.atoms[a as usize]);
         let arg = |a: AtomId, i: usize| pool.args(g.atoms[a as usize])[i];
 
-        // The `legal` atom of each `does` atom.
-        let mut legal_of: HashMap<AtomId, AtomId> = HashMap::new();
-        for a in 0..n as AtomId {
-            if functor(a) == kw::DOES {
-                let t = pool.to_term(g.atoms[a as usize]);
-                let legal = Term::Func(kw::LEGAL, t.args().to_vec());
-                if let Some(l) = pool.find_term(&legal).and_then(|id| g.atom(id)) {
-                    legal_of.insert(a, l);
-                }
-            }
-        }
+        let legal_of = g.legal_of_does();
 
         // 1. h_add: a rule's body costs the sum of its positive atoms.
         let mut cost = vec![UNREACHED; n];
@@ -67,7 +57,7 @@ impl Distances {
                 if Some(p) == skip {
                     continue;
                 }
-                let p = legal_of.get(&p).copied().unwrap_or(p);
+                let p = legal_of[p as usize].unwrap_or(p);
                 let c = cost[p as usize];
                 if c == UNREACHED {
                     return UNREACHED;

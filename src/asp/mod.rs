@@ -288,7 +288,7 @@ fn split_by_invariants(
 ) -> Option<(rewrite::Rewritten, Vec<crate::gdl::split::Unique>)> {
     let play = Game::new(crate::gdl::Description {
         symbols: game.symbols.clone(),
-        rules: crate::gdl::split::reachable(
+        rules: crate::gdl::normal::keep_reached(
             game.rules.clone(),
             &[kw::ROLE, kw::INIT, kw::LEGAL, kw::NEXT, kw::TERMINAL],
         ),
@@ -302,25 +302,7 @@ fn split_by_invariants(
         .iter()
         .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
         .collect();
-    let uniques: Vec<String> = unique
-        .iter()
-        .map(|u| {
-            let args: Vec<String> = (0..u.fluent.arity)
-                .map(|i| {
-                    if u.key.contains(&i) {
-                        format!("K{i}")
-                    } else {
-                        "_".into()
-                    }
-                })
-                .collect();
-            format!(
-                "one ({} {}) per K",
-                game.symbols.name(u.fluent.name),
-                args.join(" ")
-            )
-        })
-        .collect();
+    let uniques: Vec<String> = unique.iter().map(|u| u.describe(&game.symbols)).collect();
     let note = format!(
         "splitting the joins of {} over fluents proven to hold one value ({})",
         names.join(", "),

@@ -35,14 +35,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::gdl::split::Unique;
 use crate::gdl::{kw, Game, Phase, Relation, Term};
-use crate::reasoner::ground::{AtomId, GroundProgram};
-
-/// A ground rule over local atom numbers: `head :- pos..., not neg...`.
-struct Rule {
-    head: u32,
-    pos: Vec<u32>,
-    neg: Vec<u32>,
-}
+use crate::reasoner::ground::{AtomId, GroundProgram, GroundRule};
 
 /// What an atom stands for in the relaxed reachability.
 #[derive(Clone, Copy, PartialEq)]
@@ -61,9 +54,9 @@ pub struct Support {
     /// Local atom numbers: `kind` and the rules over them.
     kind: Vec<Kind>,
     /// The rules of everything but goal 100, for the reachability.
-    play: Vec<Rule>,
+    play: Vec<GroundRule>,
     /// The rules goal 100 reaches, dependencies first (no `not` among them).
-    goal_rules: Vec<Rule>,
+    goal_rules: Vec<GroundRule>,
     goal: u32,
     fluents: Vec<Term>,
     index: HashMap<Term, u32>,
@@ -101,6 +94,7 @@ impl Support {
                 fluents.len() as u32 - 1
             })
         };
+        let legal_of = g.legal_of_does();
         let mut kind = vec![Kind::Other; n];
         for a in 0..n as AtomId {
             let f = functor(a);
@@ -108,12 +102,8 @@ impl Support {
                 kind[a as usize] = Kind::True(fluent(arg(a, 0), &mut fluents));
             } else if f == kw::NEXT {
                 kind[a as usize] = Kind::Next(fluent(arg(a, 0), &mut fluents));
-            } else if f == kw::DOES {
-                let t = pool.to_term(g.atoms[a as usize]);
-                let legal = Term::Func(kw::LEGAL, t.args().to_vec());
-                if let Some(l) = pool.find_term(&legal).and_then(|id| g.atom(id)) {
-                    kind[a as usize] = Kind::Does(l);
-                }
+            } else if let Some(l) = legal_of[a as usize] {
+                kind[a as usize] = Kind::Does(l);
             }
         }
         let mut true_atom = vec![None; fluents.len()];
@@ -151,15 +141,7 @@ impl Support {
             .into_iter()
             .find(|(_, v)| *v == "100")?;
         let goal_rules = goal_rules(g, goal)?;
-        let play: Vec<Rule> = g
-            .rules
-            .iter()
-            .map(|r| Rule {
-                head: r.head,
-                pos: r.pos.clone(),
-                neg: r.neg.clone(),
-            })
-            .collect();
+        let play = g.rules.clone();
 
         // Unique-value groups over the fluents.
         let mut group_key: HashMap<(Relation, Vec<Term>), u32> = HashMap::new();
@@ -386,7 +368,7 @@ impl Support {
 /// The rules `goal` reaches through their bodies, in an order that puts a
 /// rule after the rules of the atoms it reads (where the rules allow);
 /// `None` when one of them reads an atom through `not`.
-fn goal_rules(g: &GroundProgram, goal: AtomId) -> Option<Vec<Rule>> {
+fn goal_rules(g: &GroundProgram, goal: AtomId) -> Option<Vec<GroundRule>> {
     let mut rules_of: HashMap<AtomId, Vec<usize>> = HashMap::new();
     for (i, r) in g.rules.iter().enumerate() {
         rules_of.entry(r.head).or_default().push(i);
@@ -420,16 +402,7 @@ fn goal_rules(g: &GroundProgram, goal: AtomId) -> Option<Vec<Rule>> {
             order.push(i);
         }
     }
-    Some(
-        order
-            .into_iter()
-            .map(|i| Rule {
-                head: g.rules[i].head,
-                pos: g.rules[i].pos.clone(),
-                neg: Vec::new(),
-            })
-            .collect(),
-    )
+    Some(order.into_iter().map(|i| g.rules[i].clone()).collect())
 }
 
 #[cfg(test)]

@@ -295,31 +295,7 @@ fn relevant_rules(game: &Game) -> Vec<bool> {
         kw::INIT,
         kw::ROLE,
     ];
-    let mut by_name: HashMap<Sym, Vec<usize>> = HashMap::new();
-    for (i, r) in game.rules.iter().enumerate() {
-        if let Some(n) = r.head.name() {
-            by_name.entry(n).or_default().push(i);
-        }
-    }
-    let mut keep = vec![false; game.rules.len()];
-    let mut seen: HashSet<Sym> = HashSet::new();
-    let mut todo: Vec<Sym> = roots.to_vec();
-    while let Some(name) = todo.pop() {
-        if !seen.insert(name) {
-            continue;
-        }
-        for &i in by_name.get(&name).map(Vec::as_slice).unwrap_or(&[]) {
-            keep[i] = true;
-            for l in &game.rules[i].body {
-                if let Literal::Pos(t) | Literal::Not(t) = l {
-                    if let Some(n) = t.name() {
-                        todo.push(n);
-                    }
-                }
-            }
-        }
-    }
-    keep
+    crate::gdl::normal::reached(&game.rules, &roots)
 }
 
 /// Predicate name and whether it is timed, for every relation that is not a keyword.

@@ -347,7 +347,8 @@ fn eliminate_equal(mut rule: Rule) -> Option<Rule> {
     Some(rule)
 }
 
-fn map_literal(l: &Literal, f: &dyn Fn(&Term) -> Term) -> Literal {
+/// `l` with `f` applied to each of its terms.
+pub(crate) fn map_literal(l: &Literal, f: &dyn Fn(&Term) -> Term) -> Literal {
     match l {
         Literal::Pos(t) => Literal::Pos(f(t)),
         Literal::Not(t) => Literal::Not(f(t)),
@@ -494,6 +495,46 @@ impl DependencyGraph {
         }
         out
     }
+}
+
+/// Which of `rules` define a relation that the relations `roots` reach through
+/// rule bodies (positive and negative literals).
+pub fn reached(rules: &[Rule], roots: &[Sym]) -> Vec<bool> {
+    let mut by_head: HashMap<Sym, Vec<usize>> = HashMap::new();
+    for (i, r) in rules.iter().enumerate() {
+        if let Some(n) = r.head.name() {
+            by_head.entry(n).or_default().push(i);
+        }
+    }
+    fn names(l: &Literal, out: &mut Vec<Sym>) {
+        match l {
+            Literal::Pos(t) | Literal::Not(t) => out.extend(t.name()),
+            Literal::Or(ls) | Literal::And(ls) => ls.iter().for_each(|l| names(l, out)),
+            Literal::Distinct(..) | Literal::Equal(..) => {}
+        }
+    }
+    let mut keep = vec![false; rules.len()];
+    let mut seen: HashSet<Sym> = roots.iter().copied().collect();
+    let mut todo: Vec<Sym> = roots.to_vec();
+    while let Some(n) = todo.pop() {
+        for &i in by_head.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
+            keep[i] = true;
+            let mut read = Vec::new();
+            rules[i].body.iter().for_each(|l| names(l, &mut read));
+            todo.extend(read.into_iter().filter(|m| seen.insert(*m)));
+        }
+    }
+    keep
+}
+
+/// `rules` without those of relations that `roots` do not reach ([`reached`]).
+pub fn keep_reached(rules: Vec<Rule>, roots: &[Sym]) -> Vec<Rule> {
+    let keep = reached(&rules, roots);
+    rules
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, k)| k.then_some(r))
+        .collect()
 }
 
 /// Whether two atoms unify once their variables are renamed apart.

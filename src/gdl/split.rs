@@ -27,8 +27,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ast::{Description, Literal, Relation, Rule, Term};
-use super::normal::{Game, Phase};
+use super::ast::{is_input_keyword, Description, Literal, Relation, Rule, Term};
+use super::normal::{keep_reached, map_literal, Game, Phase};
 use super::symbol::{kw, Sym, Symbols};
 
 /// A fluent that holds at most one value per key: `(mark ?i ?j ?m)` with key
@@ -37,6 +37,26 @@ use super::symbol::{kw, Sym, Symbols};
 pub struct Unique {
     pub fluent: Relation,
     pub key: Vec<usize>,
+}
+
+impl Unique {
+    /// As in a note: `one (mark K0 K1 _) per K`.
+    pub fn describe(&self, symbols: &Symbols) -> String {
+        let args: Vec<String> = (0..self.fluent.arity)
+            .map(|i| {
+                if self.key.contains(&i) {
+                    format!("K{i}")
+                } else {
+                    "_".into()
+                }
+            })
+            .collect();
+        format!(
+            "one ({} {}) per K",
+            symbols.name(self.fluent.name),
+            args.join(" ")
+        )
+    }
 }
 
 /// The most disjuncts the unfolding of one static literal may give.
@@ -71,7 +91,7 @@ pub fn split(game: &Game, unique: &[Unique]) -> Option<(Game, Vec<Relation>)> {
         return None;
     }
     rules.extend(names.has_rules);
-    let rules = reachable(rules, &PLAY_AND_GOALS);
+    let rules = keep_reached(rules, &PLAY_AND_GOALS);
     let split = Game::new(Description {
         symbols,
         rules,
@@ -123,7 +143,7 @@ impl Names {
         let key = format!(
             "{:?}",
             (
-                keys.iter().map(|k| apply(k, &canon)).collect::<Vec<_>>(),
+                keys.iter().map(|k| resolve(k, &canon)).collect::<Vec<_>>(),
                 body.iter()
                     .map(|l| apply_lit(l, &canon))
                     .collect::<Vec<_>>()
@@ -173,8 +193,9 @@ fn split_rule(
         return None;
     }
     let is_static_call = |t: &Term| {
-        t.relation()
-            .is_some_and(|r| game.relations.get(&r) == Some(&Phase::Static) && !is_keyword(r.name))
+        t.relation().is_some_and(|r| {
+            game.relations.get(&r) == Some(&Phase::Static) && !is_input_keyword(r.name)
+        })
     };
     // Drop value variables read anywhere but their fluent literal and static
     // calls whose arguments are ground or value variables; dropping one may
@@ -405,10 +426,6 @@ fn atom(name: Sym, args: Vec<Term>) -> Term {
     }
 }
 
-fn is_keyword(s: Sym) -> bool {
-    s == kw::TRUE || s == kw::DOES || s == kw::DISTINCT || s == kw::NOT || s == kw::OR
-}
-
 /// One disjunct of an unfolded call: its literals and the bindings made.
 #[derive(Clone)]
 struct Disjunct {
@@ -593,7 +610,7 @@ fn unfold(
         let rel = t.relation()?;
         if depth >= MAX_DEPTH
             || game.relations.get(&rel) != Some(&Phase::Static)
-            || is_keyword(rel.name)
+            || is_input_keyword(rel.name)
         {
             return None;
         }
@@ -623,7 +640,7 @@ fn rename(rule: &Rule, symbols: &mut Symbols, names: &mut Names) -> Rule {
         map.insert(v, names.var(symbols));
     }
     Rule {
-        head: apply(&rule.head, &map),
+        head: resolve(&rule.head, &map),
         body: rule.body.iter().map(|l| apply_lit(l, &map)).collect(),
         pos: rule.pos,
     }
@@ -640,19 +657,8 @@ fn resolve(t: &Term, s: &HashMap<Sym, Term>) -> Term {
     }
 }
 
-fn apply(t: &Term, s: &HashMap<Sym, Term>) -> Term {
-    resolve(t, s)
-}
-
 fn apply_lit(l: &Literal, s: &HashMap<Sym, Term>) -> Literal {
-    match l {
-        Literal::Pos(t) => Literal::Pos(apply(t, s)),
-        Literal::Not(t) => Literal::Not(apply(t, s)),
-        Literal::Distinct(a, b) => Literal::Distinct(apply(a, s), apply(b, s)),
-        Literal::Equal(a, b) => Literal::Equal(apply(a, s), apply(b, s)),
-        Literal::Or(ls) => Literal::Or(ls.iter().map(|l| apply_lit(l, s)).collect()),
-        Literal::And(ls) => Literal::And(ls.iter().map(|l| apply_lit(l, s)).collect()),
-    }
+    map_literal(l, &|t| resolve(t, s))
 }
 
 fn occurs(v: Sym, t: &Term, s: &HashMap<Sym, Term>) -> bool {
@@ -730,53 +736,6 @@ const PLAY_AND_GOALS: [Sym; 8] = [
     kw::BASE,
     kw::INPUT,
 ];
-
-/// The rules of the relations `roots` reach through the bodies; the rules of
-/// relations nothing among them reads are dropped.
-pub fn reachable(rules: Vec<Rule>, roots: &[Sym]) -> Vec<Rule> {
-    let mut by_head: HashMap<Sym, Vec<usize>> = HashMap::new();
-    for (i, r) in rules.iter().enumerate() {
-        if let Some(n) = r.head.name() {
-            by_head.entry(n).or_default().push(i);
-        }
-    }
-    let mut keep = vec![false; rules.len()];
-    let mut todo: Vec<Sym> = roots.to_vec();
-    let mut seen: HashSet<Sym> = todo.iter().copied().collect();
-    while let Some(n) = todo.pop() {
-        for &i in by_head.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
-            keep[i] = true;
-            let mut read = Vec::new();
-            for l in &rules[i].body {
-                collect_names(l, &mut read);
-            }
-            for m in read {
-                if seen.insert(m) {
-                    todo.push(m);
-                }
-            }
-        }
-    }
-    rules
-        .into_iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(r, _)| r)
-        .collect()
-}
-
-/// The relation names a literal reads (through `true` and `not`).
-fn collect_names(l: &Literal, out: &mut Vec<Sym>) {
-    match l {
-        Literal::Pos(t) | Literal::Not(t) => {
-            if let Some(n) = t.name() {
-                out.push(n);
-            }
-        }
-        Literal::Or(ls) | Literal::And(ls) => ls.iter().for_each(|l| collect_names(l, out)),
-        Literal::Distinct(..) | Literal::Equal(..) => {}
-    }
-}
 
 #[cfg(test)]
 pub(crate) mod tests {

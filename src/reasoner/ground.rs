@@ -92,6 +92,22 @@ impl GroundProgram {
         self.atom_of.get(&t).copied()
     }
 
+    /// Each atom's `(legal R M)` atom when it is a `(does R M)` atom and the
+    /// relaxed model holds both (indexed by atom).
+    pub fn legal_of_does(&self) -> Vec<Option<AtomId>> {
+        self.atoms
+            .iter()
+            .map(|&t| {
+                if self.pool.functor(t) != kw::DOES {
+                    return None;
+                }
+                let does = self.pool.to_term(t);
+                let legal = Term::Func(kw::LEGAL, does.args().to_vec());
+                self.pool.find_term(&legal).and_then(|id| self.atom(id))
+            })
+            .collect()
+    }
+
     /// The `(goal R V)` atoms of `game`'s first role with a constant `V`, and
     /// the constant's name.
     pub fn first_role_goals<'a>(&'a self, game: &'a Game) -> Vec<(AtomId, &'a str)> {
