@@ -5,9 +5,11 @@
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 //! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
 //! - [`arena`]: a local game manager, in-process players and strength benchmarks.
+//! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
 
 pub mod arena;
 pub mod asp;
+pub mod cputime;
 pub mod gdl;
 pub mod player;
 pub mod reasoner;

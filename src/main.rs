@@ -75,8 +75,9 @@ enum Command {
         /// Threads of each in-process UCT player.
         #[arg(long, default_value_t = 1)]
         threads: usize,
-        /// In-process UCT players run exactly N iterations per move instead of
-        /// searching to the clock (reproducible matches).
+        /// In-process search players run exactly N iterations per move (uct;
+        /// mc: N playouts) instead of searching to the clock (reproducible
+        /// matches). The clocks are still enforced: give ones that fit.
         #[arg(long)]
         iterations: Option<u64>,
         /// In-process UCT players cut playouts off after N joint moves.
@@ -353,7 +354,7 @@ fn run(cli: Cli) -> Result<u8> {
                 engine,
                 max_steps,
                 uct_threads: threads,
-                uct_iterations: iterations,
+                iterations,
                 uct_playout_steps: playout_steps,
                 kif: Some(kif),
                 match_id: None,
@@ -734,9 +735,20 @@ fn bench(what: BenchCommand) -> Result<u8> {
                     if json {
                         println!("{}", serde_json::to_string(&r)?);
                     } else {
+                        let worst: Vec<String> = r
+                            .worst_reply_s
+                            .iter()
+                            .map(|(p, s)| format!("{p} {s:.3} s"))
+                            .collect();
                         println!(
-                            "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}",
-                            r.game, r.opponent, r.matches, r.mean_score, r.ci95, r.uct_errors
+                            "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}  worst reply: {}",
+                            r.game,
+                            r.opponent,
+                            r.matches,
+                            r.mean_score,
+                            r.ci95,
+                            r.uct_errors,
+                            worst.join(", ")
                         );
                     }
                 }

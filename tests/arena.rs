@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use common::{prover, puzzle_path};
@@ -21,13 +21,17 @@ use ggp_asp::arena::{
 use ggp_asp::gdl::{self, parser::parse_ground_terms, Term};
 use ggp_asp::reasoner::{Engine, StateMachine};
 
+/// A reproducible match: the search players run a fixed number of iterations
+/// (uct) or playouts (mc), so the clocks only need to fit that work on any
+/// machine, however slow or busy; whether a player answers within its clock
+/// is the subject of [`clock_driven_uct_answers_in_time_where_iterations_are_dear`].
 fn quick(seed: u64) -> MatchConfig {
     MatchConfig {
-        start_clock: Duration::from_millis(200),
-        play_clock: Duration::from_millis(200),
+        start_clock: Duration::from_secs(120),
+        play_clock: Duration::from_secs(120),
         seed,
         engine: Engine::Prover,
-        uct_iterations: Some(200),
+        iterations: Some(200),
         ..MatchConfig::default()
     }
 }
@@ -100,18 +104,11 @@ fn games_that_do_not_ground_are_played_on_rewritten_rules() {
         ("ruleDepthQuadratic", 50),
         ("sudoku", 4),
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/games")
-            .join(format!("{name}.kif"));
-        if !path.exists() {
-            eprintln!("skipped: {} is missing", path.display());
-            continue;
-        }
-        let g = gdl::load(&path).expect("the game loads");
+        let g = gdl::load(&common::corpus_game(name)).expect("the game loads");
         for engine in [Engine::Auto, Engine::Prover] {
             let cfg = MatchConfig {
                 engine,
-                uct_iterations: Some(iterations),
+                iterations: Some(iterations),
                 ..quick(1)
             };
             let rec = run_match(&g, vec![PlayerSpec::Uct], &cfg).expect("match runs");
@@ -119,6 +116,37 @@ fn games_that_do_not_ground_are_played_on_rewritten_rules() {
             assert!(rec.goals[0].1.is_some(), "{name} {engine:?}: {rec:?}");
             assert!(rec.errors.is_empty(), "{name} {engine:?}: {:?}", rec.errors);
         }
+    }
+}
+
+/// Clock-driven UCT (no iteration count) answers every move within its
+/// clock where one iteration is dear: the prover on mummymaze1p's rewritten
+/// rules runs a few hundred states a second, and a playout may take longer
+/// than the clock. The player checks its deadline before every step of a
+/// playout and of an expansion, and drops the playout it cuts, so it is late
+/// by one step at most; its margin (50 ms and a tenth of the clock) covers
+/// that on a machine several times slower, or shared with busy processes.
+#[test]
+fn clock_driven_uct_answers_in_time_where_iterations_are_dear() {
+    for (name, engine) in [
+        ("mummymaze1p", Engine::Auto),
+        ("mummymaze1p", Engine::Prover),
+        ("sudoku", Engine::Auto),
+        ("ruleDepthQuadratic", Engine::Auto),
+    ] {
+        let g = gdl::load(&common::corpus_game(name)).expect("the game loads");
+        let cfg = MatchConfig {
+            start_clock: Duration::from_secs(1),
+            play_clock: Duration::from_secs(1),
+            seed: 2,
+            engine,
+            max_steps: 4,
+            iterations: None,
+            ..MatchConfig::default()
+        };
+        let rec = run_match(&g, vec![PlayerSpec::Uct], &cfg).expect("match runs");
+        assert_eq!(rec.moves.len(), 4, "{name} {engine:?}");
+        assert!(rec.errors.is_empty(), "{name} {engine:?}: {:?}", rec.errors);
     }
 }
 
@@ -132,14 +160,14 @@ fn uct_beats_random_at_tictactoe_and_solves_buttons() {
         };
         let seat = if seed % 2 == 0 { 0 } else { 1 };
         let cfg = MatchConfig {
-            uct_iterations: Some(3000),
+            iterations: Some(3000),
             ..quick(seed)
         };
         let rec = run_match(&game("tictactoe"), players, &cfg).expect("match runs");
         assert!(rec.score(seat) >= 50, "seed {seed}: uct lost: {rec:?}");
     }
     let cfg = MatchConfig {
-        uct_iterations: Some(2000),
+        iterations: Some(2000),
         ..quick(1)
     };
     let rec = run_match(&game("buttons"), vec![PlayerSpec::Uct], &cfg).expect("runs");
@@ -168,7 +196,7 @@ impl Player for Faulty {
                 .unwrap_or_else(|_| info.game.roles[0].clone())),
             "error" => anyhow::bail!("out of cheese"),
             _ => {
-                std::thread::sleep(info.play_clock + Duration::from_millis(50));
+                std::thread::sleep(info.play_clock + Duration::from_millis(200));
                 Ok(parse_ground_terms("(noop)", syms).expect("noop")[0].clone())
             }
         }
@@ -190,9 +218,14 @@ fn late_illegal_and_failing_players_get_random_moves() {
             })),
             Seat::Spec(PlayerSpec::Random),
         ];
-        let cfg = MatchConfig {
-            play_clock: Duration::from_millis(100),
-            ..quick(5)
+        // Only the late player's clock is short; its sleep overruns it by
+        // far more than any scheduling delay.
+        let cfg = match how {
+            "timeout" => MatchConfig {
+                play_clock: Duration::from_millis(300),
+                ..quick(5)
+            },
+            _ => quick(5),
         };
         let rec = run_match_seats(&game("tictactoe"), seats, &cfg).expect("match runs");
         check_record("tictactoe", &rec);
@@ -281,6 +314,8 @@ fn match_command_prints_moves_and_goals_and_json() {
     assert!(v["errors"].as_array().is_some_and(|e| e.is_empty()));
     let g = &v["goals"];
     assert!(g["first"].is_u64() && g["second"].is_u64(), "{g}");
+    let w = &v["worst_reply_s"];
+    assert!(w["first"].is_f64() && w["second"].is_f64(), "{w}");
 
     let out = bin()
         .args([
@@ -324,10 +359,12 @@ fn match_command_prints_moves_and_goals_and_json() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.kif"));
 }
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
-/// Joint moves per match and the wall-clock budget per game in the sweep.
+/// Joint moves per match and the budget of CPU time per game in the sweep
+/// (CPU time: a busy machine plays as many games as an idle one), with a
+/// wall-clock guard against a child that hangs.
 const SWEEP_STEPS: &str = "3";
 const SWEEP_BUDGET: Duration = Duration::from_millis(1500);
+const SWEEP_WALL_GUARD: Duration = Duration::from_secs(60);
 
 /// One match of UCT in every seat at 8 iterations a move (playouts cut off
 /// after 10 joint moves), in a child process
@@ -345,17 +382,8 @@ fn sweep_one(path: &Path) -> Result<Option<serde_json::Value>, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-    let t0 = Instant::now();
-    loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
-        }
-        if t0.elapsed() > SWEEP_BUDGET {
-            child.kill().ok();
-            child.wait().ok();
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    if common::wait_cpu(&mut child, SWEEP_BUDGET, SWEEP_WALL_GUARD).is_none() {
+        return Ok(None);
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -369,7 +397,7 @@ fn sweep_one(path: &Path) -> Result<Option<serde_json::Value>, String> {
 
 #[test]
 fn uct_plays_only_legal_moves_on_the_whole_corpus() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(CORPUS)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::CORPUS)
         .expect("the corpus")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "kif"))

@@ -13,9 +13,12 @@
 //!
 //! The prover is slow on the biggest games, and one step of its evaluation cannot
 //! be interrupted, so playouts run in a child process (`ggp-asp simulate --trace`)
-//! that is stopped after a small time budget per game; every state it printed is
-//! still checked. Failures are collected per file and reported together, so one
+//! that is stopped after a small budget of CPU time per game (CPU time, so that a
+//! busy machine checks as much as an idle one); every state it printed is still
+//! checked. Failures are collected per file and reported together, so one
 //! run shows every broken game.
+
+mod common;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -27,12 +30,14 @@ use std::time::{Duration, Instant};
 
 use ggp_asp::gdl::{self, print::description_to_string, Rule};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+use common::CORPUS;
 
-/// Playouts per game, joint moves per playout, and the wall-clock budget per game.
+/// Playouts per game, joint moves per playout, and the budget of CPU time per
+/// game (with a wall-clock guard against a child that hangs).
 const PLAYOUTS: usize = 2;
 const MAX_STEPS: usize = 200;
 const BUDGET: Duration = Duration::from_millis(1000);
+const WALL_GUARD: Duration = Duration::from_secs(60);
 
 /// Every `.kif` file of the corpus, its own tests folder included, sorted.
 fn corpus_files() -> Vec<PathBuf> {
@@ -297,20 +302,9 @@ fn play(path: &Path, problem: &str, seed: u64, scratch: &Path) -> Result<PlayRep
         .stderr(err_file)
         .spawn()
         .map_err(|e| format!("cannot run ggp-asp: {e}"))?;
-    let started = Instant::now();
     let mut report = PlayReport::default();
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(st);
-        }
-        if started.elapsed() > BUDGET {
-            child.kill().ok();
-            child.wait().ok();
-            report.out_of_time = true;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = common::wait_cpu(&mut child, BUDGET, WALL_GUARD);
+    report.out_of_time = status.is_none();
     let stdout = std::fs::read_to_string(&out_path).map_err(|e| e.to_string())?;
     let stderr = std::fs::read_to_string(&err_path).map_err(|e| e.to_string())?;
     std::fs::remove_file(&out_path).ok();

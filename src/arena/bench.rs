@@ -2,6 +2,7 @@
 //! (`ggp-asp bench arena`), and the search's throughput against the engine's raw
 //! playout rate (`ggp-asp bench search`).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,9 @@ pub struct ArenaResult {
     pub scores: Vec<u8>,
     /// Errors (timeouts, illegal moves) recorded for UCT's seat.
     pub uct_errors: usize,
+    /// Player -> its slowest answer over all matches, in seconds (the clock
+    /// is the start and play clock).
+    pub worst_reply_s: BTreeMap<String, f64>,
 }
 
 /// Mean and 95% half-interval of `xs`.
@@ -59,6 +63,7 @@ pub fn uct_versus(
     let n = game.roles.len();
     let mut scores = Vec::with_capacity(matches);
     let mut uct_errors = 0;
+    let mut worst_reply_s: BTreeMap<String, f64> = BTreeMap::new();
     for i in 0..matches {
         let seat = i % n;
         let players = (0..n)
@@ -77,6 +82,10 @@ pub fn uct_versus(
         let rec = run_match(game, players, &mcfg)?;
         let role = &rec.roles[seat];
         uct_errors += rec.errors.iter().filter(|e| &e.role == role).count();
+        for (r, (_, took)) in rec.worst_reply_s.iter().enumerate() {
+            let w = worst_reply_s.entry(rec.players[r].clone()).or_default();
+            *w = w.max(*took);
+        }
         scores.push(rec.score(seat));
         on_match(i, seat, &rec);
     }
@@ -90,6 +99,7 @@ pub fn uct_versus(
         ci95,
         scores,
         uct_errors,
+        worst_reply_s,
     })
 }
 

@@ -114,10 +114,11 @@ pub struct MatchConfig {
     pub max_steps: usize,
     /// Threads of each in-process UCT player.
     pub uct_threads: usize,
-    /// When set, in-process UCT players run exactly this many iterations per move
-    /// (one thread, no search at start) instead of searching to the clock: a
-    /// reproducible match, for tests.
-    pub uct_iterations: Option<u64>,
+    /// When set, in-process search players run exactly this many iterations per
+    /// move (`uct`: one thread, no search at start; `mc`: playouts) instead of
+    /// searching to the clock: a reproducible match, for tests. The referee
+    /// still enforces the clocks, so give clocks that fit the work.
+    pub iterations: Option<u64>,
     /// Joint moves after which an in-process UCT player's playout is cut off and scored.
     pub uct_playout_steps: usize,
     /// The rules as sent to remote players; printed from the game when absent.
@@ -135,7 +136,7 @@ impl Default for MatchConfig {
             engine: Engine::Auto,
             max_steps: 1000,
             uct_threads: 1,
-            uct_iterations: None,
+            iterations: None,
             uct_playout_steps: crate::search::SearchConfig::default().max_playout_steps,
             kif: None,
             match_id: None,
@@ -176,6 +177,10 @@ pub struct MatchRecord {
     /// Role -> goal at the end (`null` when the game gives none or several).
     #[serde(serialize_with = "goals_as_object")]
     pub goals: Vec<(String, Option<u8>)>,
+    /// Role -> its slowest answer (START or PLAY) in seconds, as the referee
+    /// timed it.
+    #[serde(serialize_with = "goals_as_object")]
+    pub worst_reply_s: Vec<(String, f64)>,
     pub end: MatchEnd,
     pub engine: String,
     pub seconds: f64,
@@ -188,8 +193,9 @@ impl MatchRecord {
     }
 }
 
-fn goals_as_object<S: Serializer>(
-    goals: &[(String, Option<u8>)],
+/// A list of (role, value) pairs as a JSON object.
+fn goals_as_object<S: Serializer, V: Serialize>(
+    goals: &[(String, V)],
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     let mut m = s.serialize_map(Some(goals.len()))?;
@@ -252,11 +258,17 @@ pub fn build_player<M: StateMachine + 'static>(
     Ok(match spec {
         PlayerSpec::Random => Box::new(RandomPlayer::new(Arc::clone(machine), seed)),
         PlayerSpec::Legal => Box::new(LegalPlayer::new(Arc::clone(machine))),
-        PlayerSpec::Mc => Box::new(McPlayer::new(Arc::clone(machine), seed)),
+        PlayerSpec::Mc => {
+            let mut p = McPlayer::new(Arc::clone(machine), seed);
+            if let Some(n) = cfg.iterations {
+                p = p.with_playouts(n);
+            }
+            Box::new(p)
+        }
         PlayerSpec::Uct => {
             let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
                 .with_playout_steps(cfg.uct_playout_steps);
-            if let Some(n) = cfg.uct_iterations {
+            if let Some(n) = cfg.iterations {
                 p = p.with_iterations(n);
             }
             Box::new(p)
@@ -314,8 +326,10 @@ impl MachineVisitor for Referee<'_> {
         let mut rng = SmallRng::seed_from_u64(cfg.seed);
         let mut errors = Vec::new();
 
+        let mut worst = vec![Duration::ZERO; n];
         let replies = all_at_once(&mut players, &infos, |p, info| p.start(info));
         for (r, (res, took)) in replies.into_iter().enumerate() {
+            worst[r] = worst[r].max(took);
             if let Err(e) = res {
                 errors.push(err(&roles[r], 0, "error", format!("start: {e:#}")));
             } else if took > cfg.start_clock {
@@ -346,6 +360,7 @@ impl MachineVisitor for Referee<'_> {
             });
             let mut joint = Vec::with_capacity(n);
             for (r, (res, took)) in replies.into_iter().enumerate() {
+                worst[r] = worst[r].max(took);
                 m.legal_moves(&state, r, &mut buf);
                 if buf.is_empty() {
                     bail!(
@@ -398,6 +413,11 @@ impl MachineVisitor for Referee<'_> {
         let goals = (0..n)
             .map(|r| (roles[r].clone(), m.goal(&state, r)))
             .collect();
+        let worst_reply_s = roles
+            .iter()
+            .zip(&worst)
+            .map(|(r, d)| (r.clone(), d.as_secs_f64()))
+            .collect();
         Ok(MatchRecord {
             match_id,
             roles,
@@ -405,6 +425,7 @@ impl MachineVisitor for Referee<'_> {
             moves,
             errors,
             goals,
+            worst_reply_s,
             end,
             engine: self.engine,
             seconds: started.elapsed().as_secs_f64(),

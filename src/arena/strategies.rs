@@ -131,6 +131,7 @@ pub struct McPlayer<M: StateMachine> {
     f: Follower<M>,
     rng: SmallRng,
     max_playout_steps: usize,
+    playouts: Option<u64>,
 }
 
 impl<M: StateMachine> McPlayer<M> {
@@ -139,15 +140,23 @@ impl<M: StateMachine> McPlayer<M> {
             f: Follower::new(machine),
             rng: SmallRng::seed_from_u64(seed),
             max_playout_steps: SearchConfig::default().max_playout_steps,
+            playouts: None,
         }
     }
 
+    /// Runs about `n` playouts per move (whole rounds over the legal moves)
+    /// instead of playing out to the clock: reproducible play.
+    pub fn with_playouts(mut self, n: u64) -> Self {
+        self.playouts = Some(n);
+        self
+    }
+
     /// Mean goal of each of `role`'s legal moves, from playouts until `deadline`
-    /// (or `max_rounds` rounds over all moves).
+    /// if one is given (or `max_rounds` rounds over all moves).
     pub fn evaluate(
         &mut self,
         role: usize,
-        deadline: Instant,
+        deadline: Option<Instant>,
         max_rounds: u64,
     ) -> Result<Vec<(M::Move, MoveStats)>> {
         let m = &*self.f.machine;
@@ -168,7 +177,7 @@ impl<M: StateMachine> McPlayer<M> {
         // With one move there is nothing to compare: answer at once.
         'outer: while ours.len() > 1 && rounds < max_rounds {
             for (i, mv) in ours.iter().enumerate() {
-                if Instant::now() >= deadline {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
                     break 'outer;
                 }
                 let joint: Vec<M::Move> = others
@@ -189,7 +198,7 @@ impl<M: StateMachine> McPlayer<M> {
                     &RandomPlayout,
                     &mut self.rng,
                     self.max_playout_steps,
-                    Some(deadline),
+                    deadline,
                     None,
                     &mut buf,
                 ) else {
@@ -213,7 +222,13 @@ impl<M: StateMachine> Player for McPlayer<M> {
     fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
         let deadline = MatchInfo::deadline(Instant::now(), info.play_clock);
         self.f.update(previous)?;
-        let stats = self.evaluate(info.role, deadline, u64::MAX)?;
+        let stats = match self.playouts {
+            Some(n) => {
+                let moves = self.f.legal(info.role)?.len() as u64;
+                self.evaluate(info.role, None, n.div_ceil(moves.max(1)))?
+            }
+            None => self.evaluate(info.role, Some(deadline), u64::MAX)?,
+        };
         let best = stats
             .iter()
             .max_by(|a, b| a.1.mean().total_cmp(&b.1.mean()))

@@ -400,8 +400,9 @@ impl MachineVisitor for Visit<'_> {
     }
 }
 
-/// States the beam phase keeps at each step, and the time it may take before
-/// the depth-first search starts.
+/// States the beam phase keeps at each step, and the CPU time of its thread it
+/// may take before the depth-first search starts (CPU time, so that a busy
+/// machine leaves the beam where an idle one does, only later).
 const BEAM_WIDTH: usize = 600;
 const BEAM_TIME: Duration = Duration::from_secs(15);
 
@@ -429,6 +430,7 @@ fn beam<M: StateMachine>(
     progress: bool,
 ) -> Beam<M::Move> {
     let started = Instant::now();
+    let work = crate::cputime::ThreadWatch::start();
     let hasher = hashbrown::DefaultHashBuilder::default();
     let mut seen: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
     // The kept states' moves, as a tree: (parent, move).
@@ -452,7 +454,7 @@ fn beam<M: StateMachine>(
                 if stop.load(Ordering::Relaxed) {
                     return Beam::Stopped;
                 }
-                if started.elapsed() > BEAM_TIME {
+                if work.elapsed() > BEAM_TIME {
                     if progress {
                         eprintln!("[search] beam: out of time at step {depth}");
                     }

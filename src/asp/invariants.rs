@@ -335,12 +335,26 @@ fn ground(base: &str, part: &str) -> Result<Control, String> {
     Ok(ctl)
 }
 
-/// Finds the invariants of a translated game within `budget` (none when the
-/// budget runs out: a half-refined candidate set proves nothing).
+/// Conflicts per solve call of the invariant search: between calls it reads
+/// its CPU time against the budget (clasp keeps what it learnt from one call
+/// to the next, so the chunks add up to one search).
+const CONFLICTS_PER_CALL: u32 = 500;
+
+/// Finds the invariants of a translated game within `budget` of CPU time of
+/// the calling thread, which grounds and solves (one solver thread, run
+/// synchronously), so that a busy machine finds what an idle one does, only
+/// later; none when the budget runs out (a half-refined candidate set proves
+/// nothing). Waiting for another solver of the process to let go of clingo
+/// (see [`super::solve::lock`]) is not counted either.
 pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
-    let start = Instant::now();
-    let deadline = start + budget;
     let _guard = super::solve::lock();
+    find_locked(tr, budget)
+}
+
+/// [`find`], for a caller that holds clingo's lock already.
+pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, String> {
+    let start = Instant::now();
+    let work = crate::cputime::ThreadWatch::start();
 
     // 1. The fluents of the relaxed game (negation dropped, every legal move
     //    taken, one time point): a superset of every reachable state.
@@ -465,37 +479,54 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
     for l in switch.iter().flatten() {
         ctl.assign_external(*l, TruthValue::True).map_err(err)?;
     }
+    {
+        let conf = ctl.configuration_mut().map_err(err)?;
+        let root = conf.root().map_err(err)?;
+        let solve = conf.map_at(root, "solve").map_err(err)?;
+        let limit = conf.map_at(solve, "solve_limit").map_err(err)?;
+        conf.value_set(limit, &CONFLICTS_PER_CALL.to_string())
+            .map_err(err)?;
+    }
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let mut handle = ctl
-            .solve(SolveMode::ASYNC | SolveMode::YIELD, &[])
-            .map_err(err)?;
-        while !handle.wait(Duration::from_millis(10)) {
-            if Instant::now() > deadline {
+        // One round: a transition breaking some candidate, or none (every
+        // survivor proven), in chunks of conflicts between budget checks.
+        let broken: Option<Vec<usize>> = loop {
+            let mut handle = ctl.solve(SolveMode::YIELD, &[]).map_err(err)?;
+            let broken = match handle.model().map_err(err)? {
+                Some(m) => Some(
+                    m.symbols(ShowType::SHOWN)
+                        .map_err(err)?
+                        .iter()
+                        .filter_map(|s| s.arguments().ok()?.first()?.number().ok())
+                        .map(|n| n as usize)
+                        .collect(),
+                ),
+                None => None,
+            };
+            let result = if broken.is_some() {
                 handle.cancel().map_err(err)?;
-                handle.close().map_err(err)?;
-                return Ok(Report {
-                    invariants: Vec::new(),
-                    candidates: total,
-                    rounds,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
+                None
+            } else {
+                Some(handle.get().map_err(err)?)
+            };
+            ctl = handle.close().map_err(err)?;
+            match result {
+                None => break broken,
+                Some(r) if r.contains(clingo::SolveResult::UNSATISFIABLE) => break None,
+                // The chunk's conflicts ran out: go on while the budget lasts.
+                Some(_) if work.elapsed() <= budget => {}
+                Some(_) => {
+                    return Ok(Report {
+                        invariants: Vec::new(),
+                        candidates: total,
+                        rounds,
+                        seconds: start.elapsed().as_secs_f64(),
+                    })
+                }
             }
-        }
-        let broken: Option<Vec<usize>> = match handle.model().map_err(err)? {
-            Some(m) => Some(
-                m.symbols(ShowType::SHOWN)
-                    .map_err(err)?
-                    .iter()
-                    .filter_map(|s| s.arguments().ok()?.first()?.number().ok())
-                    .map(|n| n as usize)
-                    .collect(),
-            ),
-            None => None,
         };
-        handle.cancel().map_err(err)?;
-        ctl = handle.close().map_err(err)?;
         let Some(broken) = broken else { break };
         if broken.is_empty() {
             return Err("a step model without a broken candidate".into());

@@ -46,9 +46,9 @@ impl Program {
     }
 
     /// Proves the game's state invariants (see [`super::invariants`]) within
-    /// `budget` and adds them to both forms of the program. Runs on a thread of
-    /// its own with a large stack (clingo's grounder recurses deeply), which is
-    /// left behind when it overruns the budget by a second: clingo's grounder
+    /// `budget` (CPU time) and adds them to both forms of the program. Runs on a
+    /// thread of its own with a large stack (clingo's grounder recurses deeply),
+    /// which is left behind when it overruns the budget by far: clingo's grounder
     /// cannot be interrupted, and on some games (ruleDepthQuadratic: relations
     /// of 2^45 tuples bottom-up) it never returns, while the forward search
     /// needs no clingo at all.
@@ -59,11 +59,22 @@ impl Program {
             .name("asp-invariants".into())
             .stack_size(64 << 20)
             .spawn(move || {
-                let _ = tx.send(invariants::find(&tr, budget));
+                // The budget starts once the search holds clingo: waiting for
+                // another solver of the process (tests run several) is not work.
+                let _guard = super::solve::lock();
+                let _ = tx.send(None);
+                let _ = tx.send(Some(invariants::find_locked(&tr, budget)));
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
-        let report = match rx.recv_timeout(budget + std::time::Duration::from_secs(1)) {
-            Ok(r) => r?,
+        if rx.recv().is_err() {
+            return Err("the invariant search failed".to_string());
+        }
+        // The budget is the search's CPU time; this guard on the wall clock is
+        // for clingo's grounding, which cannot be interrupted, and allows a
+        // busy machine four times the budget.
+        let report = match rx.recv_timeout(budget * 4 + std::time::Duration::from_secs(1)) {
+            Ok(Some(r)) => r?,
+            Ok(None) => return Err("the invariant search failed".to_string()),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 return Err(format!(
                     "clingo's grounding of the one-step program overran the {:.1} s budget",

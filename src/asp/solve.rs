@@ -181,6 +181,11 @@ impl Worker {
         t
     }
 
+    /// The time this worker has spent grounding and solving.
+    fn busy(&self) -> Duration {
+        Duration::from_secs_f64(self.times.ground_s + self.times.solve_s)
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -397,9 +402,14 @@ impl Worker {
             while next + 1 < horizons.len() && horizons[next] <= refuted {
                 next += 1;
             }
+            // Measured on this worker's own grounding and solving time, not
+            // the wall clock: waiting for clingo's lock (held by the other
+            // workers, or by other solvers of the process) is not work done,
+            // and with it counted the newest horizon never caught up with
+            // half the time so far on a busy machine.
             let newest_done = open
                 .last()
-                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(started.elapsed() / 2));
+                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(self.busy() / 2));
             if next < horizons.len() && newest_done {
                 let h = horizons[next];
                 next += 1;
@@ -449,7 +459,7 @@ impl Worker {
             } = open.remove(i);
             // The last horizon alone searches without a slice.
             let alone = open.is_empty() && next >= horizons.len();
-            let turn = slice(started.elapsed());
+            let turn = slice(self.busy());
             let s0 = self.times.solve_s;
             let mut first = true;
             let (ctl, answer) = self.solve_for(

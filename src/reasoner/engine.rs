@@ -4,8 +4,9 @@
 //! [`MachineVisitor`] and [`AnyMachine::visit`] monomorphises it per engine.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::cputime::ThreadWatch;
 use crate::gdl::Game;
 
 use super::{rewrite, Propnet, PropnetError, Prover, ProverError, StateMachine};
@@ -160,27 +161,30 @@ impl AnyMachine {
 /// real games' propnets run at 100,000 and more, the prover at a few thousand.
 const FAST_ENOUGH: f64 = 10_000.0;
 
-/// How long each engine's trial runs at most, and how many steps: a fast
+/// How long each engine's trial runs at most, in CPU time of the thread (so a
+/// busy machine chooses as an idle one does), and how many steps: a fast
 /// propnet is done in a few milliseconds.
 const TRIAL: Duration = Duration::from_millis(50);
 const TRIAL_STEPS: usize = 2_000;
 
-/// Next states a second over a short walk (see [`walk`]).
+/// Next states per CPU second over a short walk (see [`walk`]).
 fn states_per_second<M: StateMachine>(m: &M) -> f64 {
-    let start = Instant::now();
-    let steps = walk(m, TRIAL_STEPS, Some(start + TRIAL));
-    steps as f64 / start.elapsed().as_secs_f64().max(1e-9)
+    let watch = ThreadWatch::start();
+    let steps = walk(m, TRIAL_STEPS, Some(TRIAL));
+    steps as f64 / watch.elapsed().as_secs_f64().max(1e-9)
 }
 
-/// Walks up to `max_steps` steps from the initial state, until `deadline`
-/// if one is given, and returns the steps taken. The walk is the same every
-/// time: the `k`th step takes every role's `k`th legal move, cyclically; a
-/// terminal state's goals are asked for and the walk starts over.
-pub(crate) fn walk<M: StateMachine>(m: &M, max_steps: usize, deadline: Option<Instant>) -> usize {
+/// Walks up to `max_steps` steps from the initial state, within `budget` of
+/// the thread's CPU time if one is given, and returns the steps taken. The
+/// walk is the same every time: the `k`th step takes every role's `k`th legal
+/// move, cyclically; a terminal state's goals are asked for and the walk
+/// starts over.
+pub(crate) fn walk<M: StateMachine>(m: &M, max_steps: usize, budget: Option<Duration>) -> usize {
+    let watch = ThreadWatch::start();
     let init = m.initial_state();
     let mut state = init.clone();
     let (mut steps, mut buf, mut joint) = (0usize, Vec::new(), Vec::new());
-    while steps < max_steps && deadline.is_none_or(|d| Instant::now() < d) {
+    while steps < max_steps && budget.is_none_or(|b| watch.elapsed() < b) {
         joint.clear();
         for r in 0..m.num_roles() {
             m.legal_moves(&state, r, &mut buf);

@@ -21,7 +21,9 @@
 //! that says which limit tripped.
 
 use hashbrown::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::cputime::ThreadWatch;
 
 use super::terms::{TermId, TermPool};
 use crate::gdl::{kw, Game, Literal, Phase, Sym, Term};
@@ -36,7 +38,8 @@ pub struct Limits {
     pub max_rules: usize,
     /// Candidate atoms tried in joins: the work, counted the same on any machine.
     pub max_join_steps: u64,
-    /// A safety net on a slow or busy machine.
+    /// A safety net for work the join steps do not count, in CPU time of the
+    /// grounding thread: a busy machine grounds as far as an idle one.
     pub max_time: Duration,
 }
 
@@ -58,7 +61,7 @@ pub enum GroundError {
     TooManyAtoms { limit: usize },
     #[error("grounding exceeds {limit} ground rules")]
     TooManyRules { limit: usize },
-    #[error("grounding takes longer than {0:?}")]
+    #[error("grounding takes more than {0:?} of CPU time")]
     TooSlow(Duration),
     #[error("grounding needs more than {limit} join steps")]
     TooMuchWork { limit: u64 },
@@ -321,7 +324,7 @@ impl Model {
 
 /// Grounds `game` within `limits`.
 pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError> {
-    let start = Instant::now();
+    let start = ThreadWatch::start();
     let mut model = Model {
         pool: TermPool::new(),
         rel_of: HashMap::new(),
@@ -505,7 +508,7 @@ struct Grounder {
     /// Found instances: head term, positive atoms, negative literals.
     out: Vec<(TermId, Vec<AtomId>, Vec<NegLit>)>,
     limits: Limits,
-    start: Instant,
+    start: ThreadWatch,
     ticks: u64,
     /// Per relation this round: atoms `[0, lo)` are old, `[lo, hi)` the delta.
     ranges: Vec<(usize, usize)>,

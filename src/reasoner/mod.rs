@@ -28,8 +28,11 @@ pub use prover::{Prover, ProverError};
 pub struct Playout {
     /// Joint moves played.
     pub steps: usize,
-    /// Whether it ended in a terminal state (else: step cap, or no legal move).
+    /// Whether it ended in a terminal state (else: step cap, no legal move, or
+    /// the deadline).
     pub terminal: bool,
+    /// The deadline passed before it ended: a biased sample, to be dropped.
+    pub cut: bool,
 }
 
 /// A role, by its index in the game's `role` facts.
@@ -43,8 +46,7 @@ pub trait StateMachine: Send + Sync {
     type Move: Clone + Eq + Hash + Debug + Send + Sync;
 
     /// Whether [`StateMachine::playout`] is a dedicated loop worth calling instead
-    /// of stepping through the trait (it then has no deadline: a playout must be
-    /// short, as the propnet's are).
+    /// of stepping through the trait.
     const FAST_PLAYOUT: bool = false;
 
     /// The game these rules come from (roles, symbols).
@@ -76,24 +78,32 @@ pub trait StateMachine: Send + Sync {
     fn parse_move(&self, term: &Term) -> Option<Self::Move>;
 
     /// Plays uniformly random joint moves from `state` until a terminal state, a
-    /// role without a legal move, or `max_steps` joint moves; `goals` gets each
-    /// role's goal in the last state. Engines override it with a faster loop.
+    /// role without a legal move, `max_steps` joint moves, or `deadline` (checked
+    /// before every step: one step late at most; the playout is then `cut`);
+    /// `goals` gets each role's goal in the last state. Engines override it with
+    /// a faster loop.
     fn playout<R: rand::Rng>(
         &self,
         state: &Self::State,
         rng: &mut R,
         max_steps: usize,
+        deadline: Option<std::time::Instant>,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
         let mut state = state.clone();
         let mut steps = 0;
         let mut buf = Vec::new();
         let mut joint = Vec::new();
+        let mut cut = false;
         let terminal = loop {
             if self.is_terminal(&state) {
                 break true;
             }
             if steps >= max_steps {
+                break false;
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                cut = true;
                 break false;
             }
             joint.clear();
@@ -112,7 +122,11 @@ pub trait StateMachine: Send + Sync {
         };
         goals.clear();
         goals.extend((0..self.num_roles()).map(|r| self.goal(&state, r)));
-        Playout { steps, terminal }
+        Playout {
+            steps,
+            terminal,
+            cut,
+        }
     }
 
     /// Convenience: the legal moves as a new vector.

@@ -690,7 +690,7 @@ impl Propnet {
         max_steps: usize,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        self.playout_recorded(state, rng, max_steps, goals, None)
+        self.playout_recorded(state, rng, max_steps, None, goals, None)
     }
 
     /// [`Propnet::playout_from`], also appending each joint move played to
@@ -700,6 +700,7 @@ impl Propnet {
         state: &PropnetState,
         rng: &mut R,
         max_steps: usize,
+        deadline: Option<Instant>,
         goals: &mut Vec<Option<u8>>,
         mut record: Option<&mut Vec<u32>>,
     ) -> Playout {
@@ -711,11 +712,18 @@ impl Propnet {
             let roles = self.goals.len();
             let mut steps = 0;
             let mut joint = std::mem::take(&mut s.joint);
+            let mut cut = false;
             let terminal = loop {
                 if s.vals[self.terminal as usize] == 1 {
                     break true;
                 }
                 if steps >= max_steps {
+                    break false;
+                }
+                // A network whose recursive parts are solved every step may take
+                // milliseconds a step: the clock is checked before each one.
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    cut = true;
                     break false;
                 }
                 joint.clear();
@@ -758,7 +766,11 @@ impl Propnet {
             if self.incremental {
                 s.restore_start();
             }
-            Playout { steps, terminal }
+            Playout {
+                steps,
+                terminal,
+                cut,
+            }
         })
     }
 
@@ -852,9 +864,10 @@ impl StateMachine for Propnet {
         state: &PropnetState,
         rng: &mut R,
         max_steps: usize,
+        deadline: Option<Instant>,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        self.playout_from(state, rng, max_steps, goals)
+        self.playout_recorded(state, rng, max_steps, deadline, goals, None)
     }
 }
 

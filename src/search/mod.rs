@@ -431,21 +431,34 @@ fn shared_tree<M: StateMachine>(
                 let mut buf = Vec::new();
                 let mut goals = Vec::new();
                 while Instant::now() < deadline {
-                    let mut d = {
+                    let descent = {
                         let mut t = lock();
                         if t.root().solved {
                             break;
                         }
-                        t.descend(machine, pol)
+                        t.descend(machine, pol, Some(deadline))
                     };
+                    let Some(mut d) = descent else { break };
                     if let Some(from) = d.from.take() {
-                        if let Some(terminal) =
-                            pol.fast_playout(machine, &from, &mut rng, &mut goals, &mut d.values)
-                        {
-                            d.terminal = terminal;
-                            d.played = true;
-                            lock().backup(d);
-                            continue;
+                        match pol.fast_playout(
+                            machine,
+                            &from,
+                            &mut rng,
+                            Some(deadline),
+                            &mut goals,
+                            &mut d.values,
+                        ) {
+                            Some(Some(terminal)) => {
+                                d.terminal = terminal;
+                                d.played = true;
+                                lock().backup(d);
+                                continue;
+                            }
+                            Some(None) => {
+                                lock().undo(&d);
+                                break;
+                            }
+                            None => {}
                         }
                         let line = if d.one_player {
                             Some(&mut d.line)

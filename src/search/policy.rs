@@ -154,12 +154,10 @@ pub fn playout<M: StateMachine>(
         if steps >= max_steps {
             return Some((state, false, steps));
         }
-        if steps % 16 == 15 {
-            if let Some(d) = deadline {
-                if std::time::Instant::now() >= d {
-                    return None;
-                }
-            }
+        // Before every step: on a slow engine one step may take milliseconds,
+        // and a player must not run past its clock by more than one.
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return None;
         }
         joint.clear();
         for r in 0..roles {

@@ -122,22 +122,28 @@ impl<M: StateMachine> Policies<'_, M> {
     /// Plays out from `from` with the engine's own loop when it has one and the
     /// policies allow (multi-player games: one-player games record the line);
     /// `None` when the generic loop must run. Values as the goal evaluator gives
-    /// them, a role with zero or several goal values scoring 0.
+    /// them, a role with zero or several goal values scoring 0. `Some(None)`
+    /// when `deadline` cut the playout short (nothing to record), else
+    /// `Some(Some(terminal))`.
     pub fn fast_playout(
         &self,
         machine: &M,
         from: &M::State,
         rng: &mut SmallRng,
+        deadline: Option<Instant>,
         goals: &mut Vec<Option<u8>>,
         values: &mut Vec<f64>,
-    ) -> Option<bool> {
+    ) -> Option<Option<bool>> {
         if !(M::FAST_PLAYOUT && self.plain) || machine.num_roles() == 1 {
             return None;
         }
-        let p = machine.playout(from, rng, self.max_playout_steps, goals);
+        let p = machine.playout(from, rng, self.max_playout_steps, deadline, goals);
+        if p.cut {
+            return Some(None);
+        }
         values.clear();
         values.extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
-        Some(p.terminal)
+        Some(Some(p.terminal))
     }
 }
 
@@ -190,21 +196,33 @@ impl<M: StateMachine> Tree<M> {
     }
 
     /// One iteration: select down the tree, expand one node, play out, back up.
-    /// Returns false when the deadline cut the playout short (nothing recorded).
+    /// Returns false when the deadline cut the iteration short (nothing
+    /// recorded): it is checked before the expansion's step and before every
+    /// step of the playout, so an iteration ends at most one step late.
     pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
-        let mut d = self.descend(machine, pol);
+        let Some(mut d) = self.descend(machine, pol, deadline) else {
+            return false;
+        };
         if let Some(from) = d.from.take() {
-            if let Some(terminal) = pol.fast_playout(
+            match pol.fast_playout(
                 machine,
                 &from,
                 &mut self.rng,
+                deadline,
                 &mut self.goals,
                 &mut d.values,
             ) {
-                d.terminal = terminal;
-                d.played = true;
-                self.backup(d);
-                return true;
+                Some(Some(terminal)) => {
+                    d.terminal = terminal;
+                    d.played = true;
+                    self.backup(d);
+                    return true;
+                }
+                Some(None) => {
+                    self.undo(&d);
+                    return false;
+                }
+                None => {}
             }
             let line = if d.one_player {
                 Some(&mut d.line)
@@ -236,8 +254,15 @@ impl<M: StateMachine> Tree<M> {
     /// Selection and expansion: walks down by the tree policy, counting the visit
     /// on every edge at once (with several threads on one tree this is the
     /// virtual loss: an edge being played out looks worse until its value comes
-    /// back), expands one node, and says where the playout starts.
-    pub fn descend(&mut self, machine: &M, pol: &Policies<M>) -> Descent<M> {
+    /// back), expands one node, and says where the playout starts. `None`, with
+    /// the visits taken back, when `deadline` has passed before the expansion's
+    /// step (one step of a slow engine may take milliseconds).
+    pub fn descend(
+        &mut self,
+        machine: &M,
+        pol: &Policies<M>,
+        deadline: Option<Instant>,
+    ) -> Option<Descent<M>> {
         let roles = machine.num_roles();
         let mut d = Descent {
             path: Vec::new(),
@@ -256,7 +281,7 @@ impl<M: StateMachine> Tree<M> {
             if n.solved {
                 d.values.clone_from(&n.values);
                 d.terminal = machine.is_terminal(&n.state);
-                return d;
+                return Some(d);
             }
             let start = d.moves.len();
             for r in 0..roles {
@@ -274,6 +299,11 @@ impl<M: StateMachine> Tree<M> {
                 node = c;
                 continue;
             }
+            if deadline.is_some_and(|t| Instant::now() >= t) {
+                self.undo(&d);
+                return None;
+            }
+            let n = &self.nodes[node as usize];
             let joint: Vec<M::Move> = n
                 .moves
                 .iter()
@@ -283,7 +313,7 @@ impl<M: StateMachine> Tree<M> {
             let next = machine.next_state(&n.state, &joint);
             if !(n.keyable && self.nodes.len() < self.node_limit) {
                 d.from = Some(next);
-                return d;
+                return Some(d);
             }
             let child = Node::new(machine, next, pol.eval);
             let id = self.nodes.len() as NodeId;
@@ -296,7 +326,7 @@ impl<M: StateMachine> Tree<M> {
             } else {
                 d.from = Some(c.state.clone());
             }
-            return d;
+            return Some(d);
         }
     }
 

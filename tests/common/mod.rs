@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
 
 use ggp_asp::gdl::{self, parser::parse_ground_terms};
 use ggp_asp::reasoner::{Prover, StateMachine};
@@ -16,6 +18,28 @@ pub fn puzzle_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("puzzles")
         .join(format!("{name}.kif"))
+}
+
+/// The corpus of public games the tests are run on, beside the checkout.
+pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+
+/// A file of the corpus (`name` with its extension, relative to [`CORPUS`]).
+/// A missing corpus fails the test that needs it, saying where it was looked
+/// for: a test that passed without its games would prove nothing.
+pub fn corpus_file(name: &str) -> PathBuf {
+    let p = PathBuf::from(CORPUS).join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: the tests need the GDL corpus at ../shared/games beside the \
+         checkout (see README.md)",
+        p.display()
+    );
+    p
+}
+
+/// A game of the corpus by its name (without `.kif`); see [`corpus_file`].
+pub fn corpus_game(name: &str) -> PathBuf {
+    corpus_file(&format!("{name}.kif"))
 }
 
 pub fn data_path(name: &str) -> PathBuf {
@@ -207,4 +231,25 @@ pub fn minimax(m: &Prover, state: &State, role: usize, memo: &mut HashMap<State,
     };
     memo.insert(state.clone(), v);
     v
+}
+
+/// Waits for `child` to end, or kills it once it has used `cpu` of CPU time
+/// (then `None`). A budget of CPU time, not of the wall clock, so that a test
+/// stops a child after the same work on a machine shared with busy
+/// processes as on an idle one; `wall` only guards against a child that
+/// hangs without working.
+pub fn wait_cpu(child: &mut Child, cpu: Duration, wall: Duration) -> Option<ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().expect("wait for the child") {
+            return Some(st);
+        }
+        let used = ggp_asp::cputime::of_process(child.id()).unwrap_or_default();
+        if used > cpu || started.elapsed() > wall {
+            child.kill().ok();
+            child.wait().ok();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
