@@ -17,7 +17,7 @@
 //! - Anytime: [`Mcts::best_move`] may be asked at any moment.
 //! - Threads: root parallel. Each thread searches its own tree of the same root
 //!   with its own random stream; the root statistics are summed when a move is
-//!   chosen. No locks in the hot loop; see README for why this over tree parallel.
+//!   chosen. No locks in the hot loop; see docs/player.md for why this over tree parallel.
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
 pub mod policy;
