@@ -72,22 +72,7 @@ const UNFLAGGED_DEFECTS: &[(&str, &str, &str)] = &[(
 
 /// The manifest's `problems` column per file, plus [`UNFLAGGED_DEFECTS`].
 fn manifest_problems() -> HashMap<String, String> {
-    let text =
-        std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("manifest column {name}"))
-    };
-    let (file, problems) = (col("file"), col("problems"));
-    let mut map: HashMap<String, String> = lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|f| f.len() > problems)
-        .map(|f| (f[file].to_string(), f[problems].to_string()))
-        .collect();
+    let mut map = common::manifest_problems();
     for (f, problem, _why) in UNFLAGGED_DEFECTS {
         let entry = map.entry(f.to_string()).or_default();
         entry.push_str(if entry.is_empty() { "" } else { "," });

@@ -608,7 +608,7 @@ fn print_latencies(h: &ServerHandle) {
     println!("decided by: {:?}", h.player.decisions());
 }
 
-/// Benchmark (run by hand, recorded in README): reply latency per message kind
+/// Benchmark (run by hand, recorded in docs/benchmarks.md): reply latency per message kind
 /// while the machine is busy — three matches at once on one server (two against
 /// in-process UCT, which loads the cores, and a one-player game with the solver
 /// running), start clock 10 s, play clock 2 s, margin 500 ms.
@@ -635,7 +635,7 @@ fn bench_reply_latency_under_load() {
     }
 }
 
-/// Benchmark (run by hand, recorded in README): every single-player puzzle of
+/// Benchmark (run by hand, recorded in docs/benchmarks.md): every single-player puzzle of
 /// `puzzles/` that has a 100 plan, and 8puzzle, lightsOut and hanoi from the
 /// corpus, at start clock 30 s and play clock 10 s: the player must finish each
 /// with goal 100.

@@ -15,7 +15,6 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +28,8 @@ use ggp_asp::reasoner::ground::Limits;
 use ggp_asp::reasoner::propnet::{CompileLimits, PropnetError};
 use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover, StateMachine};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/games");
+use common::{manifest_problems, CORPUS};
+
 const PUZZLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/puzzles");
 
 /// Compile limits for the tests: games beyond them are counted, not compared.
@@ -190,26 +190,6 @@ fn check_file(
         }
         Err(e) => Verdict::Failed(e),
     }
-}
-
-/// The manifest's `problems` column by file name.
-fn manifest_problems() -> HashMap<String, String> {
-    let text =
-        std::fs::read_to_string(Path::new(CORPUS).join("manifest.tsv")).expect("manifest.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
-    let col = |n: &str| {
-        header
-            .iter()
-            .position(|h| *h == n)
-            .expect("manifest column")
-    };
-    let (file, problems) = (col("file"), col("problems"));
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|f| f.len() > problems)
-        .map(|f| (f[file].to_string(), f[problems].to_string()))
-        .collect()
 }
 
 fn kif_files(dir: &Path) -> Vec<PathBuf> {
@@ -521,7 +501,7 @@ fn engine_choice_builds_the_propnet_when_it_compiles() {
 
 /// solitaireChineseCheckers has a plan to 100 (so the solving target counts
 /// it): the 47 moves of `tests/data/solitaireChineseCheckers.solution`, found
-/// by `tests/data/solitaire_beam.py` (a game-specific beam search outside
+/// by `tools/solitaire_beam.py` (a game-specific beam search outside
 /// ggp-asp), lead the prover and the propnet, in lockstep, to the
 /// same terminal state with goal 100; a long line of jump chains through a
 /// crowded board, which random playouts do not reach.

@@ -2,7 +2,7 @@
 //! legal moves, terminal states and goals after given move sequences, game values
 //! by minimax, exhaustive checks that the small games are valid GDL, and replays
 //! of the optimal solutions in `tests/data/` (computed independently by
-//! `puzzles/optimum.py`).
+//! `tools/optimum.py`).
 
 mod common;
 

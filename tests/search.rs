@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{joint, play, prover, Move, State};
+use common::{joint, minimax, play, prover, Move, State};
 use ggp_asp::gdl::print::term_to_string;
 use ggp_asp::reasoner::{Prover, StateMachine};
 use ggp_asp::search::{Mcts, Parallel, SearchConfig};
@@ -26,35 +26,6 @@ fn cfg(seed: u64) -> SearchConfig {
 
 fn text(m: &Prover, mv: &Move) -> String {
     term_to_string(&m.move_term(mv), &m.game().symbols)
-}
-
-/// The exact value for `role` of an alternating two-player game (at each state
-/// at most one role has a choice), by memoised minimax.
-fn minimax(m: &Prover, s: &State, role: usize, memo: &mut HashMap<State, u8>) -> u8 {
-    if let Some(&v) = memo.get(s) {
-        return v;
-    }
-    let v = if m.is_terminal(s) {
-        m.goal(s, role).unwrap_or(0)
-    } else {
-        let legal: Vec<Vec<Move>> = (0..m.num_roles()).map(|r| m.legal(s, r)).collect();
-        let mover = (0..m.num_roles())
-            .find(|&r| legal[r].len() > 1)
-            .unwrap_or(0);
-        let vals = legal[mover].iter().map(|mv| {
-            let j: Vec<Move> = (0..m.num_roles())
-                .map(|r| if r == mover { *mv } else { legal[r][0] })
-                .collect();
-            minimax(m, &m.next_state(s, &j), role, memo)
-        });
-        if mover == role {
-            vals.max().unwrap_or(0)
-        } else {
-            vals.min().unwrap_or(0)
-        }
-    };
-    memo.insert(s.clone(), v);
-    v
 }
 
 /// The moves of `role` that keep the game's value for `role` (role on the move).

@@ -8,7 +8,7 @@ line, in the format `ggp-asp simulate GAME --trace --replay FILE` reads; the
 Rust tests replay those files on the GDL rules and expect goal 100 at a
 terminal state, so the two models are checked against each other.
 
-Run from the repository root: python3 puzzles/optimum.py
+Run from the repository root: python3 tools/optimum.py
 """
 
 import itertools
@@ -39,7 +39,7 @@ def bfs(start, moves, is_goal):
 
 def write(name, plan):
     with open(os.path.join(OUT, name + ".solution"), "w") as f:
-        f.write(f"; an optimal solution of puzzles/{name}.kif ({len(plan)} moves), from puzzles/optimum.py\n")
+        f.write(f"; an optimal solution of puzzles/{name}.kif ({len(plan)} moves), from tools/optimum.py\n")
         for m in plan:
             # A joint move is a list of one move per role; a move with arguments
             # is itself a list, a move without is a constant.

@@ -6,10 +6,10 @@
 # tests/data/*.solution (one joint move a line, stopping at the terminal state
 # the last stone home makes). Game-specific on purpose: it is the oracle the
 # tests replay (tests/propnet.rs), not part of ggp-asp.
-#   python3 tests/data/solitaire_beam.py > tests/data/solitaireChineseCheckers.solution
+#   python3 tools/solitaire_beam.py > tests/data/solitaireChineseCheckers.solution
 import os, re, sys, collections
 here=os.path.dirname(os.path.abspath(__file__))
-src=open(os.path.join(here,'../../../shared/games/solitaireChineseCheckers.kif')).read()
+src=open(os.path.join(here,'../../shared/games/solitaireChineseCheckers.kif')).read()
 facts=lambda name: re.findall(r'\(%s (\w+) (\w+)\)'%name, src)
 base={}
 for n in ['carred','caryellow','carmagenta','cdrred','cdryellow','cdrmagenta']:
@@ -101,6 +101,6 @@ for mv in best[1]:
         del board[mv[0]]; board[mv[1]]=colours[len(out)%6]
     out.append('((move %s %s))'%mv if mv else '(noop)')
 print('; a plan to goal 100 of ../shared/games/solitaireChineseCheckers.kif (%d moves),'%len(out))
-print('; found by tests/data/solitaire_beam.py (a beam search outside ggp-asp);')
+print('; found by tools/solitaire_beam.py (a beam search outside ggp-asp);')
 print('; replayed in tests/propnet.rs')
 print('\n'.join(out))

@@ -42,6 +42,26 @@ pub fn corpus_game(name: &str) -> PathBuf {
     corpus_file(&format!("{name}.kif"))
 }
 
+/// The corpus manifest's `problems` column by file (relative to [`CORPUS`],
+/// e.g. `tests/x.kif`), for the files that have one.
+pub fn manifest_problems() -> HashMap<String, String> {
+    let text = std::fs::read_to_string(corpus_file("manifest.tsv")).expect("manifest.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("manifest column {name}"))
+    };
+    let (file, problems) = (col("file"), col("problems"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f.len() > problems)
+        .map(|f| (f[file].to_string(), f[problems].to_string()))
+        .collect()
+}
+
 pub fn data_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -112,6 +132,13 @@ pub fn solution(name: &str) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// The optimum of one of our puzzles (moves to goal 100): the length of the
+/// shortest solution that `tools/optimum.py` found on its own model of the
+/// puzzle and wrote to `tests/data/NAME.solution`.
+pub fn optimum(name: &str) -> usize {
+    solution(name).len()
 }
 
 /// Every joint move of `state`: the product of the roles' legal moves.
