@@ -5,6 +5,8 @@
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 //! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
 //! - [`arena`]: a local game manager, in-process players and strength benchmarks.
+//! - [`player`]: the GGP player, an HTTP server for game managers.
+//! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
 //! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
 
 pub mod arena;
@@ -12,6 +14,7 @@ pub mod asp;
 pub mod cputime;
 pub mod gdl;
 pub mod player;
+pub mod protocol;
 pub mod reasoner;
 pub mod search;
 pub mod simulate;

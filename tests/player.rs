@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use ggp_asp::arena::{self, MatchEnd, MatchRecord, PlayerSpec};
 use ggp_asp::gdl;
-use ggp_asp::player::client::{self, Exchange};
-use ggp_asp::player::protocol::{rules_from_kif, Message, Sexp, Start};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{MatchConfig, ServerConfig, ServerHandle};
+use ggp_asp::protocol::client::{self, Exchange};
+use ggp_asp::protocol::{rules_from_kif, Message, Sexp, Start};
 use ggp_asp::reasoner::Engine;
 
 fn config(solver: Option<SolverConfig>) -> ServerConfig {

@@ -10,8 +10,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::{MatchInfo, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
-use crate::player::client;
-use crate::player::protocol::{rules_from_kif, Message, Reply, Sexp, Start};
+use crate::protocol::client;
+use crate::protocol::{rules_from_kif, Message, Reply, Sexp, Start};
 
 /// How long past its clock a reply is still read (then judged late by the
 /// referee) before the connection is given up.

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use clingo::{Control, Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
 
+use super::control::err;
 use super::translate::{RuleKind, Translation};
 use crate::gdl::{kw, split, Game, Relation, Term};
 
@@ -299,10 +300,6 @@ pub struct Report {
     pub seconds: f64,
 }
 
-fn err(e: clingo::ClingoError) -> String {
-    format!("clingo: {e}")
-}
-
 /// The rules of the translation at time `now` (static ones time-free), with the
 /// negative literals over timed atoms left out when `relaxed`. Those over
 /// static relations stay: gringo decides them exactly, and without them a
@@ -324,7 +321,7 @@ fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
 /// A control holding `base` (the game's rules and what the caller adds) and the
 /// `part` of `encodings/invariants.lp`, grounded.
 fn ground(base: &str, part: &str) -> Result<Control, String> {
-    let mut ctl = clingo::control(vec!["--warn=none".to_string()]).map_err(err)?;
+    let mut ctl = super::control::new(&[])?;
     ctl.add("base", &[], &format!("{base}\n{INVARIANTS_LP}"))
         .map_err(err)?;
     ctl.ground(&[
@@ -345,9 +342,9 @@ const CONFLICTS_PER_CALL: u32 = 500;
 /// synchronously), so that a busy machine finds what an idle one does, only
 /// later; none when the budget runs out (a half-refined candidate set proves
 /// nothing). Waiting for another solver of the process to let go of clingo
-/// (see [`super::solve::lock`]) is not counted either.
+/// (see [`super::control::lock`]) is not counted either.
 pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
-    let _guard = super::solve::lock();
+    let _guard = super::control::lock();
     find_locked(tr, budget)
 }
 

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod blockers;
 pub mod bounds;
+mod control;
 pub mod distance;
 pub mod forward;
 pub mod invariants;
@@ -27,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::gdl::kw;
 use crate::gdl::print::term_to_string;
@@ -38,7 +39,7 @@ pub use program::Program;
 use solve::{Event, Found, Outcome, Times, Worker};
 
 /// How to solve.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Full and incremental at once, and the forward search after a few
@@ -67,23 +68,47 @@ impl Mode {
 }
 
 /// What was proven about a plan.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proven {
     /// No plan with fewer moves reaches goal 100.
     Shortest,
     /// No plan within the horizon reaches a better goal (and 100 is out of reach).
     BestGoal,
+    #[default]
     None,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+impl Proven {
+    /// As in the JSON answer.
+    pub fn name(self) -> &'static str {
+        match self {
+            Proven::Shortest => "shortest",
+            Proven::BestGoal => "best-goal",
+            Proven::None => "none",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Solved,
     NoPlan,
     Timeout,
     Error,
+}
+
+impl Status {
+    /// As in the JSON answer.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Solved => "solved",
+            Status::NoPlan => "no-plan",
+            Status::Timeout => "timeout",
+            Status::Error => "error",
+        }
+    }
 }
 
 /// Settings of one solve.
@@ -122,24 +147,35 @@ impl Default for SolveOptions {
     }
 }
 
-/// The answer: the JSON object `ggp-asp solve --json` prints.
-#[derive(Clone, Debug, Serialize)]
+/// The answer: the JSON object `ggp-asp solve --json` prints, and the
+/// player reads back from its solver child (only `status` is required there:
+/// what is missing reads as nothing found, nothing proven).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SolveResult {
     pub status: Status,
     pub goal: Option<u8>,
     pub steps: Option<usize>,
     /// The verified plan, one move per step, as KIF.
+    #[serde(default)]
     pub plan: Vec<String>,
+    #[serde(default)]
     pub proven: Proven,
     /// The way of solving that gave the answer.
+    #[serde(default)]
     pub mode: Option<Mode>,
+    #[serde(default)]
     pub ground_s: f64,
+    #[serde(default)]
     pub solve_s: f64,
+    #[serde(default)]
     pub total_s: f64,
     /// The largest horizon fully searched without a winning plan.
+    #[serde(default)]
     pub horizon: usize,
     /// Peak resident memory of the process, in MiB.
+    #[serde(default)]
     pub peak_mb: f64,
+    #[serde(default)]
     pub message: String,
 }
 
@@ -290,7 +326,7 @@ fn split_by_invariants(
 ) -> Option<(rewrite::Rewritten, Vec<crate::gdl::split::Unique>)> {
     let play = Game::new(crate::gdl::Description {
         symbols: game.symbols.clone(),
-        rules: crate::gdl::normal::keep_reached(
+        rules: crate::gdl::graph::keep_reached(
             game.rules.clone(),
             &[kw::ROLE, kw::INIT, kw::LEGAL, kw::NEXT, kw::TERMINAL],
         ),

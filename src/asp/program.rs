@@ -61,7 +61,7 @@ impl Program {
             .spawn(move || {
                 // The budget starts once the search holds clingo: waiting for
                 // another solver of the process (tests run several) is not work.
-                let _guard = super::solve::lock();
+                let _guard = super::control::lock();
                 let _ = tx.send(None);
                 let _ = tx.send(Some(invariants::find_locked(&tr, budget)));
             })

@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use clingo::{
@@ -30,6 +30,7 @@ use clingo::{
 
 use crate::gdl::{Game, Term};
 
+use super::control::{err, lock, Res};
 use super::program::Program;
 use super::symbols::SymbolMap;
 use super::translate::Factor;
@@ -89,7 +90,7 @@ pub struct Worker {
     pub times: Times,
     /// When the solve call under way started (its seconds are not yet in `times`).
     pub solving_since: Option<Instant>,
-    /// This worker's hold on clingo (see [`CLINGO`]).
+    /// This worker's hold on clingo (see [`super::control::lock`]).
     pub guard: Option<MutexGuard<'static, ()>>,
 }
 
@@ -125,27 +126,6 @@ const MAX_OPEN_ATOMS: usize = 2_000_000;
 /// query) and 4 s.
 fn slice(elapsed: Duration) -> Duration {
     (elapsed / 8).clamp(Duration::from_millis(250), Duration::from_secs(4))
-}
-
-/// The clingo library of this crate (5.4) keeps one symbol table for the process
-/// and does not guard it against two threads at once (grounding in one thread
-/// while another reads a model crashes it). A worker holds this lock whenever it
-/// calls clingo and lets it go only while waiting for a search to finish; the
-/// searches themselves run in parallel.
-static CLINGO: Mutex<()> = Mutex::new(());
-
-pub(super) fn lock() -> MutexGuard<'static, ()> {
-    CLINGO.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A clingo error as a plain message.
-type Res<T> = Result<T, String>;
-
-fn err(e: clingo::ClingoError) -> String {
-    match e {
-        clingo::ClingoError::InternalError { msg, last, .. } => format!("clingo: {msg}: {last}"),
-        other => format!("clingo: {other}"),
-    }
 }
 
 /// The answer of one solve call.
@@ -191,7 +171,7 @@ impl Worker {
     }
 
     fn control(&self) -> Res<Control> {
-        let mut args = vec!["--warn=none".to_string(), "--models=0".to_string()];
+        let mut args = vec!["--models=0".to_string()];
         // Measured on the corpus's hanoi, 8puzzle and lightsOut (with invariants):
         // the full worker finds first plans fastest with jumpy, the incremental
         // one with trendy (8puzzle 1.0 s against 1.9 s with the default); two
@@ -206,7 +186,7 @@ impl Worker {
             args.push(format!("--parallel-mode={}", self.threads));
         }
         args.extend(self.opts.clingo_args.iter().cloned());
-        clingo::control(args).map_err(err)
+        super::control::new(&args)
     }
 
     fn ground(&mut self, ctl: &mut Control, parts: &[Part]) -> Res<()> {

@@ -295,7 +295,7 @@ fn relevant_rules(game: &Game) -> Vec<bool> {
         kw::INIT,
         kw::ROLE,
     ];
-    crate::gdl::normal::reached(&game.rules, &roots)
+    crate::gdl::graph::reached(&game.rules, &roots)
 }
 
 /// Predicate name and whether it is timed, for every relation that is not a keyword.

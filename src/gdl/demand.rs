@@ -35,7 +35,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Description, Literal, Relation, Rule, Term};
-use super::normal::{Game, Phase};
+use super::graph::Phase;
+use super::normal::Game;
 use super::symbol::{kw, Sym};
 
 /// Which relations the rewrite may give a demand relation.

@@ -74,3 +74,20 @@ impl fmt::Display for GdlError {
 }
 
 impl std::error::Error for GdlError {}
+
+/// A diagnostic of `file` at `pos`, naming the `rule` when there is one.
+pub(crate) fn diag(
+    file: &str,
+    severity: Severity,
+    pos: Pos,
+    message: String,
+    rule: Option<String>,
+) -> Diagnostic {
+    Diagnostic {
+        severity,
+        file: file.to_string(),
+        pos,
+        message,
+        rule,
+    }
+}

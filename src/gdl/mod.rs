@@ -6,6 +6,7 @@ pub mod ast;
 pub mod constant;
 pub mod demand;
 pub mod error;
+pub mod graph;
 pub mod normal;
 pub mod parser;
 pub mod print;
@@ -17,7 +18,8 @@ use std::path::Path;
 
 pub use ast::{Description, Literal, Pos, Relation, Rule, Term};
 pub use error::{Diagnostic, GdlError, Severity};
-pub use normal::{Game, Phase};
+pub use graph::Phase;
+pub use normal::Game;
 pub use parser::{parse, parse_bytes};
 pub use symbol::{kw, Sym, Symbols};
 

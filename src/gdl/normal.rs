@@ -14,18 +14,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Description, Literal, Pos, Relation, Rule, Term};
-use super::error::{Diagnostic, GdlError, Severity};
+use super::error::{diag, Diagnostic, GdlError, Severity};
+use super::graph::{resolve_term, unifiable, unify, DependencyGraph, Phase, Term2};
 use super::print::{rule_to_string, term_to_string};
 use super::symbol::{kw, Sym, Symbols};
 use super::validate;
-
-/// When a rule's truth can change: never, with the state, or with the moves.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub enum Phase {
-    Static,
-    State,
-    Move,
-}
 
 /// One step of bottom-up evaluation: rules to run to a fixpoint together.
 #[derive(Clone, Debug)]
@@ -253,22 +246,6 @@ impl Game {
     }
 }
 
-pub(crate) fn diag(
-    file: &str,
-    severity: Severity,
-    pos: Pos,
-    message: String,
-    rule: Option<String>,
-) -> Diagnostic {
-    Diagnostic {
-        severity,
-        file: file.to_string(),
-        pos,
-        message,
-        rule,
-    }
-}
-
 /// Splits a rule with `or` literals into one rule per combination of choices.
 /// `None` when that would exceed [`MAX_OR_EXPANSION`].
 pub fn expand_or(rule: &Rule) -> Option<Vec<Rule>> {
@@ -359,14 +336,6 @@ pub(crate) fn map_literal(l: &Literal, f: &dyn Fn(&Term) -> Term) -> Literal {
     }
 }
 
-fn resolve_term(t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> Term {
-    match walk(t, s) {
-        Term2::Var(_, v) => Term::Var(v),
-        Term2::Const(c) => Term::Const(c),
-        Term2::Func(f, args) => Term::Func(f, args.iter().map(|a| resolve_term(a, s)).collect()),
-    }
-}
-
 fn flatten_or(alts: &[Literal]) -> Vec<Literal> {
     let mut out = Vec::new();
     for a in alts {
@@ -392,213 +361,6 @@ fn direct_phase(rule: &Rule) -> Phase {
         }
     }
     p
-}
-
-/// Rule-level dependencies: `edges[a]` lists `(b, negative)` when a body literal of
-/// rule `a` unifies with the head of rule `b`.
-pub struct DependencyGraph {
-    pub edges: Vec<Vec<(usize, bool)>>,
-}
-
-impl DependencyGraph {
-    pub fn build(rules: &[Rule]) -> Self {
-        let mut by_rel: HashMap<Relation, Vec<usize>> = HashMap::new();
-        for (i, r) in rules.iter().enumerate() {
-            // Facts have no body and so no outgoing edges; as targets they are
-            // always evaluated first, so they need no edges either.
-            if !r.is_fact() {
-                if let Some(rel) = r.head.relation() {
-                    by_rel.entry(rel).or_default().push(i);
-                }
-            }
-        }
-        let edges = rules
-            .iter()
-            .map(|r| {
-                let mut out: Vec<(usize, bool)> = Vec::new();
-                for l in &r.body {
-                    let (atom, neg) = match l {
-                        Literal::Pos(t) => (t, false),
-                        Literal::Not(t) => (t, true),
-                        _ => continue,
-                    };
-                    let Some(rel) = atom.relation() else { continue };
-                    for &j in by_rel.get(&rel).map(Vec::as_slice).unwrap_or(&[]) {
-                        if unifiable(atom, &rules[j].head) {
-                            match out.iter_mut().find(|(k, _)| *k == j) {
-                                Some(e) => e.1 |= neg,
-                                None => out.push((j, neg)),
-                            }
-                        }
-                    }
-                }
-                out
-            })
-            .collect();
-        DependencyGraph { edges }
-    }
-
-    /// Strongly connected components, dependencies before dependents (Tarjan,
-    /// iterative so that long rule chains cannot overflow the stack).
-    pub fn components(&self) -> Vec<Vec<usize>> {
-        let n = self.edges.len();
-        let mut index = vec![usize::MAX; n];
-        let mut low = vec![0; n];
-        let mut on_stack = vec![false; n];
-        let mut stack = Vec::new();
-        let mut out = Vec::new();
-        let mut next = 0;
-        for root in 0..n {
-            if index[root] != usize::MAX {
-                continue;
-            }
-            let mut call: Vec<(usize, usize)> = vec![(root, 0)];
-            index[root] = next;
-            low[root] = next;
-            next += 1;
-            stack.push(root);
-            on_stack[root] = true;
-            while let Some(&mut (v, ref mut ei)) = call.last_mut() {
-                if *ei < self.edges[v].len() {
-                    let w = self.edges[v][*ei].0;
-                    *ei += 1;
-                    if index[w] == usize::MAX {
-                        index[w] = next;
-                        low[w] = next;
-                        next += 1;
-                        stack.push(w);
-                        on_stack[w] = true;
-                        call.push((w, 0));
-                    } else if on_stack[w] {
-                        low[v] = low[v].min(index[w]);
-                    }
-                } else {
-                    call.pop();
-                    if let Some(&(u, _)) = call.last() {
-                        low[u] = low[u].min(low[v]);
-                    }
-                    if low[v] == index[v] {
-                        let mut comp = Vec::new();
-                        loop {
-                            let w = stack.pop().expect("tarjan stack");
-                            on_stack[w] = false;
-                            comp.push(w);
-                            if w == v {
-                                break;
-                            }
-                        }
-                        comp.sort_unstable();
-                        out.push(comp);
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Which of `rules` define a relation that the relations `roots` reach through
-/// rule bodies (positive and negative literals).
-pub fn reached(rules: &[Rule], roots: &[Sym]) -> Vec<bool> {
-    let mut by_head: HashMap<Sym, Vec<usize>> = HashMap::new();
-    for (i, r) in rules.iter().enumerate() {
-        if let Some(n) = r.head.name() {
-            by_head.entry(n).or_default().push(i);
-        }
-    }
-    fn names(l: &Literal, out: &mut Vec<Sym>) {
-        match l {
-            Literal::Pos(t) | Literal::Not(t) => out.extend(t.name()),
-            Literal::Or(ls) | Literal::And(ls) => ls.iter().for_each(|l| names(l, out)),
-            Literal::Distinct(..) | Literal::Equal(..) => {}
-        }
-    }
-    let mut keep = vec![false; rules.len()];
-    let mut seen: HashSet<Sym> = roots.iter().copied().collect();
-    let mut todo: Vec<Sym> = roots.to_vec();
-    while let Some(n) = todo.pop() {
-        for &i in by_head.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
-            keep[i] = true;
-            let mut read = Vec::new();
-            rules[i].body.iter().for_each(|l| names(l, &mut read));
-            todo.extend(read.into_iter().filter(|m| seen.insert(*m)));
-        }
-    }
-    keep
-}
-
-/// `rules` without those of relations that `roots` do not reach ([`reached`]).
-pub fn keep_reached(rules: Vec<Rule>, roots: &[Sym]) -> Vec<Rule> {
-    let keep = reached(&rules, roots);
-    rules
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(r, k)| k.then_some(r))
-        .collect()
-}
-
-/// Whether two atoms unify once their variables are renamed apart.
-pub fn unifiable(a: &Term, b: &Term) -> bool {
-    let mut subst: HashMap<(bool, Sym), Term2> = HashMap::new();
-    unify(&Term2::new(a, false), &Term2::new(b, true), &mut subst)
-}
-
-/// A term tagged with the side it came from, so variables of the two sides differ.
-#[derive(Clone, Debug)]
-enum Term2 {
-    Var(bool, Sym),
-    Const(Sym),
-    Func(Sym, Vec<Term2>),
-}
-
-impl Term2 {
-    fn new(t: &Term, side: bool) -> Term2 {
-        match t {
-            Term::Var(v) => Term2::Var(side, *v),
-            Term::Const(c) => Term2::Const(*c),
-            Term::Func(f, args) => {
-                Term2::Func(*f, args.iter().map(|a| Term2::new(a, side)).collect())
-            }
-        }
-    }
-}
-
-fn walk(t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> Term2 {
-    let mut t = t.clone();
-    while let Term2::Var(side, v) = t {
-        match s.get(&(side, v)) {
-            Some(b) => t = b.clone(),
-            None => break,
-        }
-    }
-    t
-}
-
-fn occurs(side: bool, v: Sym, t: &Term2, s: &HashMap<(bool, Sym), Term2>) -> bool {
-    match walk(t, s) {
-        Term2::Var(s2, v2) => s2 == side && v2 == v,
-        Term2::Const(_) => false,
-        Term2::Func(_, args) => args.iter().any(|a| occurs(side, v, a, s)),
-    }
-}
-
-fn unify(a: &Term2, b: &Term2, s: &mut HashMap<(bool, Sym), Term2>) -> bool {
-    let (a, b) = (walk(a, s), walk(b, s));
-    match (&a, &b) {
-        (Term2::Var(s1, v1), Term2::Var(s2, v2)) if s1 == s2 && v1 == v2 => true,
-        (Term2::Var(side, v), t) | (t, Term2::Var(side, v)) => {
-            if occurs(*side, *v, t, s) {
-                return false;
-            }
-            s.insert((*side, *v), t.clone());
-            true
-        }
-        (Term2::Const(x), Term2::Const(y)) => x == y,
-        (Term2::Func(f, xs), Term2::Func(g, ys)) => {
-            f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| unify(x, y, s))
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]

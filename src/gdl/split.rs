@@ -28,7 +28,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{is_input_keyword, Description, Literal, Relation, Rule, Term};
-use super::normal::{keep_reached, map_literal, Game, Phase};
+use super::graph::{keep_reached, Phase};
+use super::normal::{map_literal, Game};
 use super::symbol::{kw, Sym, Symbols};
 
 /// A fluent that holds at most one value per key: `(mark ?i ?j ?m)` with key

@@ -11,8 +11,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Literal, Relation, Rule, Term};
+use super::error::diag;
 use super::error::{Diagnostic, Severity};
-use super::normal::{diag, DependencyGraph, Phase};
+use super::graph::{unifiable, DependencyGraph, Phase};
 use super::print::rule_to_string;
 use super::symbol::{kw, Sym, Symbols};
 
@@ -253,9 +254,9 @@ fn check_recursion_restriction(
             .filter(|(_, l)| matches!(l, Literal::Pos(_)))
             .filter(|(_, l)| {
                 let Literal::Pos(t) = l else { return false };
-                graph.edges[ri].iter().any(|&(dep, _)| {
-                    comp_of[dep] == comp_of[ri] && super::normal::unifiable(t, &rules[dep].head)
-                })
+                graph.edges[ri]
+                    .iter()
+                    .any(|&(dep, _)| comp_of[dep] == comp_of[ri] && unifiable(t, &rules[dep].head))
             })
             .map(|(i, _)| i)
             .collect();

@@ -22,13 +22,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
 
+use crate::asp::Status;
 use crate::gdl::print::{rule_to_string, term_to_string};
 use crate::gdl::{self, kw, Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
 use crate::search::{Mcts, SearchConfig};
 
-use super::protocol::{Sexp, Start};
 use super::solver::{SolverConfig, SolverRun};
+use crate::protocol::{Sexp, Start};
 
 /// Settings shared by every match of a server.
 #[derive(Clone, Debug)]
@@ -770,15 +771,16 @@ impl<M: StateMachine + 'static> Worker<M> {
                 return;
             }
         };
-        if out.status != "solved" || out.plan.is_empty() {
+        if out.status != Status::Solved || out.plan.is_empty() {
+            let why = if out.message.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", out.message)
+            };
             info!(
-                "match {}: solver from step {from}: {} after {secs:.2}s{}; search plays on",
+                "match {}: solver from step {from}: {} after {secs:.2}s{why}; search plays on",
                 self.id,
-                out.status,
-                out.message
-                    .as_deref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
+                out.status.name(),
             );
             self.solver_gave_up = true;
             return;
@@ -797,7 +799,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                     self.id,
                     plan.moves.len(),
                     plan.goal.unwrap_or(0),
-                    out.proven.as_deref().unwrap_or("none")
+                    out.proven.name()
                 );
                 self.plan = match self.plan.take() {
                     // The committed line that leads to the plan's first state.

@@ -1,15 +1,13 @@
 //! The GGP player: an HTTP server that plays real matches (`ggp-asp serve`).
 //!
-//! - [`protocol`]: the match protocol's messages and replies, parsed and printed.
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
 //! - [`r#match`]: one match per id, with its worker thread (compiling, UCT search
 //!   kept across moves, clocks) and, on one-player games, the ASP solver beside it.
 //! - [`solver`]: the solver as a child process with time and memory limits.
-//! - [`client`]: the manager's side of one exchange, over plain HTTP/1.0.
+//!
+//! The protocol's messages are in [`crate::protocol`], shared with the referee.
 
-pub mod client;
 pub mod r#match;
-pub mod protocol;
 pub mod server;
 pub mod solver;
 

@@ -23,9 +23,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
-use super::protocol::{info_reply, Message};
 use super::r#match::{Decisions, Match, MatchConfig};
 use crate::gdl;
+use crate::protocol::{info_reply, Message};
 
 /// Settings of a player server.
 #[derive(Clone, Debug)]
@@ -187,7 +187,7 @@ impl Player {
                 Ok("aborted".into())
             }
             Message::Preview { rules, clock } => {
-                let text = super::protocol::Start {
+                let text = crate::protocol::Start {
                     id: String::new(),
                     role: String::new(),
                     rules,

@@ -12,8 +12,9 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use tracing::{debug, warn};
+
+use crate::asp::SolveResult;
 
 /// How to run the solver.
 #[derive(Clone, Debug)]
@@ -34,45 +35,26 @@ pub const WATCHDOG_GRACE: Duration = Duration::from_secs(5);
 /// reservations count against an address-space limit without being used).
 pub const ADDRESS_SPACE_HEADROOM_MB: u64 = 2048;
 
-/// The JSON object `ggp-asp solve --json` prints (the contract between branches).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct SolveOutput {
-    pub status: String,
-    pub goal: Option<u8>,
-    pub steps: Option<usize>,
-    #[serde(default)]
-    pub plan: Vec<String>,
-    #[serde(default)]
-    pub proven: Option<String>,
-    #[serde(default)]
-    pub mode: Option<String>,
-    #[serde(default)]
-    pub total_s: Option<f64>,
-    #[serde(default)]
-    pub message: Option<String>,
-}
-
-impl SolveOutput {
-    /// Reads the child's stdout: the last line that is a JSON object (anything
-    /// printed before it is ignored).
-    pub fn from_stdout(stdout: &str) -> Result<SolveOutput, String> {
-        let line = stdout
-            .lines()
-            .rev()
-            .find(|l| l.trim_start().starts_with('{'))
-            .ok_or_else(|| {
-                format!(
-                    "the solver printed no JSON object (stdout: {:?})",
-                    truncate(stdout, 200)
-                )
-            })?;
-        serde_json::from_str(line).map_err(|e| {
+/// Reads a solver child's stdout: the last line that is a JSON object, the
+/// answer `ggp-asp solve --json` prints (anything printed before it is
+/// ignored).
+pub fn read_result(stdout: &str) -> Result<SolveResult, String> {
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| {
             format!(
-                "the solver's JSON does not match the contract: {e} ({:?})",
-                truncate(line, 200)
+                "the solver printed no JSON object (stdout: {:?})",
+                truncate(stdout, 200)
             )
-        })
-    }
+        })?;
+    serde_json::from_str(line).map_err(|e| {
+        format!(
+            "the solver's JSON does not match the contract: {e} ({:?})",
+            truncate(line, 200)
+        )
+    })
 }
 
 fn truncate(s: &str, n: usize) -> &str {
@@ -86,7 +68,7 @@ fn truncate(s: &str, n: usize) -> &str {
 pub struct SolverRun {
     child: Arc<Mutex<Child>>,
     cancelled: Arc<AtomicBool>,
-    result: Receiver<Result<SolveOutput, String>>,
+    result: Receiver<Result<SolveResult, String>>,
     started: Instant,
     /// Holds the rules file until the run ends.
     _dir: tempfile::TempDir,
@@ -172,7 +154,7 @@ impl SolverRun {
                 .and_then(|r| r.map_err(|e| format!("reading the solver's output: {e}")));
             let result = match (status, stdout) {
                 (Err(e), _) | (_, Err(e)) => Err(e),
-                (Ok(st), Ok(out)) => match SolveOutput::from_stdout(&out) {
+                (Ok(st), Ok(out)) => match read_result(&out) {
                     Ok(o) => Ok(o),
                     Err(e) => Err(format!("the solver exited with {st}: {e}")),
                 },
@@ -189,7 +171,7 @@ impl SolverRun {
     }
 
     /// The outcome once the child has ended; `None` while it runs.
-    pub fn try_result(&self) -> Option<Result<SolveOutput, String>> {
+    pub fn try_result(&self) -> Option<Result<SolveResult, String>> {
         match self.result.try_recv() {
             Ok(r) => Some(r),
             Err(TryRecvError::Empty) => None,
@@ -244,21 +226,20 @@ fn limit_address_space(cmd: &mut Command, mb: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::asp::Status;
 
     #[test]
     fn reads_the_contract_json() {
         let out = "progress\n{\"status\":\"solved\",\"goal\":100,\"steps\":2,\"plan\":[\"(move 2 3)\",\"noop\"],\"proven\":\"shortest\",\"mode\":\"full\",\"ground_s\":0.1,\"solve_s\":0.2,\"total_s\":0.3,\"message\":\"\"}\n";
-        let o = SolveOutput::from_stdout(out).unwrap();
-        assert_eq!(o.status, "solved");
+        let o = read_result(out).unwrap();
+        assert_eq!(o.status, Status::Solved);
         assert_eq!(o.goal, Some(100));
         assert_eq!(o.plan, vec!["(move 2 3)", "noop"]);
-        let o = SolveOutput::from_stdout(
-            "{\"status\":\"timeout\",\"goal\":null,\"steps\":null,\"plan\":[]}",
-        )
-        .unwrap();
-        assert_eq!(o.status, "timeout");
+        let o = read_result("{\"status\":\"timeout\",\"goal\":null,\"steps\":null,\"plan\":[]}")
+            .unwrap();
+        assert_eq!(o.status, Status::Timeout);
         assert_eq!(o.goal, None);
-        assert!(SolveOutput::from_stdout("Segmentation fault").is_err());
-        assert!(SolveOutput::from_stdout("{\"goal\":1}").is_err());
+        assert!(read_result("Segmentation fault").is_err());
+        assert!(read_result("{\"goal\":1}").is_err());
     }
 }

@@ -167,46 +167,11 @@ const FAST_ENOUGH: f64 = 10_000.0;
 const TRIAL: Duration = Duration::from_millis(50);
 const TRIAL_STEPS: usize = 2_000;
 
-/// Next states per CPU second over a short walk (see [`walk`]).
+/// Next states per CPU second over a short walk (see [`super::walk::walk`]).
 fn states_per_second<M: StateMachine>(m: &M) -> f64 {
     let watch = ThreadWatch::start();
-    let steps = walk(m, TRIAL_STEPS, Some(TRIAL));
+    let steps = super::walk::walk(m, TRIAL_STEPS, Some(TRIAL));
     steps as f64 / watch.elapsed().as_secs_f64().max(1e-9)
-}
-
-/// Walks up to `max_steps` steps from the initial state, within `budget` of
-/// the thread's CPU time if one is given, and returns the steps taken. The
-/// walk is the same every time: the `k`th step takes every role's `k`th legal
-/// move, cyclically; a terminal state's goals are asked for and the walk
-/// starts over.
-pub(crate) fn walk<M: StateMachine>(m: &M, max_steps: usize, budget: Option<Duration>) -> usize {
-    let watch = ThreadWatch::start();
-    let init = m.initial_state();
-    let mut state = init.clone();
-    let (mut steps, mut buf, mut joint) = (0usize, Vec::new(), Vec::new());
-    while steps < max_steps && budget.is_none_or(|b| watch.elapsed() < b) {
-        joint.clear();
-        for r in 0..m.num_roles() {
-            m.legal_moves(&state, r, &mut buf);
-            if buf.is_empty() {
-                break;
-            }
-            joint.push(buf[steps % buf.len()].clone());
-        }
-        if joint.len() < m.num_roles() || m.is_terminal(&state) {
-            for r in 0..m.num_roles() {
-                m.goal_values(&state, r);
-            }
-            state = init.clone();
-            if steps == 0 {
-                break;
-            }
-        } else {
-            state = m.next_state(&state, &joint);
-        }
-        steps += 1;
-    }
-    steps
 }
 
 /// What was built, for logs: the propnet's size and compile time.

@@ -13,6 +13,7 @@ pub mod propnet;
 pub mod prover;
 pub mod rewrite;
 pub mod terms;
+mod walk;
 
 use std::fmt::Debug;
 use std::hash::Hash;

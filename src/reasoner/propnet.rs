@@ -1062,7 +1062,12 @@ impl Builder {
         for r in &self.gp.rules {
             deps[r.head as usize].extend(r.pos.iter().chain(&r.neg));
         }
-        tarjan(&deps)
+        crate::gdl::graph::strongly_connected(deps.len(), |v, i| {
+            deps[v].get(i).map(|&w| w as usize)
+        })
+        .into_iter()
+        .map(|c| c.into_iter().map(|a| a as AtomId).collect())
+        .collect()
     }
 
     fn build_gates(&mut self) -> Result<(), PropnetError> {
@@ -2020,64 +2025,6 @@ impl Builder {
             }
         }
     }
-}
-
-/// Strongly connected components of a graph given as `deps[v]` (v depends on
-/// each listed node), dependencies first. Iterative: ground graphs are deep.
-fn tarjan(deps: &[Vec<AtomId>]) -> Vec<Vec<AtomId>> {
-    let n = deps.len();
-    let mut index = vec![u32::MAX; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut out = Vec::new();
-    let mut next_index = 0u32;
-    let mut call: Vec<(usize, usize)> = Vec::new();
-    for root in 0..n {
-        if index[root] != u32::MAX {
-            continue;
-        }
-        call.push((root, 0));
-        index[root] = next_index;
-        low[root] = next_index;
-        next_index += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if *i < deps[v].len() {
-                let w = deps[v][*i] as usize;
-                *i += 1;
-                if index[w] == u32::MAX {
-                    index[w] = next_index;
-                    low[w] = next_index;
-                    next_index += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    call.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-            } else {
-                call.pop();
-                if let Some(&(u, _)) = call.last() {
-                    low[u] = low[u].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    let mut comp = Vec::new();
-                    loop {
-                        let w = stack.pop().expect("v is on the stack");
-                        on_stack[w] = false;
-                        comp.push(w as AtomId);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    out.push(comp);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// The value of a literal of a constant node, or `None`.

@@ -63,7 +63,7 @@ pub fn for_the_prover(game: &Game) -> Option<(Prover, Rewritten)> {
     rewrites(game).find_map(|r| {
         let prover = Prover::try_new(r.game.clone()).ok()?;
         prover.bounded(PROVER_TRIAL_WORK, |p| {
-            super::engine::walk(p, PROVER_TRIAL_STEPS, None)
+            super::walk::walk(p, PROVER_TRIAL_STEPS, None)
         })?;
         let note = format!(
             "no engine runs the rules as written and no rewrite grounds; the prover runs them rewritten, {}",

@@ -1,8 +1,12 @@
-//! The GGP match protocol's messages (see `ggp-protocol.md`): parsing what a game
-//! manager sends (INFO, START, PLAY, STOP, ABORT, PREVIEW, keywords in any case, any
-//! spacing) and printing the same messages for the client side (the arena's HTTP
-//! players), plus the replies. Messages are KIF s-expressions; moves and rules stay
-//! plain s-expressions here ([`Sexp`]) because only a match knows its game's symbols.
+//! The GGP match protocol, both sides of it (see `ggp-protocol.md`): parsing what a
+//! game manager sends (INFO, START, PLAY, STOP, ABORT, PREVIEW, keywords in any
+//! case, any spacing) and printing the same messages for the manager's side, plus
+//! the replies; [`client`] sends one exchange as a manager does. The player
+//! ([`crate::player`]) and the referee ([`crate::arena`]) both speak it, as
+//! siblings. Messages are KIF s-expressions; moves and rules stay plain
+//! s-expressions here ([`Sexp`]) because only a match knows its game's symbols.
+
+pub mod client;
 
 use std::fmt;
 use std::time::Duration;
