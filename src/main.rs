@@ -9,7 +9,8 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
-use ggp_asp::asp::{self, bench, Mode, SolveOptions, SolveResult, Status};
+use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
+use ggp_asp::bench::solve as bench;
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
@@ -485,7 +486,7 @@ fn run(cli: Cli) -> Result<u8> {
                 .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
             let result = match result {
                 Ok(r) => r,
-                Err(e) if json => bench::error_result(format!("{e:#}")),
+                Err(e) if json => SolveResult::error(format!("{e:#}")),
                 Err(e) => return Err(e),
             };
             if json {
