@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use ggp_asp::arena::{self, bench as arena_bench, MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::arena::{self, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::solve as bench;
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
@@ -713,8 +713,13 @@ fn bench(what: BenchCommand) -> Result<u8> {
                         max_steps,
                         ..MatchConfig::default()
                     };
-                    let r =
-                        arena_bench::uct_versus(&name, &g, opp, matches, &cfg, |i, seat, rec| {
+                    let r = ggp_asp::bench::arena::uct_versus(
+                        &name,
+                        &g,
+                        opp,
+                        matches,
+                        &cfg,
+                        |i, seat, rec| {
                             eprintln!(
                             "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
                             i + 1,
@@ -732,7 +737,8 @@ fn bench(what: BenchCommand) -> Result<u8> {
                                     e.detail
                                 );
                             }
-                        })?;
+                        },
+                    )?;
                     if json {
                         println!("{}", serde_json::to_string(&r)?);
                     } else {
@@ -766,7 +772,7 @@ fn bench(what: BenchCommand) -> Result<u8> {
         } => {
             for path in &games {
                 let g = gdl::load(path)?;
-                let r = arena_bench::search_bench(
+                let r = ggp_asp::bench::search::search_bench(
                     &game_name(path),
                     g,
                     engine,
