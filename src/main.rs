@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{self, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
+use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
 use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
 use ggp_asp::player::solver::SolverConfig;
@@ -573,6 +574,12 @@ fn bench(what: BenchCommand) -> Result<u8> {
                     "avg_len"
                 );
             }
+            let cfg = playouts::PlayoutsConfig {
+                seconds,
+                threads,
+                seed,
+                max_steps,
+            };
             let mut failed = false;
             for path in &games {
                 let name = path.file_stem().map_or_else(
@@ -588,35 +595,21 @@ fn bench(what: BenchCommand) -> Result<u8> {
                     }
                 };
                 for &e in &engines {
-                    let t0 = std::time::Instant::now();
-                    let cpu0 = simulate::thread_cpu_seconds();
-                    let built = AnyMachine::build(g.clone(), e);
-                    let compile_s = t0.elapsed().as_secs_f64();
-                    let compile_cpu_s = simulate::thread_cpu_seconds() - cpu0;
-                    let (machine, why) = match built {
-                        Ok(x) => x,
+                    let run = match playouts::measure(&g, e, &cfg) {
+                        Ok(run) => run,
                         Err(err) => {
                             failed = true;
-                            eprintln!("{name}: {:#}", anyhow::Error::from(err));
+                            eprintln!("{name}: {err:#}");
                             continue;
                         }
                     };
-                    let t = machine.visit(TimedRun {
-                        seconds,
-                        threads,
-                        seed,
-                        max_steps,
-                    });
-                    let nodes = match &machine {
-                        AnyMachine::Propnet(n) => Some(n.stats().clone()),
-                        AnyMachine::Prover(_) => None,
-                    };
-                    let avg = t.steps as f64 / t.playouts.max(1) as f64;
+                    let t = &run.throughput;
+                    let avg = run.avg_length();
                     if json {
                         let row = serde_json::json!({
                             "game": name,
-                            "engine": machine.name(),
-                            "why": why,
+                            "engine": run.engine,
+                            "why": run.why,
                             "threads": threads,
                             "playouts": t.playouts,
                             "seconds": t.seconds,
@@ -626,22 +619,22 @@ fn bench(what: BenchCommand) -> Result<u8> {
                             "playouts_per_cpu_s": t.playouts_per_cpu_s(),
                             "states_per_cpu_s": t.states_per_cpu_s(),
                             "avg_length": avg,
-                            "compile_s": compile_s,
-                            "compile_cpu_s": compile_cpu_s,
-                            "network": nodes,
+                            "compile_s": run.compile_s,
+                            "compile_cpu_s": run.compile_cpu_s,
+                            "network": run.network,
                         });
                         println!("{row}");
                     } else {
                         println!(
                             "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>11.3} {:>8} {:>8.1}",
                             name,
-                            machine.name(),
+                            run.engine,
                             t.playouts_per_s(),
                             t.states_per_s(),
                             t.playouts_per_cpu_s(),
-                            compile_s,
-                            compile_cpu_s,
-                            nodes.map_or("-".to_string(), |n| n.nodes.to_string()),
+                            run.compile_s,
+                            run.compile_cpu_s,
+                            run.network.as_ref().map_or("-".to_string(), |n| n.nodes.to_string()),
                             avg
                         );
                     }
@@ -938,20 +931,5 @@ fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
             term_to_string(r, &g.symbols),
             parts.join(", ")
         );
-    }
-}
-
-/// Timed playouts on whichever engine was built.
-struct TimedRun {
-    seconds: f64,
-    threads: usize,
-    seed: u64,
-    max_steps: usize,
-}
-
-impl MachineVisitor for TimedRun {
-    type Output = simulate::Throughput;
-    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> simulate::Throughput {
-        simulate::timed_playouts(&*m, self.seconds, self.threads, self.seed, self.max_steps)
     }
 }
