@@ -110,18 +110,8 @@ impl Throughput {
 }
 
 /// CPU time of the calling thread, in seconds.
-pub fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write into; the clock id is a constant
-    // every Linux and macOS libc knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+fn thread_cpu_seconds() -> f64 {
+    crate::cputime::thread().as_secs_f64()
 }
 
 /// Runs random playouts ([`StateMachine::playout`]) on `threads` threads for about
