@@ -1,6 +1,8 @@
 //! The `ggp-asp` command line: argument parsing and output only; the work lives
 //! in the library's modules.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use ggp_asp::arena::{self, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
-use ggp_asp::gdl::{self, print::term_to_string, Phase, Severity};
+use ggp_asp::gdl::{self, print::term_to_string};
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
@@ -32,12 +34,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse and validate games: roles, rule and relation counts, warnings.
-    Check {
-        /// GDL files (.kif).
-        #[arg(required = true)]
-        games: Vec<PathBuf>,
-    },
+    Check(cli::check::Args),
     /// Random playouts: average length, goals per role, playouts/s and states/s.
     Simulate {
         game: PathBuf,
@@ -297,7 +294,7 @@ fn exit_now(code: u8) -> ! {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Check { games } => check(&games),
+        Command::Check(args) => args.run(),
         Command::Simulate {
             game,
             playouts,
@@ -350,8 +347,8 @@ fn run(cli: Cli) -> Result<u8> {
                 }))
             };
             let cfg = MatchConfig {
-                start_clock: clock(start, "--start")?,
-                play_clock: clock(play, "--play")?,
+                start_clock: cli::clock(start, "--start")?,
+                play_clock: cli::clock(play, "--play")?,
                 seed,
                 engine,
                 max_steps,
@@ -503,13 +500,6 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn clock(seconds: f64, flag: &str) -> Result<std::time::Duration> {
-    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
-        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
-}
-
 fn print_match(rec: &MatchRecord) {
     for e in &rec.errors {
         println!(
@@ -536,13 +526,6 @@ fn print_match(rec: &MatchRecord) {
         rec.engine
     );
     println!("goals: {}", goals.join(" "));
-}
-
-fn game_name(path: &std::path::Path) -> String {
-    path.file_stem().map_or_else(
-        || path.display().to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    )
 }
 
 fn bench(what: BenchCommand) -> Result<u8> {
@@ -693,10 +676,10 @@ fn bench(what: BenchCommand) -> Result<u8> {
             } else {
                 opponents
             };
-            let clock = clock(play, "--play")?;
+            let clock = cli::clock(play, "--play")?;
             for path in &games {
                 let g = gdl::load(path)?;
-                let name = game_name(path);
+                let name = cli::game_name(path);
                 for opp in &opponents {
                     let cfg = MatchConfig {
                         start_clock: clock,
@@ -766,7 +749,7 @@ fn bench(what: BenchCommand) -> Result<u8> {
             for path in &games {
                 let g = gdl::load(path)?;
                 let r = ggp_asp::bench::search::search_bench(
-                    &game_name(path),
+                    &cli::game_name(path),
                     g,
                     engine,
                     seconds,
@@ -851,61 +834,6 @@ fn print_solution(r: &SolveResult) {
         "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
         r.ground_s, r.solve_s, r.total_s, r.peak_mb
     );
-}
-
-fn check(games: &[PathBuf]) -> Result<u8> {
-    let mut failed = false;
-    for path in games {
-        match gdl::load(path) {
-            Ok(g) => {
-                let count = |p: Phase| g.relations.values().filter(|&&x| x == p).count();
-                let names = |p: Phase| {
-                    let mut v: Vec<String> = g
-                        .relations
-                        .iter()
-                        .filter(|(_, &x)| x == p)
-                        .map(|(r, _)| r.display(&g.symbols))
-                        .collect();
-                    v.sort();
-                    v.join(" ")
-                };
-                println!("{}: ok", path.display());
-                println!("  roles: {}", g.role_names().join(" "));
-                println!(
-                    "  rules: {} ({} facts)",
-                    g.rules.len(),
-                    g.rules.iter().filter(|r| r.is_fact()).count()
-                );
-                println!("  relations: {}", g.relations.len());
-                println!(
-                    "  static ({}): {}",
-                    count(Phase::Static),
-                    names(Phase::Static)
-                );
-                println!(
-                    "  state-dependent ({}): {}",
-                    count(Phase::State),
-                    names(Phase::State)
-                );
-                println!(
-                    "  move-dependent ({}): {}",
-                    count(Phase::Move),
-                    names(Phase::Move)
-                );
-                for w in &g.warnings {
-                    println!("{w}");
-                }
-            }
-            Err(e) => {
-                failed = true;
-                for d in &e.diagnostics {
-                    debug_assert_eq!(d.severity, Severity::Error);
-                    eprintln!("{d}");
-                }
-            }
-        }
-    }
-    Ok(if failed { 1 } else { 0 })
 }
 
 fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
