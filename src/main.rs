@@ -4,7 +4,6 @@
 mod cli;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -14,12 +13,11 @@ use ggp_asp::arena::{self, MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
-use ggp_asp::gdl::{self, print::term_to_string};
+use ggp_asp::gdl;
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self as player, server, ServerConfig};
-use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+use ggp_asp::reasoner::Engine;
 use ggp_asp::search::Parallel;
-use ggp_asp::simulate;
 
 #[derive(Parser)]
 #[command(
@@ -35,26 +33,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Check(cli::check::Args),
-    /// Random playouts: average length, goals per role, playouts/s and states/s.
-    Simulate {
-        game: PathBuf,
-        #[arg(long, default_value_t = 100)]
-        playouts: usize,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Stop a playout after this many joint moves.
-        #[arg(long, default_value_t = 1000)]
-        max_steps: usize,
-        /// Print one JSON line per state instead of statistics.
-        #[arg(long)]
-        trace: bool,
-        /// With --trace: play the joint moves in this file (one per line, role order).
-        #[arg(long, requires = "trace")]
-        replay: Option<PathBuf>,
-        /// The engine that runs the rules.
-        #[arg(long, value_enum, default_value_t = Engine::Auto)]
-        engine: Engine,
-    },
+    Simulate(cli::simulate::Args),
     /// Referee one match between players, one per role in role order.
     Match {
         game: PathBuf,
@@ -295,34 +274,7 @@ fn exit_now(code: u8) -> ! {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Check(args) => args.run(),
-        Command::Simulate {
-            game,
-            playouts,
-            seed,
-            max_steps,
-            trace,
-            replay,
-            engine,
-        } => {
-            let g = gdl::load(&game)?;
-            let (machine, why) = AnyMachine::build(g, engine)?;
-            eprintln!("engine: {why}");
-            let replay_text = match &replay {
-                Some(p) => Some(
-                    std::fs::read_to_string(p)
-                        .with_context(|| format!("cannot read {}", p.display()))?,
-                ),
-                None => None,
-            };
-            machine.visit(SimulateRun {
-                playouts,
-                seed,
-                max_steps,
-                trace,
-                replay: replay_text,
-            })?;
-            Ok(0)
-        }
+        Command::Simulate(args) => args.run(),
         Command::Match {
             game,
             players,
@@ -770,37 +722,6 @@ fn bench(what: BenchCommand) -> Result<u8> {
     }
 }
 
-/// `simulate` on whichever engine was built.
-struct SimulateRun {
-    playouts: usize,
-    seed: u64,
-    max_steps: usize,
-    trace: bool,
-    replay: Option<String>,
-}
-
-impl MachineVisitor for SimulateRun {
-    type Output = Result<()>;
-    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<()> {
-        if self.trace {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
-            simulate::trace(
-                &*m,
-                &mut out,
-                self.playouts,
-                self.seed,
-                self.max_steps,
-                self.replay.as_deref(),
-            )?;
-            return Ok(());
-        }
-        let stats = simulate::random_playouts(&*m, self.playouts, self.seed, self.max_steps)?;
-        print_stats(&*m, &stats);
-        Ok(())
-    }
-}
-
 fn print_solution(r: &SolveResult) {
     match r.status {
         Status::Solved => {
@@ -834,30 +755,4 @@ fn print_solution(r: &SolveResult) {
         "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
         r.ground_s, r.solve_s, r.total_s, r.peak_mb
     );
-}
-
-fn print_stats<M: StateMachine>(m: &M, s: &simulate::Stats) {
-    let g = m.game();
-    println!(
-        "playouts: {} ({} terminal), average length {:.2}",
-        s.playouts,
-        s.terminal,
-        s.steps as f64 / s.playouts.max(1) as f64
-    );
-    println!(
-        "speed: {:.1} playouts/s, {:.1} states/s",
-        s.playouts_per_s(),
-        s.states_per_s()
-    );
-    for (r, dist) in g.roles.iter().zip(&s.goals) {
-        let parts: Vec<String> = dist
-            .iter()
-            .map(|(v, n)| format!("{}: {}", v.map_or("none".to_string(), |v| v.to_string()), n))
-            .collect();
-        println!(
-            "goals of {}: {}",
-            term_to_string(r, &g.symbols),
-            parts.join(", ")
-        );
-    }
 }

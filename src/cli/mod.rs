@@ -7,6 +7,7 @@
 //! needs the number, and an `ExitCode` cannot be read back.
 
 pub mod check;
+pub mod simulate;
 
 use std::path::Path;
 use std::time::Duration;
