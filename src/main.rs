@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use ggp_asp::arena::{self, MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::arena::{MatchConfig, PlayerSpec};
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
@@ -34,40 +34,7 @@ struct Cli {
 enum Command {
     Check(cli::check::Args),
     Simulate(cli::simulate::Args),
-    /// Referee one match between players, one per role in role order.
-    Match {
-        game: PathBuf,
-        /// random, legal, mc, uct or http://HOST:PORT; once per role, in role order.
-        #[arg(long = "player", required = true)]
-        players: Vec<PlayerSpec>,
-        /// Start clock in seconds.
-        #[arg(long, default_value_t = 10.0)]
-        start: f64,
-        /// Play clock in seconds.
-        #[arg(long, default_value_t = 10.0)]
-        play: f64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[arg(long, value_enum, default_value_t = Engine::Auto)]
-        engine: Engine,
-        /// Threads of each in-process UCT player.
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// In-process search players run exactly N iterations per move (uct;
-        /// mc: N playouts) instead of searching to the clock (reproducible
-        /// matches). The clocks are still enforced: give ones that fit.
-        #[arg(long)]
-        iterations: Option<u64>,
-        /// In-process UCT players cut playouts off after N joint moves.
-        #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
-        playout_steps: usize,
-        /// Stop the match after this many joint moves.
-        #[arg(long, default_value_t = 1000)]
-        max_steps: usize,
-        /// Print one JSON object (roles, moves, errors, goals) instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Match(cli::r#match::Args),
     /// Play GGP matches: an HTTP player speaking the match protocol.
     Serve {
         #[arg(long, default_value_t = 9147)]
@@ -275,50 +242,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Check(args) => args.run(),
         Command::Simulate(args) => args.run(),
-        Command::Match {
-            game,
-            players,
-            start,
-            play,
-            seed,
-            engine,
-            threads,
-            iterations,
-            playout_steps,
-            max_steps,
-            json,
-        } => {
-            let kif = std::fs::read_to_string(&game)
-                .with_context(|| format!("cannot read {}", game.display()))?;
-            let g = gdl::load(&game)?;
-            let observer: Option<arena::StepObserver> = if json {
-                None
-            } else {
-                Some(std::sync::Arc::new(|step, joint: &[String]| {
-                    println!("step {}: ({})", step + 1, joint.join(" "));
-                }))
-            };
-            let cfg = MatchConfig {
-                start_clock: cli::clock(start, "--start")?,
-                play_clock: cli::clock(play, "--play")?,
-                seed,
-                engine,
-                max_steps,
-                uct_threads: threads,
-                iterations,
-                uct_playout_steps: playout_steps,
-                kif: Some(kif),
-                match_id: None,
-                observer,
-            };
-            let rec = arena::run_match(&g, players, &cfg)?;
-            if json {
-                println!("{}", serde_json::to_string(&rec)?);
-            } else {
-                print_match(&rec);
-            }
-            Ok(0)
-        }
+        Command::Match(args) => args.run(),
         Command::Serve {
             port,
             bind,
@@ -450,34 +374,6 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Bench { what } => bench(what),
     }
-}
-
-fn print_match(rec: &MatchRecord) {
-    for e in &rec.errors {
-        println!(
-            "error: {} at step {}: {} ({})",
-            e.role,
-            e.step + 1,
-            e.kind,
-            e.detail
-        );
-    }
-    let goals: Vec<String> = rec
-        .goals
-        .iter()
-        .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
-        .collect();
-    println!(
-        "end: {} after {} steps ({:.1} s, engine {})",
-        match rec.end {
-            arena::MatchEnd::Terminal => "terminal",
-            arena::MatchEnd::MaxSteps => "max-steps",
-        },
-        rec.moves.len(),
-        rec.seconds,
-        rec.engine
-    );
-    println!("goals: {}", goals.join(" "));
 }
 
 fn bench(what: BenchCommand) -> Result<u8> {
@@ -657,13 +553,7 @@ fn bench(what: BenchCommand) -> Result<u8> {
                             rec.errors.len()
                         );
                             for e in &rec.errors {
-                                eprintln!(
-                                    "  error: {} at step {}: {} ({})",
-                                    e.role,
-                                    e.step + 1,
-                                    e.kind,
-                                    e.detail
-                                );
+                                eprintln!("  error: {}", cli::match_error(e));
                             }
                         },
                     )?;

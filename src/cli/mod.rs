@@ -7,12 +7,15 @@
 //! needs the number, and an `ExitCode` cannot be read back.
 
 pub mod check;
+pub mod r#match;
 pub mod simulate;
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
+
+use ggp_asp::arena::MatchError;
 
 /// A clock flag's value, refused unless it is a positive, finite number of
 /// seconds that `Duration` can hold.
@@ -28,5 +31,17 @@ pub fn game_name(path: &Path) -> String {
     path.file_stem().map_or_else(
         || path.display().to_string(),
         |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// A referee's error as `match` and `bench arena` print it, the step counted
+/// from 1.
+pub fn match_error(e: &MatchError) -> String {
+    format!(
+        "{} at step {}: {} ({})",
+        e.role,
+        e.step + 1,
+        e.kind,
+        e.detail
     )
 }
