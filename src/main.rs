@@ -14,8 +14,6 @@ use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
 use ggp_asp::gdl;
-use ggp_asp::player::solver::SolverConfig;
-use ggp_asp::player::{self as player, server, ServerConfig};
 use ggp_asp::reasoner::Engine;
 use ggp_asp::search::Parallel;
 
@@ -35,42 +33,7 @@ enum Command {
     Check(cli::check::Args),
     Simulate(cli::simulate::Args),
     Match(cli::r#match::Args),
-    /// Play GGP matches: an HTTP player speaking the match protocol.
-    Serve {
-        #[arg(long, default_value_t = 9147)]
-        port: u16,
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: std::net::IpAddr,
-        /// The name INFO reports.
-        #[arg(long, default_value = "ggp-asp")]
-        name: String,
-        /// Search threads per match.
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// Milliseconds kept back from every clock for the reply to travel.
-        #[arg(long, default_value_t = 500)]
-        margin_ms: u64,
-        #[arg(long, value_enum, default_value_t = Engine::Auto)]
-        engine: Engine,
-        /// Do not run the ASP solver on one-player games.
-        #[arg(long)]
-        no_solver: bool,
-        /// Seconds the solver may take for one run.
-        #[arg(long, default_value_t = 300.0)]
-        solver_timeout: f64,
-        /// The solver's memory limit in MB.
-        #[arg(long, default_value_t = 4096)]
-        solver_memory_mb: u64,
-        /// The executable run as `EXE solve FILE --json ...` (default: this one).
-        #[arg(long)]
-        solver_exe: Option<PathBuf>,
-        /// Threads of the solver (its auto mode runs two strategies at once).
-        #[arg(long, default_value_t = 2)]
-        solver_threads: usize,
-        /// Seconds a client may take to send a request.
-        #[arg(long, default_value_t = 10.0)]
-        read_timeout: f64,
-    },
+    Serve(cli::serve::Args),
     /// Print a single-player game as an answer set program that the clingo
     /// executable alone can solve.
     #[command(group(clap::ArgGroup::new("form").required(true)))]
@@ -243,51 +206,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Check(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Match(args) => args.run(),
-        Command::Serve {
-            port,
-            bind,
-            name,
-            threads,
-            margin_ms,
-            engine,
-            no_solver,
-            solver_timeout,
-            solver_memory_mb,
-            solver_threads,
-            solver_exe,
-            read_timeout,
-        } => {
-            let solver = if no_solver {
-                None
-            } else {
-                Some(SolverConfig {
-                    exe: match solver_exe {
-                        Some(p) => p,
-                        None => {
-                            std::env::current_exe().context("cannot find our own executable")?
-                        }
-                    },
-                    timeout: Duration::from_secs_f64(solver_timeout),
-                    memory_mb: solver_memory_mb,
-                    threads: solver_threads,
-                })
-            };
-            let cfg = ServerConfig {
-                name,
-                matches: player::MatchConfig {
-                    margin: Duration::from_millis(margin_ms),
-                    threads,
-                    engine,
-                    solver,
-                    ponder: true,
-                    seed: 1,
-                },
-                read_timeout: Duration::from_secs_f64(read_timeout),
-                max_body: 4 << 20,
-            };
-            server::run(cfg, std::net::SocketAddr::new(bind, port))?;
-            Ok(0)
-        }
+        Command::Serve(args) => args.run(),
         Command::Encode {
             game,
             horizon,

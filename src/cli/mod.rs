@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod r#match;
+pub mod serve;
 pub mod simulate;
 
 use std::path::Path;
