@@ -34,21 +34,7 @@ enum Command {
     Simulate(cli::simulate::Args),
     Match(cli::r#match::Args),
     Serve(cli::serve::Args),
-    /// Print a single-player game as an answer set program that the clingo
-    /// executable alone can solve.
-    #[command(group(clap::ArgGroup::new("form").required(true)))]
-    Encode {
-        game: PathBuf,
-        /// Full grounding: plans of at most H moves.
-        #[arg(long, group = "form")]
-        horizon: Option<usize>,
-        /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
-        #[arg(long, group = "form")]
-        incremental: bool,
-        /// Leave out the state invariants (proven with clingo, added as constraints).
-        #[arg(long)]
-        no_invariants: bool,
-    },
+    Encode(cli::encode::Args),
     /// Solve a single-player game: the shortest plan to goal 100 (else the best
     /// goal), verified on the reference prover.
     Solve {
@@ -207,49 +193,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Simulate(args) => args.run(),
         Command::Match(args) => args.run(),
         Command::Serve(args) => args.run(),
-        Command::Encode {
-            game,
-            horizon,
-            incremental,
-            no_invariants,
-        } => {
-            let g = gdl::load(&game)?;
-            asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
-            let prepared = asp::prepare(&g);
-            // A rewrite only the prover runs would not ground either: the
-            // rules as written are the ones worth reading.
-            let encoded = if prepared.prover_only {
-                eprintln!(
-                    "warning: neither the game nor any rewrite of it grounds within limits; \
-                     this is the game as written, and clingo is not likely to ground it"
-                );
-                &g
-            } else {
-                if let Some(note) = &prepared.note {
-                    eprintln!("note: {note}");
-                }
-                &prepared.game
-            };
-            let mut program = asp::Program::new(encoded);
-            if !no_invariants {
-                let found = match &prepared.too_big {
-                    None => program.find_invariants(asp::INVARIANT_BUDGET * 10),
-                    Some(e) => Err(e.clone()),
-                };
-                if let Err(e) = found {
-                    eprintln!("warning: no state invariants: {e}");
-                }
-            }
-            if incremental {
-                print!("#include <incmode>.\n{}", program.incremental());
-            } else if let Some(h) = horizon {
-                print!(
-                    "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
-                    program.full()
-                );
-            }
-            Ok(0)
-        }
+        Command::Encode(args) => args.run(),
         Command::Solve {
             game,
             json,

@@ -7,6 +7,7 @@
 //! needs the number, and an `ExitCode` cannot be read back.
 
 pub mod check;
+pub mod encode;
 pub mod r#match;
 pub mod serve;
 pub mod simulate;
