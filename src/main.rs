@@ -4,13 +4,11 @@
 mod cli;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggp_asp::arena::{MatchConfig, PlayerSpec};
-use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::bench::playouts;
 use ggp_asp::bench::solve as bench;
 use ggp_asp::gdl;
@@ -35,37 +33,7 @@ enum Command {
     Match(cli::r#match::Args),
     Serve(cli::serve::Args),
     Encode(cli::encode::Args),
-    /// Solve a single-player game: the shortest plan to goal 100 (else the best
-    /// goal), verified on the reference prover.
-    Solve {
-        game: PathBuf,
-        /// Print one JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Seconds before giving up (the best verified plan so far is kept).
-        #[arg(long)]
-        timeout: Option<f64>,
-        /// The longest plan looked for.
-        #[arg(long, default_value_t = 200)]
-        max_steps: usize,
-        /// Solver threads (default: the machine's cores; in auto mode the full
-        /// worker's, beside one incremental thread).
-        #[arg(long)]
-        threads: Option<usize>,
-        #[arg(long, value_enum, default_value_t = Mode::Auto)]
-        mode: Mode,
-        /// Resident memory limit in MiB.
-        #[arg(long)]
-        memory_mb: Option<u64>,
-        /// Solve without the state invariants (proven with clingo, added as
-        /// constraints).
-        #[arg(long)]
-        no_invariants: bool,
-        /// An option for clingo, after ours (repeat for several), e.g.
-        /// `--clingo=--configuration=trendy`.
-        #[arg(long = "clingo", value_name = "ARG", allow_hyphen_values = true)]
-        clingo_args: Vec<String>,
-    },
+    Solve(cli::solve::Args),
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -194,47 +162,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Match(args) => args.run(),
         Command::Serve(args) => args.run(),
         Command::Encode(args) => args.run(),
-        Command::Solve {
-            game,
-            json,
-            timeout,
-            max_steps,
-            threads,
-            mode,
-            memory_mb,
-            no_invariants,
-            clingo_args,
-        } => {
-            let mut opts = SolveOptions {
-                mode,
-                timeout: timeout.map(Duration::from_secs_f64),
-                max_steps,
-                memory_mb,
-                progress: true,
-                invariants: !no_invariants,
-                clingo_args,
-                ..SolveOptions::default()
-            };
-            if let Some(t) = threads {
-                opts.threads = t;
-            }
-            let result = gdl::load(&game)
-                .map_err(anyhow::Error::from)
-                .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
-            let result = match result {
-                Ok(r) => r,
-                Err(e) if json => SolveResult::error(format!("{e:#}")),
-                Err(e) => return Err(e),
-            };
-            if json {
-                println!("{}", serde_json::to_string(&result)?);
-            } else {
-                print_solution(&result);
-            }
-            // Solver threads may still be grounding after a timeout: `main`
-            // ends the process without clingo's static destructors.
-            Ok(if result.status == Status::Error { 1 } else { 0 })
-        }
+        Command::Solve(args) => args.run(),
         Command::Bench { what } => bench(what),
     }
 }
@@ -473,39 +401,4 @@ fn bench(what: BenchCommand) -> Result<u8> {
             Ok(0)
         }
     }
-}
-
-fn print_solution(r: &SolveResult) {
-    match r.status {
-        Status::Solved => {
-            println!(
-                "solved: goal {} in {} moves (proven: {}, mode: {})",
-                r.goal.unwrap_or(0),
-                r.steps.unwrap_or(0),
-                serde_json::to_value(r.proven)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                r.mode.map_or("-", Mode::name)
-            );
-            for (i, m) in r.plan.iter().enumerate() {
-                println!("{:4} {m}", i + 1);
-            }
-        }
-        Status::NoPlan => println!("no plan: {}", r.message),
-        Status::Timeout => {
-            println!("timeout: {}", r.message);
-            for (i, m) in r.plan.iter().enumerate() {
-                println!("{:4} {m}", i + 1);
-            }
-        }
-        Status::Error => println!("error: {}", r.message),
-    }
-    if r.status == Status::Solved {
-        println!("{}", r.message);
-    }
-    println!(
-        "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
-        r.ground_s, r.solve_s, r.total_s, r.peak_mb
-    );
 }

@@ -11,6 +11,7 @@ pub mod encode;
 pub mod r#match;
 pub mod serve;
 pub mod simulate;
+pub mod solve;
 
 use std::path::Path;
 use std::time::Duration;
