@@ -6,6 +6,7 @@
 //! `std::process::ExitCode`: `main` ends the process with `libc::_exit`, which
 //! needs the number, and an `ExitCode` cannot be read back.
 
+pub mod bench;
 pub mod check;
 pub mod encode;
 pub mod r#match;
