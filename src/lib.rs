@@ -4,13 +4,15 @@
 //! - [`asp`]: single-player games solved with clingo, plans verified.
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 //! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
-//! - [`arena`]: a local game manager, in-process players and strength benchmarks.
+//! - [`arena`]: a local game manager and in-process players.
+//! - [`bench`](mod@bench): the measurements behind `ggp-asp bench`: engines, search, solver.
 //! - [`player`]: the GGP player, an HTTP server for game managers.
 //! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
 //! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
 
 pub mod arena;
 pub mod asp;
+pub mod bench;
 pub mod cputime;
 pub mod gdl;
 pub mod player;

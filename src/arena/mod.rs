@@ -8,9 +8,8 @@
 //! replaced by a random legal move and recorded in [`MatchRecord::errors`] — and
 //! computes every state itself with the chosen engine.
 //!
-//! [`bench`] plays series of matches to measure strength.
+//! [`crate::bench::arena`] plays series of matches to measure strength.
 
-pub mod bench;
 pub mod http;
 pub mod strategies;
 

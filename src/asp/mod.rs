@@ -10,7 +10,6 @@
 //!   them, enforces the timeout and the memory limit, and accepts a plan only
 //!   once [`verify`] has replayed it on the reference prover.
 
-pub mod bench;
 pub mod blockers;
 pub mod bounds;
 mod control;
@@ -177,6 +176,27 @@ pub struct SolveResult {
     pub peak_mb: f64,
     #[serde(default)]
     pub message: String,
+}
+
+impl SolveResult {
+    /// The JSON answer for a game that could not be solved at all (bad file,
+    /// multi-player game).
+    pub fn error(message: String) -> SolveResult {
+        SolveResult {
+            status: Status::Error,
+            goal: None,
+            steps: None,
+            plan: Vec::new(),
+            proven: Proven::None,
+            mode: None,
+            ground_s: 0.0,
+            solve_s: 0.0,
+            total_s: 0.0,
+            horizon: 0,
+            peak_mb: peak_mb(),
+            message,
+        }
+    }
 }
 
 /// Why a game cannot be solved at all.

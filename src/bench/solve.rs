@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Proven, SolveResult, Status};
-
 /// Settings of a benchmark run.
 pub struct BenchConfig {
     pub timeout: f64,
@@ -241,24 +239,5 @@ pub fn run_one(exe: &Path, game: &Path, cfg: &BenchConfig) -> BenchRow {
         total_s: f("total_s"),
         peak_mb: f("peak_mb"),
         message: s("message").unwrap_or_default(),
-    }
-}
-
-/// The JSON answer for a game that could not be solved at all (bad file,
-/// multi-player game).
-pub fn error_result(message: String) -> SolveResult {
-    SolveResult {
-        status: Status::Error,
-        goal: None,
-        steps: None,
-        plan: Vec::new(),
-        proven: Proven::None,
-        mode: None,
-        ground_s: 0.0,
-        solve_s: 0.0,
-        total_s: 0.0,
-        horizon: 0,
-        peak_mb: super::peak_mb(),
-        message,
     }
 }

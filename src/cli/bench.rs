@@ -1,0 +1,357 @@
+//! `ggp-asp bench`: one subcommand per measurement of [`ggp_asp::bench`]
+//! (playouts, solve, arena, search); the measuring is done there, this file
+//! parses the arguments and prints the rows as a table or as JSON lines.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+
+use ggp_asp::arena::{MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::bench::arena::{uct_versus, ArenaResult};
+use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
+use ggp_asp::bench::search::{search_bench, SearchBench};
+use ggp_asp::bench::solve;
+use ggp_asp::gdl;
+use ggp_asp::reasoner::Engine;
+use ggp_asp::search::Parallel;
+
+use super::{clock, game_name, match_error};
+
+/// Benchmarks.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: BenchCommand,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    Playouts(PlayoutsArgs),
+    Solve(SolveArgs),
+    Arena(ArenaArgs),
+    Search(SearchArgs),
+}
+
+impl Args {
+    pub fn run(self) -> Result<u8> {
+        match self.what {
+            BenchCommand::Playouts(args) => args.run(),
+            BenchCommand::Solve(args) => args.run(),
+            BenchCommand::Arena(args) => args.run(),
+            BenchCommand::Search(args) => args.run(),
+        }
+    }
+}
+
+/// Random playouts to terminal from the initial state: playouts/s and states/s
+/// (setup excluded), compile time and network size, per game and engine.
+#[derive(clap::Args)]
+struct PlayoutsArgs {
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    /// Seconds of playouts per game and engine.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// One engine only (default: the prover and the propnet).
+    #[arg(long, value_enum)]
+    engine: Option<Engine>,
+    /// Stop a playout after this many joint moves.
+    #[arg(long, default_value_t = 10_000)]
+    max_steps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl PlayoutsArgs {
+    /// Exit code 1 when a game does not load or an engine does not build; the
+    /// other games and engines are still measured.
+    fn run(self) -> Result<u8> {
+        let engines = match self.engine {
+            Some(e) => vec![e],
+            None => vec![Engine::Prover, Engine::Propnet],
+        };
+        if !self.json {
+            println!(
+                "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>8} {:>8}",
+                "game",
+                "engine",
+                "playouts/s",
+                "states/s",
+                "playouts/cpu",
+                "compile_s",
+                "compile_cpu",
+                "nodes",
+                "avg_len"
+            );
+        }
+        let cfg = PlayoutsConfig {
+            seconds: self.seconds,
+            threads: self.threads,
+            seed: self.seed,
+            max_steps: self.max_steps,
+        };
+        let mut failed = false;
+        for path in &self.games {
+            let name = game_name(path);
+            let g = match gdl::load(path) {
+                Ok(g) => g,
+                Err(e) => {
+                    failed = true;
+                    eprintln!("{e}");
+                    continue;
+                }
+            };
+            for &e in &engines {
+                match playouts::measure(&g, e, &cfg) {
+                    Ok(run) => self.print_row(&name, &run),
+                    Err(err) => {
+                        failed = true;
+                        eprintln!("{name}: {err:#}");
+                    }
+                }
+            }
+        }
+        Ok(if failed { 1 } else { 0 })
+    }
+
+    fn print_row(&self, name: &str, run: &EngineRun) {
+        let t = &run.throughput;
+        let avg = run.avg_length();
+        if self.json {
+            let row = serde_json::json!({
+                "game": name,
+                "engine": run.engine,
+                "why": run.why,
+                "threads": self.threads,
+                "playouts": t.playouts,
+                "seconds": t.seconds,
+                "playouts_per_s": t.playouts_per_s(),
+                "states_per_s": t.states_per_s(),
+                "cpu_seconds": t.cpu_seconds,
+                "playouts_per_cpu_s": t.playouts_per_cpu_s(),
+                "states_per_cpu_s": t.states_per_cpu_s(),
+                "avg_length": avg,
+                "compile_s": run.compile_s,
+                "compile_cpu_s": run.compile_cpu_s,
+                "network": run.network,
+            });
+            println!("{row}");
+        } else {
+            println!(
+                "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>11.3} {:>8} {:>8.1}",
+                name,
+                run.engine,
+                t.playouts_per_s(),
+                t.states_per_s(),
+                t.playouts_per_cpu_s(),
+                run.compile_s,
+                run.compile_cpu_s,
+                run.network
+                    .as_ref()
+                    .map_or("-".to_string(), |n| n.nodes.to_string()),
+                avg
+            );
+        }
+    }
+}
+
+/// Solve every single-player game in the directories (a `manifest.tsv` there
+/// selects its single-player games), each in a child process.
+#[derive(clap::Args)]
+struct SolveArgs {
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Seconds per game.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Memory limit per game in MiB.
+    #[arg(long, default_value_t = 4096)]
+    memory_mb: u64,
+    /// Solver threads per game.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// One JSON object per game instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SolveArgs {
+    fn run(self) -> Result<u8> {
+        let games = solve::single_player_games(&self.dirs)?;
+        // The children are this executable, running `solve --json`.
+        let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
+        let cfg = solve::BenchConfig {
+            timeout: self.timeout,
+            memory_mb: self.memory_mb,
+            threads: self.threads,
+        };
+        let mut rows = Vec::new();
+        if !self.json {
+            println!("{}", solve::TABLE_HEADER);
+        }
+        for path in &games {
+            let row = solve::run_one(&exe, path, &cfg);
+            if self.json {
+                println!("{}", serde_json::to_string(&row)?);
+            } else {
+                println!("{}", row.table_line());
+            }
+            rows.push(row);
+        }
+        let summary = solve::summary(&rows);
+        if self.json {
+            println!("{}", serde_json::to_string(&summary)?);
+        } else {
+            println!();
+            println!("{}", summary.text());
+        }
+        Ok(0)
+    }
+}
+
+/// UCT against random and against mc at equal clocks, seats alternated.
+#[derive(clap::Args)]
+struct ArenaArgs {
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    #[arg(long, default_value_t = 10)]
+    matches: usize,
+    /// Play clock in seconds (the start clock is the same).
+    #[arg(long, default_value_t = 1.0)]
+    play: f64,
+    /// Opponents (default: random and mc).
+    #[arg(long = "opponent")]
+    opponents: Vec<PlayerSpec>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    engine: Engine,
+    #[arg(long, default_value_t = 1000)]
+    max_steps: usize,
+    /// One JSON object per game and opponent.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ArenaArgs {
+    fn run(self) -> Result<u8> {
+        let default = [PlayerSpec::Random, PlayerSpec::Mc];
+        let opponents = if self.opponents.is_empty() {
+            &default[..]
+        } else {
+            &self.opponents[..]
+        };
+        let clock = clock(self.play, "--play")?;
+        let cfg = MatchConfig {
+            start_clock: clock,
+            play_clock: clock,
+            seed: self.seed,
+            engine: self.engine,
+            max_steps: self.max_steps,
+            ..MatchConfig::default()
+        };
+        for path in &self.games {
+            let g = gdl::load(path)?;
+            let name = game_name(path);
+            for opp in opponents {
+                // Each match goes to stderr as it ends: a series takes minutes.
+                let r = uct_versus(&name, &g, opp, self.matches, &cfg, |i, seat, rec| {
+                    print_arena_match(&name, opp, i, seat, rec)
+                })?;
+                if self.json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    print_arena_row(&r);
+                }
+            }
+        }
+        Ok(0)
+    }
+}
+
+/// One finished match of a series, on stderr.
+fn print_arena_match(name: &str, opp: &PlayerSpec, i: usize, seat: usize, rec: &MatchRecord) {
+    eprintln!(
+        "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
+        i + 1,
+        rec.roles[seat],
+        rec.score(seat),
+        rec.moves.len(),
+        rec.errors.len()
+    );
+    for e in &rec.errors {
+        eprintln!("  error: {}", match_error(e));
+    }
+}
+
+fn print_arena_row(r: &ArenaResult) {
+    let worst: Vec<String> = r
+        .worst_reply_s
+        .iter()
+        .map(|(p, s)| format!("{p} {s:.3} s"))
+        .collect();
+    println!(
+        "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}  worst reply: {}",
+        r.game,
+        r.opponent,
+        r.matches,
+        r.mean_score,
+        r.ci95,
+        r.uct_errors,
+        worst.join(", ")
+    );
+}
+
+/// Tree search iterations/s against the engine's raw playouts/s, one thread.
+#[derive(clap::Args)]
+struct SearchArgs {
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Threads of the search (the raw playouts stay on one thread).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// How the threads share the search: root (a tree each) or tree (one tree).
+    #[arg(long, value_enum, default_value_t = Parallel::Root)]
+    parallel: Parallel,
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    engine: Engine,
+    #[arg(long)]
+    json: bool,
+}
+
+impl SearchArgs {
+    fn run(self) -> Result<u8> {
+        for path in &self.games {
+            let g = gdl::load(path)?;
+            let r = search_bench(
+                &game_name(path),
+                g,
+                self.engine,
+                self.seconds,
+                self.threads,
+                self.parallel,
+            )?;
+            if self.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print_search_row(&r);
+            }
+        }
+        Ok(0)
+    }
+}
+
+fn print_search_row(r: &SearchBench) {
+    println!(
+        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel)  ratio {:.2}  nodes {}",
+        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.parallel, r.ratio, r.nodes
+    );
+}

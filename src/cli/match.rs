@@ -1,0 +1,108 @@
+//! `ggp-asp match`: referees one match between the given players with the
+//! [`arena`](ggp_asp::arena) and prints its moves and result, as text or one
+//! JSON object.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use ggp_asp::arena::{self, MatchConfig, MatchEnd, MatchRecord, PlayerSpec};
+use ggp_asp::gdl;
+use ggp_asp::reasoner::Engine;
+
+use super::{clock, match_error};
+
+/// Referee one match between players, one per role in role order.
+#[derive(clap::Args)]
+pub struct Args {
+    game: PathBuf,
+    /// random, legal, mc, uct or http://HOST:PORT; once per role, in role order.
+    #[arg(long = "player", required = true)]
+    players: Vec<PlayerSpec>,
+    /// Start clock in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    start: f64,
+    /// Play clock in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    play: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    engine: Engine,
+    /// Threads of each in-process UCT player.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// In-process search players run exactly N iterations per move (uct;
+    /// mc: N playouts) instead of searching to the clock (reproducible
+    /// matches). The clocks are still enforced: give ones that fit.
+    #[arg(long)]
+    iterations: Option<u64>,
+    /// In-process UCT players cut playouts off after N joint moves.
+    #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
+    playout_steps: usize,
+    /// Stop the match after this many joint moves.
+    #[arg(long, default_value_t = 1000)]
+    max_steps: usize,
+    /// Print one JSON object (roles, moves, errors, goals) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn run(self) -> Result<u8> {
+        let kif = std::fs::read_to_string(&self.game)
+            .with_context(|| format!("cannot read {}", self.game.display()))?;
+        let g = gdl::load(&self.game)?;
+        // In text mode each joint move is printed as the referee plays it.
+        let observer: Option<arena::StepObserver> = if self.json {
+            None
+        } else {
+            Some(std::sync::Arc::new(|step, joint: &[String]| {
+                println!("step {}: ({})", step + 1, joint.join(" "));
+            }))
+        };
+        let cfg = MatchConfig {
+            start_clock: clock(self.start, "--start")?,
+            play_clock: clock(self.play, "--play")?,
+            seed: self.seed,
+            engine: self.engine,
+            max_steps: self.max_steps,
+            uct_threads: self.threads,
+            iterations: self.iterations,
+            uct_playout_steps: self.playout_steps,
+            kif: Some(kif),
+            match_id: None,
+            observer,
+        };
+        let rec = arena::run_match(&g, self.players, &cfg)?;
+        if self.json {
+            println!("{}", serde_json::to_string(&rec)?);
+        } else {
+            print_match(&rec);
+        }
+        Ok(0)
+    }
+}
+
+/// The end of a match in text: its errors, how it ended, the goals.
+fn print_match(rec: &MatchRecord) {
+    for e in &rec.errors {
+        println!("error: {}", match_error(e));
+    }
+    let goals: Vec<String> = rec
+        .goals
+        .iter()
+        .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
+        .collect();
+    println!(
+        "end: {} after {} steps ({:.1} s, engine {})",
+        match rec.end {
+            MatchEnd::Terminal => "terminal",
+            MatchEnd::MaxSteps => "max-steps",
+        },
+        rec.moves.len(),
+        rec.seconds,
+        rec.engine
+    );
+    println!("goals: {}", goals.join(" "));
+}

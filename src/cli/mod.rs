@@ -1,0 +1,51 @@
+//! The subcommands of `ggp-asp`, one file each: its clap arguments (whose doc
+//! comments are the `--help` text) and its `run`, which calls the library and
+//! prints what it returns. Helpers that several commands share live here.
+//!
+//! Every `run` returns the process's exit code as a `u8`, not a
+//! `std::process::ExitCode`: `main` ends the process with `libc::_exit`, which
+//! needs the number, and an `ExitCode` cannot be read back.
+
+pub mod bench;
+pub mod check;
+pub mod encode;
+pub mod r#match;
+pub mod serve;
+pub mod simulate;
+pub mod solve;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use ggp_asp::arena::MatchError;
+
+/// A clock flag's value, refused unless it is a positive, finite number of
+/// seconds that `Duration` can hold.
+pub fn clock(seconds: f64, flag: &str) -> Result<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
+        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A game's name in tables: its file name without the extension.
+pub fn game_name(path: &Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// A referee's error as `match` and `bench arena` print it, the step counted
+/// from 1.
+pub fn match_error(e: &MatchError) -> String {
+    format!(
+        "{} at step {}: {} ({})",
+        e.role,
+        e.step + 1,
+        e.kind,
+        e.detail
+    )
+}

@@ -1,0 +1,84 @@
+//! `ggp-asp serve`: the GGP HTTP player ([`ggp_asp::player::server`]), with
+//! the ASP solver run as a child process of this executable on one-player
+//! games.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use ggp_asp::player::solver::SolverConfig;
+use ggp_asp::player::{self, server, ServerConfig};
+use ggp_asp::reasoner::Engine;
+
+/// Play GGP matches: an HTTP player speaking the match protocol.
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, default_value_t = 9147)]
+    port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::IpAddr,
+    /// The name INFO reports.
+    #[arg(long, default_value = "ggp-asp")]
+    name: String,
+    /// Search threads per match.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Milliseconds kept back from every clock for the reply to travel.
+    #[arg(long, default_value_t = 500)]
+    margin_ms: u64,
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    engine: Engine,
+    /// Do not run the ASP solver on one-player games.
+    #[arg(long)]
+    no_solver: bool,
+    /// Seconds the solver may take for one run.
+    #[arg(long, default_value_t = 300.0)]
+    solver_timeout: f64,
+    /// The solver's memory limit in MB.
+    #[arg(long, default_value_t = 4096)]
+    solver_memory_mb: u64,
+    /// The executable run as `EXE solve FILE --json ...` (default: this one).
+    #[arg(long)]
+    solver_exe: Option<PathBuf>,
+    /// Threads of the solver (its auto mode runs two strategies at once).
+    #[arg(long, default_value_t = 2)]
+    solver_threads: usize,
+    /// Seconds a client may take to send a request.
+    #[arg(long, default_value_t = 10.0)]
+    read_timeout: f64,
+}
+
+impl Args {
+    /// Serves until the process is stopped.
+    pub fn run(self) -> Result<u8> {
+        let solver = if self.no_solver {
+            None
+        } else {
+            Some(SolverConfig {
+                exe: match self.solver_exe {
+                    Some(p) => p,
+                    None => std::env::current_exe().context("cannot find our own executable")?,
+                },
+                timeout: Duration::from_secs_f64(self.solver_timeout),
+                memory_mb: self.solver_memory_mb,
+                threads: self.solver_threads,
+            })
+        };
+        let cfg = ServerConfig {
+            name: self.name,
+            matches: player::MatchConfig {
+                margin: Duration::from_millis(self.margin_ms),
+                threads: self.threads,
+                engine: self.engine,
+                solver,
+                ponder: true,
+                seed: 1,
+            },
+            read_timeout: Duration::from_secs_f64(self.read_timeout),
+            max_body: 4 << 20,
+        };
+        server::run(cfg, std::net::SocketAddr::new(self.bind, self.port))?;
+        Ok(0)
+    }
+}

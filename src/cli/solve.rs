@@ -1,0 +1,116 @@
+//! `ggp-asp solve`: solves a single-player game with [`asp::solve`] and prints
+//! the verified plan, as text or as the JSON object that `bench solve` and the
+//! player's solver read.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
+use ggp_asp::gdl;
+
+/// Solve a single-player game: the shortest plan to goal 100 (else the best
+/// goal), verified on the reference prover.
+#[derive(clap::Args)]
+pub struct Args {
+    game: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Seconds before giving up (the best verified plan so far is kept).
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// The longest plan looked for.
+    #[arg(long, default_value_t = 200)]
+    max_steps: usize,
+    /// Solver threads (default: the machine's cores; in auto mode the full
+    /// worker's, beside one incremental thread).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long, value_enum, default_value_t = Mode::Auto)]
+    mode: Mode,
+    /// Resident memory limit in MiB.
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// Solve without the state invariants (proven with clingo, added as
+    /// constraints).
+    #[arg(long)]
+    no_invariants: bool,
+    /// An option for clingo, after ours (repeat for several), e.g.
+    /// `--clingo=--configuration=trendy`.
+    #[arg(long = "clingo", value_name = "ARG", allow_hyphen_values = true)]
+    clingo_args: Vec<String>,
+}
+
+impl Args {
+    /// Exit code 1 when the answer is an error. With `--json` a game that
+    /// cannot be loaded or solved at all still gets its JSON answer, so that
+    /// the process reading it always has one.
+    pub fn run(self) -> Result<u8> {
+        let mut opts = SolveOptions {
+            mode: self.mode,
+            timeout: self.timeout.map(Duration::from_secs_f64),
+            max_steps: self.max_steps,
+            memory_mb: self.memory_mb,
+            progress: true,
+            invariants: !self.no_invariants,
+            clingo_args: self.clingo_args,
+            ..SolveOptions::default()
+        };
+        if let Some(t) = self.threads {
+            opts.threads = t;
+        }
+        let result = gdl::load(&self.game)
+            .map_err(anyhow::Error::from)
+            .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
+        let result = match result {
+            Ok(r) => r,
+            Err(e) if self.json => SolveResult::error(format!("{e:#}")),
+            Err(e) => return Err(e),
+        };
+        if self.json {
+            println!("{}", serde_json::to_string(&result)?);
+        } else {
+            print_solution(&result);
+        }
+        // Solver threads may still be grounding after a timeout: `main`
+        // ends the process without clingo's static destructors.
+        Ok(if result.status == Status::Error { 1 } else { 0 })
+    }
+}
+
+fn print_solution(r: &SolveResult) {
+    match r.status {
+        Status::Solved => {
+            println!(
+                "solved: goal {} in {} moves (proven: {}, mode: {})",
+                r.goal.unwrap_or(0),
+                r.steps.unwrap_or(0),
+                serde_json::to_value(r.proven)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                r.mode.map_or("-", Mode::name)
+            );
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
+        Status::NoPlan => println!("no plan: {}", r.message),
+        Status::Timeout => {
+            println!("timeout: {}", r.message);
+            for (i, m) in r.plan.iter().enumerate() {
+                println!("{:4} {m}", i + 1);
+            }
+        }
+        Status::Error => println!("error: {}", r.message),
+    }
+    if r.status == Status::Solved {
+        println!("{}", r.message);
+    }
+    println!(
+        "ground {:.2} s, solve {:.2} s, total {:.2} s, peak memory {:.0} MiB",
+        r.ground_s, r.solve_s, r.total_s, r.peak_mb
+    );
+}
