@@ -559,7 +559,7 @@ fn corpus_games_solve_to_100() {
 /// patterns every one of them rules out.
 #[test]
 fn blockers_are_read_off_the_goal_rules() {
-    use ggp_asp::asp::blockers::{blockers, describe};
+    use ggp_asp::asp::forward::blockers::{blockers, describe};
     let shown = |game: &Game| -> Vec<String> {
         blockers(game)
             .iter()

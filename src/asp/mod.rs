@@ -10,15 +10,11 @@
 //!   them, enforces the timeout and the memory limit, and accepts a plan only
 //!   once [`verify`] has replayed it on the reference prover.
 
-pub mod blockers;
-pub mod bounds;
 mod control;
-pub mod distance;
 pub mod forward;
 pub mod invariants;
 pub mod program;
 pub mod solve;
-pub mod support;
 pub mod symbols;
 pub mod translate;
 pub mod verify;

@@ -14,7 +14,7 @@
 //!   rule copying them (`(<= (next (mark ?i ?j ?m)) (true (mark ?i ?j ?m)))`
 //!   with nothing else in the body), so once true they stay true, and a
 //!   `(not (true f))` over one of them fails for good;
-//! - *unique-value invariants* (proven, see [`super::invariants`]) group
+//! - *unique-value invariants* (proven, see [`crate::asp::invariants`]) group
 //!   fluents of which a state holds at most one: a cell's nine digits.
 //!
 //! From a state `s`, the fluents any later state may hold are over-estimated

@@ -8,7 +8,7 @@
 //! the fewest fillers need to be tried (most constrained first). This module
 //! finds such fluent patterns in any game by following the goal-100 rules
 //! through `not` and positive derived literals to `true` literals; the
-//! [`super::forward`] search uses them.
+//! [`super`] search uses them.
 //!
 //! The analysis over-approximates on purpose (a static literal beside the `true`
 //! is ignored, a repeated variable matches anything): the search that uses the

@@ -20,7 +20,7 @@
 //! The coordinator replays its plans on the prover like every other.
 //!
 //! Before the depth-first search, when the ground rules give goal distances
-//! ([`super::distance`]), a beam phase makes one pass from the initial state
+//! ([`distance`]), a beam phase makes one pass from the initial state
 //! keeping the states that look nearest to goal 100 at every step: it brings
 //! many pieces home at once where the depth-first search commits to its first
 //! moves (solitaireChineseCheckers).
@@ -37,12 +37,16 @@ use rand::{Rng, SeedableRng};
 use crate::gdl::{Game, Relation, Term};
 use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
-use super::blockers;
-use super::bounds::{self, Bound};
-use super::distance::Distances;
 use super::solve::{Event, Found, Outcome, Times};
-use super::support::{Analysis, Support};
 use super::{Mode, Proven};
+use bounds::Bound;
+use distance::Distances;
+use support::{Analysis, Support};
+
+pub mod blockers;
+pub mod bounds;
+pub mod distance;
+pub mod support;
 use crate::gdl::split::Unique;
 
 /// The most states the table of failed states holds (16 bytes each with the
@@ -536,7 +540,7 @@ struct Dfs<'a, M: StateMachine> {
     rng: SmallRng,
     /// Fluent patterns that rule goal 100 out (see [`blockers`]).
     blockers: Vec<Term>,
-    /// What goal 100 still needs of the final state (see [`super::support`]).
+    /// What goal 100 still needs of the final state (see [`support`]).
     support: Option<&'a Support>,
     /// States the support analysed, and those it found dead ends.
     analysed: u64,
@@ -996,7 +1000,7 @@ mod tests {
         // Numbers that may recur are no dual.
         let recurring = numbers.replace("(not (used ?n))", "");
         assert_eq!(dual_positions(&recurring), [(0, 3)]);
-        let sudoku = include_str!("../../puzzles/sudoku4.kif");
+        let sudoku = include_str!("../../../puzzles/sudoku4.kif");
         assert_eq!(dual_positions(sudoku), []);
     }
 
