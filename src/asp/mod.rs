@@ -377,260 +377,209 @@ fn split_by_invariants(
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
     let start = Instant::now();
-    let prepared = prepare(game);
+    let mut prepared = prepare(game);
     if let (Some(note), true) = (&prepared.note, opts.progress) {
         eprintln!("[rewrite] {note}");
     }
-    let game = &prepared.game;
-    let prover = match prepared.prover {
+    let prover = match prepared.prover.take() {
         Some(p) => p,
-        None => Prover::try_new(game.clone())?,
+        None => Prover::try_new(prepared.game.clone())?,
     };
-    let mut program = Program::new(game);
-    if opts.invariants && opts.mode != Mode::Search {
-        let budget = opts
-            .timeout
-            .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
-        let found = match &prepared.too_big {
-            None => program.find_invariants(budget),
-            Some(e) => Err(e.clone()),
-        };
-        match found {
-            Ok(r) if opts.progress => eprintln!(
-                "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
-                r.invariants.len(),
-                r.candidates,
-                r.rounds,
-                r.seconds
-            ),
-            Ok(_) => {}
-            Err(e) if opts.progress => eprintln!("[invariants] none: {e}"),
-            Err(_) => {}
-        }
-    }
-    let program = Arc::new(program);
+    let game = &prepared.game;
+    let program = Arc::new(program_with_invariants(&prepared, opts));
     let stop = Arc::new(AtomicBool::new(false));
-    let refuted = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = mpsc::channel();
-    let modes = match opts.mode {
-        // clingo would ground for as long as it is let (sudoku: 5 GB in a
-        // minute, no horizon grounded).
-        Mode::Auto if prepared.prover_only => vec![],
-        Mode::Auto => vec![Mode::Full, Mode::Incremental],
-        Mode::Search => vec![],
-        m => vec![m],
-    };
-    let threads = opts.threads.max(1);
-    let clingo = !modes.is_empty();
-    for &mode in &modes {
-        // In auto, the full worker searches with all the threads (clingo's
-        // portfolio of configurations, which pays off on the hard exact-horizon
-        // games: corpus hanoi 5 s with two threads, over 25 s with one) and the
-        // incremental worker with one beside it.
-        let share = if opts.mode == Mode::Auto && mode == Mode::Incremental {
-            1
-        } else {
-            threads
-        };
-        let (program, opts, worker_stop, refuted, tx) = (
-            Arc::clone(&program),
-            opts.clone(),
-            Arc::clone(&stop),
-            Arc::clone(&refuted),
-            tx.clone(),
-        );
-        // clingo's grounder recurses deeply on some programs: give it room.
-        std::thread::Builder::new()
-            .name(format!("asp-{}", mode.name()))
-            .stack_size(64 << 20)
-            .spawn(move || {
-                Worker {
-                    mode,
-                    program,
-                    opts,
-                    threads: share,
-                    stop: worker_stop,
-                    refuted,
-                    tx,
-                    times: Times::default(),
-                    solving_since: None,
-                    guard: None,
-                }
-                .run()
-            })
-            .map_err(|e| {
-                stop.store(true, Ordering::Relaxed);
-                SolveError::Thread(e.to_string())
-            })?;
-    }
-    let search = matches!(opts.mode, Mode::Auto | Mode::Search);
-    if search {
-        let alone = modes.is_empty();
-        let delay = if alone { Duration::ZERO } else { SEARCH_AFTER };
-        let engine = if prepared.prover_only {
-            Engine::Prover
-        } else {
-            Engine::Auto
-        };
-        let stop_all = Arc::clone(&stop);
-        let unique = prepared.unique.clone();
-        let (game, max_steps, stop, progress, tx) = (
-            game.clone(),
-            opts.max_steps,
-            Arc::clone(&stop),
-            opts.progress,
-            tx.clone(),
-        );
-        std::thread::Builder::new()
-            .name("search".into())
-            .stack_size(64 << 20)
-            .spawn(move || {
-                forward::run(
-                    game, engine, unique, max_steps, delay, alone, stop, progress, tx,
-                )
-            })
-            .map_err(|e| {
-                // The clingo workers already started must not run on.
-                stop_all.store(true, Ordering::Relaxed);
-                SolveError::Thread(e.to_string())
-            })?;
-    }
-    drop(tx);
-    // Plans below 100 are replayed on a prover of their own thread, so that the
-    // coordinator never waits on a slow replay (seconds on ruleDepthExponential)
-    // and a timeout answers with the best one replayed by then.
-    let (fallback_tx, fallback_rx) = mpsc::channel::<(Mode, Found)>();
-    let (verified_tx, verified_rx) = mpsc::channel::<Result<Verified, String>>();
-    if search {
-        let game = game.clone();
-        std::thread::Builder::new()
-            .name("asp-verify".into())
-            .stack_size(64 << 20)
-            .spawn(move || verify_fallbacks(game, fallback_rx, verified_tx))
-            .map_err(|e| {
-                stop.store(true, Ordering::Relaxed);
-                SolveError::Thread(e.to_string())
-            })?;
-    }
-
-    let mut c = Coordinator {
-        start,
-        prover: &prover,
-        game,
-        horizon: 0,
-        times: Times::default(),
-        candidate: None,
-        fallback: None,
-    };
-    let deadline = opts.timeout.map(|t| start + t);
-    let mut running = modes.len() + usize::from(search);
-    let mut failures: Vec<String> = Vec::new();
-    let mut grace: Option<Instant> = None;
-    let result = loop {
-        match rx.recv_timeout(Duration::from_millis(25)) {
-            Ok(Event::Horizon(_, h, times)) => {
-                c.horizon = c.horizon.max(h);
-                c.times = times;
-            }
-            Ok(Event::Candidate(mode, found, times)) => {
-                let note = match verify::verify(&prover, &found.plan, found.goal) {
-                    Ok(note) => note,
-                    Err(e) => break c.error(mode, times, e),
-                };
-                let better = c
-                    .candidate
-                    .as_ref()
-                    .is_none_or(|v| v.found.plan.len() > found.plan.len());
-                if better {
-                    c.candidate = Some(Verified {
-                        mode,
-                        found,
-                        times,
-                        note,
-                    });
-                }
-                // Auto wants a plan fast: once one is verified, the other worker
-                // gets a short grace to prove a shortest one, then the best wins.
-                if opts.mode == Mode::Auto && grace.is_none() {
-                    grace = Some(Instant::now() + grace_after(start.elapsed()));
-                }
-            }
-            Ok(Event::Fallback(mode, found)) => {
-                let _ = fallback_tx.send((mode, found));
-            }
-            Ok(Event::Done(mode, outcome, times)) => {
-                running -= 1;
-                match outcome {
-                    Outcome::Plan(found) => break c.finish(mode, found, times),
-                    Outcome::NoPlan { horizon, message } => {
-                        c.horizon = c.horizon.max(horizon);
-                        break c.result(Status::NoPlan, Some(mode), times, message);
-                    }
-                    Outcome::Stopped => {}
-                }
-            }
-            Ok(Event::Failed(mode, e, times)) => {
-                running -= 1;
-                c.times = times;
-                failures.push(format!("{}: {e}", mode.name()));
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => running = 0,
+    let result = Workers::start(&prepared, program, opts, &stop).map(|workers| {
+        Coordinator {
+            start,
+            prover: &prover,
+            game,
+            horizon: 0,
+            times: Times::default(),
+            candidate: None,
+            fallback: None,
         }
-        match verified_rx.try_recv() {
-            Ok(Ok(v)) => {
-                let better = c.fallback.as_ref().is_none_or(|f| {
-                    (v.found.goal, std::cmp::Reverse(v.found.plan.len()))
-                        > (f.found.goal, std::cmp::Reverse(f.found.plan.len()))
-                });
-                if better {
-                    c.fallback = Some(v);
-                }
-            }
-            Ok(Err(e)) => break c.error(Mode::Search, c.times, e),
-            Err(_) => {}
-        }
-        if running == 0 {
-            if let Some(v) = c.candidate.take() {
-                break c.answer(v);
-            }
-            let msg = if failures.is_empty() {
-                "the solver stopped without an answer".to_string()
-            } else {
-                failures.join("; ")
-            };
-            break c.result(Status::Error, None, c.times, msg);
-        }
-        if let Some(limit) = opts.memory_mb {
-            let rss = resident_mb();
-            if rss > limit as f64 {
-                let msg = format!(
-                    "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
-                    c.horizon
-                );
-                break c.out_of_budget(Status::Error, msg);
-            }
-        }
-        if grace.is_some_and(|g| Instant::now() >= g) {
-            if let Some(v) = c.candidate.take() {
-                break c.answer(v);
-            }
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            let secs = start.elapsed().as_secs_f64();
-            let msg = if clingo {
-                format!(
-                    "timeout after {secs:.1} s; horizon {} searched without a winning plan",
-                    c.horizon
-                )
-            } else {
-                format!("timeout after {secs:.1} s; the search found no winning plan")
-            };
-            break c.out_of_budget(Status::Timeout, msg);
-        }
-    };
+        .run(workers, opts)
+    });
+    // Whatever the answer, no worker runs on.
     stop.store(true, Ordering::Relaxed);
-    Ok(result)
+    result
+}
+
+/// The program of a prepared game, with its state invariants when asked for
+/// and the game grounds (see [`Program::find_invariants`]).
+fn program_with_invariants(prepared: &Prepared, opts: &SolveOptions) -> Program {
+    let mut program = Program::new(&prepared.game);
+    if !opts.invariants || opts.mode == Mode::Search {
+        return program;
+    }
+    let budget = opts
+        .timeout
+        .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
+    let found = match &prepared.too_big {
+        None => program.find_invariants(budget),
+        Some(e) => Err(e.clone()),
+    };
+    match found {
+        Ok(r) if opts.progress => eprintln!(
+            "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
+            r.invariants.len(),
+            r.candidates,
+            r.rounds,
+            r.seconds
+        ),
+        Ok(_) => {}
+        Err(e) if opts.progress => eprintln!("[invariants] none: {e}"),
+        Err(_) => {}
+    }
+    program
+}
+
+/// The threads of one solve, as the coordinator sees them: their events, the
+/// replay of plans below 100, and how many still run.
+struct Workers {
+    rx: mpsc::Receiver<Event>,
+    fallback_tx: mpsc::Sender<(Mode, Found)>,
+    verified_rx: mpsc::Receiver<Result<Verified, String>>,
+    running: usize,
+    /// Whether clingo workers run (for the timeout's message).
+    clingo: bool,
+    failures: Vec<String>,
+}
+
+impl Workers {
+    /// Starts the clingo workers the mode asks for, the forward search (auto
+    /// and search) and the thread replaying plans below 100. On an error the
+    /// caller's `stop` ends the threads already started.
+    fn start(
+        prepared: &Prepared,
+        program: Arc<Program>,
+        opts: &SolveOptions,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Workers, SolveError> {
+        let (tx, rx) = mpsc::channel();
+        let modes = match opts.mode {
+            // clingo would ground for as long as it is let (sudoku: 5 GB in a
+            // minute, no horizon grounded).
+            Mode::Auto if prepared.prover_only => vec![],
+            Mode::Auto => vec![Mode::Full, Mode::Incremental],
+            Mode::Search => vec![],
+            m => vec![m],
+        };
+        let refuted = Arc::new(AtomicUsize::new(0));
+        for &mode in &modes {
+            spawn_clingo_worker(mode, &program, opts, stop, &refuted, &tx)?;
+        }
+        let search = matches!(opts.mode, Mode::Auto | Mode::Search);
+        if search {
+            spawn_search(prepared, modes.is_empty(), opts, stop, &tx)?;
+        }
+        // Plans below 100 are replayed on a prover of their own thread, so that
+        // the coordinator never waits on a slow replay (seconds on
+        // ruleDepthExponential) and a timeout answers with the best one
+        // replayed by then.
+        let (fallback_tx, fallback_rx) = mpsc::channel::<(Mode, Found)>();
+        let (verified_tx, verified_rx) = mpsc::channel::<Result<Verified, String>>();
+        if search {
+            let game = prepared.game.clone();
+            std::thread::Builder::new()
+                .name("asp-verify".into())
+                .stack_size(64 << 20)
+                .spawn(move || verify_fallbacks(game, fallback_rx, verified_tx))
+                .map_err(|e| SolveError::Thread(e.to_string()))?;
+        }
+        Ok(Workers {
+            rx,
+            fallback_tx,
+            verified_rx,
+            running: modes.len() + usize::from(search),
+            clingo: !modes.is_empty(),
+            failures: Vec::new(),
+        })
+    }
+}
+
+/// Starts one clingo worker of `mode` on its own thread.
+fn spawn_clingo_worker(
+    mode: Mode,
+    program: &Arc<Program>,
+    opts: &SolveOptions,
+    stop: &Arc<AtomicBool>,
+    refuted: &Arc<AtomicUsize>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SolveError> {
+    // In auto, the full worker searches with all the threads (clingo's
+    // portfolio of configurations, which pays off on the hard exact-horizon
+    // games: corpus hanoi 5 s with two threads, over 25 s with one) and the
+    // incremental worker with one beside it.
+    let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
+        1
+    } else {
+        opts.threads.max(1)
+    };
+    let (program, opts, stop, refuted, tx) = (
+        Arc::clone(program),
+        opts.clone(),
+        Arc::clone(stop),
+        Arc::clone(refuted),
+        tx.clone(),
+    );
+    // clingo's grounder recurses deeply on some programs: give it room. The
+    // worker is made on its thread: it holds clingo's lock, which stays there.
+    std::thread::Builder::new()
+        .name(format!("asp-{}", mode.name()))
+        .stack_size(64 << 20)
+        .spawn(move || {
+            Worker {
+                mode,
+                program,
+                opts,
+                threads,
+                stop,
+                refuted,
+                tx,
+                times: Times::default(),
+                solving_since: None,
+                guard: None,
+            }
+            .run()
+        })
+        .map(drop)
+        .map_err(|e| SolveError::Thread(e.to_string()))
+}
+
+/// Starts the forward search on its own thread: at once when it runs `alone`,
+/// else after [`SEARCH_AFTER`], beside the clingo workers.
+fn spawn_search(
+    prepared: &Prepared,
+    alone: bool,
+    opts: &SolveOptions,
+    stop: &Arc<AtomicBool>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SolveError> {
+    let delay = if alone { Duration::ZERO } else { SEARCH_AFTER };
+    let engine = if prepared.prover_only {
+        Engine::Prover
+    } else {
+        Engine::Auto
+    };
+    let unique = prepared.unique.clone();
+    let (game, max_steps, stop, progress, tx) = (
+        prepared.game.clone(),
+        opts.max_steps,
+        Arc::clone(stop),
+        opts.progress,
+        tx.clone(),
+    );
+    std::thread::Builder::new()
+        .name("search".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            forward::run(
+                game, engine, unique, max_steps, delay, alone, stop, progress, tx,
+            )
+        })
+        .map(drop)
+        .map_err(|e| SolveError::Thread(e.to_string()))
 }
 
 struct Coordinator<'a> {
@@ -681,6 +630,154 @@ struct Verified {
 }
 
 impl Coordinator<'_> {
+    /// Follows the workers until one of them, the clock, the memory limit or
+    /// the grace after a first plan decides the answer.
+    fn run(mut self, mut w: Workers, opts: &SolveOptions) -> SolveResult {
+        let deadline = opts.timeout.map(|t| self.start + t);
+        let mut grace: Option<Instant> = None;
+        loop {
+            if let Some(r) = self.next_event(&mut w, opts, &mut grace) {
+                return r;
+            }
+            if let Some(r) = self.replayed(&w) {
+                return r;
+            }
+            if let Some(r) = self.limits(&mut w, opts, grace, deadline) {
+                return r;
+            }
+        }
+    }
+
+    /// Waits a little for the workers' next event and takes it in; `Some`
+    /// when it decides the answer.
+    fn next_event(
+        &mut self,
+        w: &mut Workers,
+        opts: &SolveOptions,
+        grace: &mut Option<Instant>,
+    ) -> Option<SolveResult> {
+        match w.rx.recv_timeout(Duration::from_millis(25)) {
+            Ok(Event::Horizon(_, h, times)) => {
+                self.horizon = self.horizon.max(h);
+                self.times = times;
+            }
+            Ok(Event::Candidate(mode, found, times)) => {
+                let note = match verify::verify(self.prover, &found.plan, found.goal) {
+                    Ok(note) => note,
+                    Err(e) => return Some(self.error(mode, times, e)),
+                };
+                let better = self
+                    .candidate
+                    .as_ref()
+                    .is_none_or(|v| v.found.plan.len() > found.plan.len());
+                if better {
+                    self.candidate = Some(Verified {
+                        mode,
+                        found,
+                        times,
+                        note,
+                    });
+                }
+                // Auto wants a plan fast: once one is verified, the other worker
+                // gets a short grace to prove a shortest one, then the best wins.
+                if opts.mode == Mode::Auto && grace.is_none() {
+                    *grace = Some(Instant::now() + grace_after(self.start.elapsed()));
+                }
+            }
+            Ok(Event::Fallback(mode, found)) => {
+                let _ = w.fallback_tx.send((mode, found));
+            }
+            Ok(Event::Done(mode, outcome, times)) => {
+                w.running -= 1;
+                match outcome {
+                    Outcome::Plan(found) => return Some(self.finish(mode, found, times)),
+                    Outcome::NoPlan { horizon, message } => {
+                        self.horizon = self.horizon.max(horizon);
+                        return Some(self.result(Status::NoPlan, Some(mode), times, message));
+                    }
+                    Outcome::Stopped => {}
+                }
+            }
+            Ok(Event::Failed(mode, e, times)) => {
+                w.running -= 1;
+                self.times = times;
+                w.failures.push(format!("{}: {e}", mode.name()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => w.running = 0,
+        }
+        None
+    }
+
+    /// Takes in a plan below 100 replayed meanwhile: the best one is the
+    /// answer of a timeout.
+    fn replayed(&mut self, w: &Workers) -> Option<SolveResult> {
+        match w.verified_rx.try_recv() {
+            Ok(Ok(v)) => {
+                let better = self.fallback.as_ref().is_none_or(|f| {
+                    (v.found.goal, std::cmp::Reverse(v.found.plan.len()))
+                        > (f.found.goal, std::cmp::Reverse(f.found.plan.len()))
+                });
+                if better {
+                    self.fallback = Some(v);
+                }
+                None
+            }
+            Ok(Err(e)) => Some(self.error(Mode::Search, self.times, e)),
+            Err(_) => None,
+        }
+    }
+
+    /// The answer when no worker runs any more, the memory limit is passed,
+    /// the grace after a first plan is over, or the deadline has come.
+    fn limits(
+        &mut self,
+        w: &mut Workers,
+        opts: &SolveOptions,
+        grace: Option<Instant>,
+        deadline: Option<Instant>,
+    ) -> Option<SolveResult> {
+        if w.running == 0 {
+            if let Some(v) = self.candidate.take() {
+                return Some(self.answer(v));
+            }
+            let msg = if w.failures.is_empty() {
+                "the solver stopped without an answer".to_string()
+            } else {
+                w.failures.join("; ")
+            };
+            return Some(self.result(Status::Error, None, self.times, msg));
+        }
+        if let Some(limit) = opts.memory_mb {
+            let rss = resident_mb();
+            if rss > limit as f64 {
+                let msg = format!(
+                    "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
+                    self.horizon
+                );
+                return Some(self.out_of_budget(Status::Error, msg));
+            }
+        }
+        if grace.is_some_and(|g| Instant::now() >= g) {
+            if let Some(v) = self.candidate.take() {
+                return Some(self.answer(v));
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let secs = self.start.elapsed().as_secs_f64();
+            let msg = if w.clingo {
+                format!(
+                    "timeout after {secs:.1} s; horizon {} searched without a winning plan",
+                    self.horizon
+                )
+            } else {
+                format!("timeout after {secs:.1} s; the search found no winning plan")
+            };
+            return Some(self.out_of_budget(Status::Timeout, msg));
+        }
+        None
+    }
+
     fn result(
         &self,
         status: Status,
