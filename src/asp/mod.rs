@@ -14,6 +14,7 @@ mod control;
 pub mod forward;
 pub mod invariants;
 pub mod program;
+pub mod shorten;
 pub mod solve;
 pub mod symbols;
 pub mod translate;
@@ -609,6 +610,7 @@ fn verify_fallbacks(
             next = newer;
         }
         let (mode, found) = next;
+        let found = without_detours(&prover, found);
         let verified = verify::verify(&prover, &found.plan, found.goal).map(|note| Verified {
             mode,
             found,
@@ -618,6 +620,17 @@ fn verify_fallbacks(
         if out.send(verified).is_err() {
             return;
         }
+    }
+}
+
+/// `found` with its plan shortened where it loops or takes a detour (see
+/// [`shorten`]); the same when nothing can be cut. A plan proven shortest has
+/// nothing to cut.
+fn without_detours(prover: &Prover, found: Found) -> Found {
+    let clock = forward::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover));
+    match shorten::shorten(prover, &found.plan, clock, shorten::SHORTCUT_BUDGET) {
+        Some(plan) => Found { plan, ..found },
+        None => found,
     }
 }
 
@@ -662,6 +675,7 @@ impl Coordinator<'_> {
                 self.times = times;
             }
             Ok(Event::Candidate(mode, found, times)) => {
+                let found = without_detours(self.prover, found);
                 let note = match verify::verify(self.prover, &found.plan, found.goal) {
                     Ok(note) => note,
                     Err(e) => return Some(self.error(mode, times, e)),
@@ -816,6 +830,7 @@ impl Coordinator<'_> {
 
     /// A plan, once the prover has replayed it, becomes the answer.
     fn finish(&self, mode: Mode, found: Found, times: Times) -> SolveResult {
+        let found = without_detours(self.prover, found);
         match verify::verify(self.prover, &found.plan, found.goal) {
             Ok(note) => self.answer(Verified {
                 mode,

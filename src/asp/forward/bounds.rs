@@ -174,6 +174,13 @@ fn clock(
     })
 }
 
+/// The clock's fluent, when the game has one: a fluent that moves exactly one
+/// step along a static successor relation every move and that a `terminal`
+/// rule reads alone (`(step ?n)`). Its value only counts the moves made.
+pub fn clock_fluent(game: &Game) -> Option<Sym> {
+    clock(game, &game.fact_tables(), None).map(|(c, _)| c.fluent)
+}
+
 /// The most moves any play can last, when a clock ends the game: its one
 /// initial value is that many steps from the value a `terminal` rule waits
 /// for (ruleDepthExponential: `(step 1)` to `(step 20)`, 19 moves). The full
