@@ -147,6 +147,7 @@ pub fn playout<M: StateMachine>(
     let roles = machine.num_roles();
     let mut joint = Vec::with_capacity(roles);
     let mut steps = 0;
+    let mut pacer = crate::reasoner::Pacer::new(deadline);
     loop {
         if machine.is_terminal(&state) {
             return Some((state, true, steps));
@@ -156,7 +157,7 @@ pub fn playout<M: StateMachine>(
         }
         // Before every step: on a slow engine one step may take milliseconds,
         // and a player must not run past its clock by more than one.
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if pacer.passed() {
             return None;
         }
         joint.clear();
