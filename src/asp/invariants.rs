@@ -502,26 +502,24 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
                 ),
                 None => None,
             };
-            let result = if broken.is_some() {
+            if broken.is_some() {
                 handle.cancel().map_err(err)?;
-                None
-            } else {
-                Some(handle.get().map_err(err)?)
-            };
+                ctl = handle.close().map_err(err)?;
+                break broken;
+            }
+            let result = handle.get().map_err(err)?;
             ctl = handle.close().map_err(err)?;
-            match result {
-                None => break broken,
-                Some(r) if r.contains(clingo::SolveResult::UNSATISFIABLE) => break None,
-                // The chunk's conflicts ran out: go on while the budget lasts.
-                Some(_) if work.elapsed() <= budget => {}
-                Some(_) => {
-                    return Ok(Report {
-                        invariants: Vec::new(),
-                        candidates: total,
-                        rounds,
-                        seconds: start.elapsed().as_secs_f64(),
-                    })
-                }
+            if result.contains(clingo::SolveResult::UNSATISFIABLE) {
+                break None;
+            }
+            // The chunk's conflicts ran out: go on while the budget lasts.
+            if work.elapsed() > budget {
+                return Ok(Report {
+                    invariants: Vec::new(),
+                    candidates: total,
+                    rounds,
+                    seconds: start.elapsed().as_secs_f64(),
+                });
             }
         };
         let Some(broken) = broken else { break };

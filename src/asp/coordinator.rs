@@ -1,0 +1,516 @@
+//! The solve's threads and the coordinator that follows them: it starts the
+//! clingo workers, the forward search and the thread replaying plans below
+//! 100, takes in their events, shortens and verifies every plan, and decides
+//! the answer at a proof, the timeout, the memory limit or the grace after a
+//! first plan.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use super::solve::{Event, Found, Outcome, Times, Worker};
+use super::{
+    forward, peak_mb, resident_mb, shorten, verify, Mode, Prepared, Program, Proven, SolveError,
+    SolveOptions, SolveResult, Status, SEARCH_AFTER,
+};
+use crate::gdl::print::term_to_string;
+use crate::gdl::Game;
+use crate::reasoner::{Engine, Prover};
+
+/// How long auto waits, once it holds a plan not proven shortest, for a worker
+/// to prove one: a quarter of the time so far, between half a second and
+/// [`GRACE_MAX`]. A proof that has not come in the first minutes rarely comes in
+/// the next few seconds, and the plan is what the user waits for (peg
+/// solitaire's plans, found by the search after 45-55 s, were held until the
+/// minute was up).
+fn grace_after(elapsed: Duration) -> Duration {
+    (elapsed / 4).clamp(Duration::from_millis(500), GRACE_MAX)
+}
+
+const GRACE_MAX: Duration = Duration::from_secs(2);
+
+/// The threads of one solve, as the coordinator sees them: their events, the
+/// replay of plans below 100, and how many still run.
+pub(super) struct Workers {
+    rx: mpsc::Receiver<Event>,
+    fallback_tx: mpsc::Sender<(Mode, Found)>,
+    verified_rx: mpsc::Receiver<Result<Verified, String>>,
+    running: usize,
+    /// Whether clingo workers run (for the timeout's message).
+    clingo: bool,
+    failures: Vec<String>,
+}
+
+impl Workers {
+    /// Starts the clingo workers the mode asks for, the forward search (auto
+    /// and search) and the thread replaying plans below 100. On an error the
+    /// caller's `stop` ends the threads already started.
+    pub(super) fn start(
+        prepared: &Prepared,
+        program: Arc<Program>,
+        opts: &SolveOptions,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Workers, SolveError> {
+        let (tx, rx) = mpsc::channel();
+        let modes = match opts.mode {
+            // clingo would ground for as long as it is let (sudoku: 5 GB in a
+            // minute, no horizon grounded).
+            Mode::Auto if prepared.prover_only => vec![],
+            Mode::Auto => vec![Mode::Full, Mode::Incremental],
+            Mode::Search => vec![],
+            m => vec![m],
+        };
+        let refuted = Arc::new(AtomicUsize::new(0));
+        for &mode in &modes {
+            spawn_clingo_worker(mode, &program, opts, stop, &refuted, &tx)?;
+        }
+        let search = matches!(opts.mode, Mode::Auto | Mode::Search);
+        if search {
+            spawn_search(prepared, modes.is_empty(), opts, stop, &tx)?;
+        }
+        // Plans below 100 are replayed on a prover of their own thread, so that
+        // the coordinator never waits on a slow replay (seconds on
+        // ruleDepthExponential) and a timeout answers with the best one
+        // replayed by then.
+        let (fallback_tx, fallback_rx) = mpsc::channel::<(Mode, Found)>();
+        let (verified_tx, verified_rx) = mpsc::channel::<Result<Verified, String>>();
+        if search {
+            let game = prepared.game.clone();
+            std::thread::Builder::new()
+                .name("asp-verify".into())
+                .stack_size(64 << 20)
+                .spawn(move || verify_fallbacks(game, fallback_rx, verified_tx))
+                .map_err(|e| SolveError::Thread(e.to_string()))?;
+        }
+        Ok(Workers {
+            rx,
+            fallback_tx,
+            verified_rx,
+            running: modes.len() + usize::from(search),
+            clingo: !modes.is_empty(),
+            failures: Vec::new(),
+        })
+    }
+}
+
+/// Starts one clingo worker of `mode` on its own thread.
+fn spawn_clingo_worker(
+    mode: Mode,
+    program: &Arc<Program>,
+    opts: &SolveOptions,
+    stop: &Arc<AtomicBool>,
+    refuted: &Arc<AtomicUsize>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SolveError> {
+    // In auto, the full worker searches with all the threads (clingo's
+    // portfolio of configurations, which pays off on the hard exact-horizon
+    // games: corpus hanoi 5 s with two threads, over 25 s with one) and the
+    // incremental worker with one beside it.
+    let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
+        1
+    } else {
+        opts.threads.max(1)
+    };
+    let (program, opts, stop, refuted, tx) = (
+        Arc::clone(program),
+        opts.clone(),
+        Arc::clone(stop),
+        Arc::clone(refuted),
+        tx.clone(),
+    );
+    // clingo's grounder recurses deeply on some programs: give it room. The
+    // worker is made on its thread: it holds clingo's lock, which stays there.
+    std::thread::Builder::new()
+        .name(format!("asp-{}", mode.name()))
+        .stack_size(64 << 20)
+        .spawn(move || {
+            Worker {
+                mode,
+                program,
+                opts,
+                threads,
+                stop,
+                refuted,
+                tx,
+                times: Times::default(),
+                solving_since: None,
+                guard: None,
+            }
+            .run()
+        })
+        .map(drop)
+        .map_err(|e| SolveError::Thread(e.to_string()))
+}
+
+/// Starts the forward search on its own thread: at once when it runs `alone`,
+/// else after [`SEARCH_AFTER`], beside the clingo workers.
+fn spawn_search(
+    prepared: &Prepared,
+    alone: bool,
+    opts: &SolveOptions,
+    stop: &Arc<AtomicBool>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SolveError> {
+    let delay = if alone { Duration::ZERO } else { SEARCH_AFTER };
+    let engine = if prepared.prover_only {
+        Engine::Prover
+    } else {
+        Engine::Auto
+    };
+    let unique = prepared.unique.clone();
+    let (game, max_steps, stop, progress, tx) = (
+        prepared.game.clone(),
+        opts.max_steps,
+        Arc::clone(stop),
+        opts.progress,
+        tx.clone(),
+    );
+    std::thread::Builder::new()
+        .name("search".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            forward::run(
+                game, engine, unique, max_steps, delay, alone, stop, progress, tx,
+            )
+        })
+        .map(drop)
+        .map_err(|e| SolveError::Thread(e.to_string()))
+}
+
+pub(super) struct Coordinator<'a> {
+    start: Instant,
+    prover: &'a Prover,
+    game: &'a Game,
+    horizon: usize,
+    times: Times,
+    candidate: Option<Verified>,
+    /// The best verified plan below goal 100 (see [`Event::Fallback`]).
+    fallback: Option<Verified>,
+    /// The clock of the prover's game, left out when plans are shortened.
+    clock: Option<crate::gdl::Sym>,
+}
+
+/// Replays each plan below 100 that comes (the newest of those waiting) on a
+/// prover of its own, until the coordinator hangs up.
+fn verify_fallbacks(
+    game: Game,
+    plans: mpsc::Receiver<(Mode, Found)>,
+    out: mpsc::Sender<Result<Verified, String>>,
+) {
+    let clock = forward::bounds::clock_fluent(&game);
+    let Ok(prover) = Prover::try_new(game) else {
+        return;
+    };
+    while let Ok(mut next) = plans.recv() {
+        // The search only ever betters its best: the newest plan is the one.
+        while let Ok(newer) = plans.try_recv() {
+            next = newer;
+        }
+        let (mode, found) = next;
+        let found = without_detours(&prover, clock, found);
+        let verified = verify::verify(&prover, &found.plan, found.goal).map(|note| Verified {
+            mode,
+            found,
+            times: Times::default(),
+            note,
+        });
+        if out.send(verified).is_err() {
+            return;
+        }
+    }
+}
+
+/// `found` with its plan shortened where it loops or takes a detour (see
+/// [`shorten`]); the same when nothing can be cut. A plan proven shortest has
+/// nothing to cut.
+fn without_detours(prover: &Prover, clock: Option<crate::gdl::Sym>, found: Found) -> Found {
+    match shorten::shorten(prover, &found.plan, clock, shorten::SHORTCUT_BUDGET) {
+        Some(plan) => Found { plan, ..found },
+        None => found,
+    }
+}
+
+/// A plan the prover has replayed, with what the replay noted.
+struct Verified {
+    mode: Mode,
+    found: Found,
+    times: Times,
+    note: Option<String>,
+}
+
+impl<'a> Coordinator<'a> {
+    /// A coordinator for a solve that started at `start`, verifying plans on
+    /// `prover` (its game's clock is left out when plans are shortened).
+    pub(super) fn new(start: Instant, prover: &'a Prover, game: &'a Game) -> Self {
+        Coordinator {
+            start,
+            prover,
+            game,
+            horizon: 0,
+            times: Times::default(),
+            candidate: None,
+            fallback: None,
+            clock: forward::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover)),
+        }
+    }
+
+    /// Follows the workers until one of them, the clock, the memory limit or
+    /// the grace after a first plan decides the answer.
+    pub(super) fn run(mut self, mut w: Workers, opts: &SolveOptions) -> SolveResult {
+        let deadline = opts.timeout.map(|t| self.start + t);
+        let mut grace: Option<Instant> = None;
+        loop {
+            if let Some(r) = self.next_event(&mut w, opts, &mut grace) {
+                return r;
+            }
+            if let Some(r) = self.replayed(&w) {
+                return r;
+            }
+            if let Some(r) = self.limits(&mut w, opts, grace, deadline) {
+                return r;
+            }
+        }
+    }
+
+    /// Waits a little for the workers' next event and takes it in; `Some`
+    /// when it decides the answer.
+    fn next_event(
+        &mut self,
+        w: &mut Workers,
+        opts: &SolveOptions,
+        grace: &mut Option<Instant>,
+    ) -> Option<SolveResult> {
+        match w.rx.recv_timeout(Duration::from_millis(25)) {
+            Ok(Event::Horizon(_, h, times)) => {
+                self.horizon = self.horizon.max(h);
+                self.times = times;
+            }
+            Ok(Event::Candidate(mode, found, times)) => {
+                let found = without_detours(self.prover, self.clock, found);
+                let note = match verify::verify(self.prover, &found.plan, found.goal) {
+                    Ok(note) => note,
+                    Err(e) => return Some(self.error(mode, times, e)),
+                };
+                let better = self
+                    .candidate
+                    .as_ref()
+                    .is_none_or(|v| v.found.plan.len() > found.plan.len());
+                if better {
+                    self.candidate = Some(Verified {
+                        mode,
+                        found,
+                        times,
+                        note,
+                    });
+                }
+                // Auto wants a plan fast: once one is verified, the other worker
+                // gets a short grace to prove a shortest one, then the best wins.
+                if opts.mode == Mode::Auto && grace.is_none() {
+                    *grace = Some(Instant::now() + grace_after(self.start.elapsed()));
+                }
+            }
+            Ok(Event::Fallback(mode, found)) => {
+                let _ = w.fallback_tx.send((mode, found));
+            }
+            Ok(Event::Done(mode, outcome, times)) => {
+                w.running -= 1;
+                match outcome {
+                    Outcome::Plan(found) => return Some(self.finish(mode, found, times)),
+                    Outcome::NoPlan { horizon, message } => {
+                        self.horizon = self.horizon.max(horizon);
+                        return Some(self.result(Status::NoPlan, Some(mode), times, message));
+                    }
+                    Outcome::Stopped => {}
+                }
+            }
+            Ok(Event::Failed(mode, e, times)) => {
+                w.running -= 1;
+                self.times = times;
+                w.failures.push(format!("{}: {e}", mode.name()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => w.running = 0,
+        }
+        None
+    }
+
+    /// Takes in a plan below 100 replayed meanwhile: the best one is the
+    /// answer of a timeout.
+    fn replayed(&mut self, w: &Workers) -> Option<SolveResult> {
+        match w.verified_rx.try_recv() {
+            Ok(Ok(v)) => {
+                let better = self.fallback.as_ref().is_none_or(|f| {
+                    (v.found.goal, std::cmp::Reverse(v.found.plan.len()))
+                        > (f.found.goal, std::cmp::Reverse(f.found.plan.len()))
+                });
+                if better {
+                    self.fallback = Some(v);
+                }
+                None
+            }
+            Ok(Err(e)) => Some(self.error(Mode::Search, self.times, e)),
+            Err(_) => None,
+        }
+    }
+
+    /// The answer when no worker runs any more, the memory limit is passed,
+    /// the grace after a first plan is over, or the deadline has come.
+    fn limits(
+        &mut self,
+        w: &mut Workers,
+        opts: &SolveOptions,
+        grace: Option<Instant>,
+        deadline: Option<Instant>,
+    ) -> Option<SolveResult> {
+        if w.running == 0 {
+            if let Some(v) = self.candidate.take() {
+                return Some(self.answer(v));
+            }
+            let msg = if w.failures.is_empty() {
+                "the solver stopped without an answer".to_string()
+            } else {
+                w.failures.join("; ")
+            };
+            return Some(self.result(Status::Error, None, self.times, msg));
+        }
+        if let Some(limit) = opts.memory_mb {
+            let rss = resident_mb();
+            if rss > limit as f64 {
+                let msg = format!(
+                    "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
+                    self.horizon
+                );
+                return Some(self.out_of_budget(Status::Error, msg));
+            }
+        }
+        if grace.is_some_and(|g| Instant::now() >= g) {
+            if let Some(v) = self.candidate.take() {
+                return Some(self.answer(v));
+            }
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let secs = self.start.elapsed().as_secs_f64();
+            let msg = if w.clingo {
+                format!(
+                    "timeout after {secs:.1} s; horizon {} searched without a winning plan",
+                    self.horizon
+                )
+            } else {
+                format!("timeout after {secs:.1} s; the search found no winning plan")
+            };
+            return Some(self.out_of_budget(Status::Timeout, msg));
+        }
+        None
+    }
+
+    fn result(
+        &self,
+        status: Status,
+        mode: Option<Mode>,
+        times: Times,
+        message: String,
+    ) -> SolveResult {
+        SolveResult {
+            status,
+            goal: None,
+            steps: None,
+            plan: Vec::new(),
+            proven: if status == Status::NoPlan {
+                Proven::BestGoal
+            } else {
+                Proven::None
+            },
+            mode,
+            ground_s: times.ground_s,
+            solve_s: times.solve_s,
+            total_s: self.start.elapsed().as_secs_f64(),
+            horizon: self.horizon,
+            peak_mb: peak_mb(),
+            message,
+        }
+    }
+
+    fn error(&self, mode: Mode, times: Times, e: String) -> SolveResult {
+        self.result(
+            Status::Error,
+            Some(mode),
+            times,
+            format!("the plan does not replay on the prover: {e}"),
+        )
+    }
+
+    /// A plan, once the prover has replayed it, becomes the answer.
+    fn finish(&self, mode: Mode, found: Found, times: Times) -> SolveResult {
+        let found = without_detours(self.prover, self.clock, found);
+        match verify::verify(self.prover, &found.plan, found.goal) {
+            Ok(note) => self.answer(Verified {
+                mode,
+                found,
+                times,
+                note,
+            }),
+            Err(e) => self.error(mode, times, e),
+        }
+    }
+
+    /// A verified plan as the answer.
+    fn answer(&self, v: Verified) -> SolveResult {
+        let Verified {
+            mode,
+            found,
+            times,
+            note,
+        } = v;
+        let mut message = match found.proven {
+            Proven::Shortest => format!("shortest plan to goal 100: {} moves", found.plan.len()),
+            Proven::BestGoal => format!(
+                "goal 100 is out of reach; best goal {} in {} moves",
+                found.goal,
+                found.plan.len()
+            ),
+            Proven::None => format!("plan to goal {} (not proven optimal)", found.goal),
+        };
+        if let Some(note) = note {
+            message = format!("{message}; {note}");
+        }
+        SolveResult {
+            goal: Some(found.goal),
+            steps: Some(found.plan.len()),
+            plan: found
+                .plan
+                .iter()
+                .map(|m| term_to_string(m, &self.game.symbols))
+                .collect(),
+            proven: found.proven,
+            ..self.result(Status::Solved, Some(mode), times, message)
+        }
+    }
+
+    /// Out of time or memory: the best verified plan to goal 100 so far, else
+    /// `status` with the best verified plan below 100 attached (not a
+    /// solution: only the best seen when the budget ran out), else `status`.
+    fn out_of_budget(&mut self, status: Status, message: String) -> SolveResult {
+        match (self.candidate.take(), self.fallback.take()) {
+            (Some(v), _) => {
+                let mut r = self.answer(v);
+                r.message = format!("{}; {message}", r.message);
+                r
+            }
+            (None, Some(v)) => {
+                // The times of the whole run, as for a timeout without a plan.
+                let mut r = self.answer(Verified {
+                    times: self.times,
+                    ..v
+                });
+                r.status = status;
+                r.message = format!(
+                    "{message}; the best verified plan so far reaches goal {} in {} moves",
+                    r.goal.unwrap_or(0),
+                    r.plan.len()
+                );
+                r
+            }
+            (None, None) => self.result(status, None, self.times, message),
+        }
+    }
+}
