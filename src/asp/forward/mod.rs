@@ -39,10 +39,12 @@ use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::solve::{Event, Found, Outcome, Times};
 use super::{Mode, Proven};
+use beam::{beam, Beam};
 use bounds::Bound;
 use distance::Distances;
 use support::{Analysis, Support};
 
+mod beam;
 pub mod blockers;
 pub mod bounds;
 pub mod distance;
@@ -402,113 +404,6 @@ impl MachineVisitor for Visit<'_> {
         }
         unreachable!("the runs go on until one ends the search")
     }
-}
-
-/// States the beam phase keeps at each step, and the CPU time of its thread it
-/// may take before the depth-first search starts (CPU time, so that a busy
-/// machine leaves the beam where an idle one does, only later).
-const BEAM_WIDTH: usize = 600;
-const BEAM_TIME: Duration = Duration::from_secs(15);
-
-enum Beam<Move> {
-    Won(Vec<Move>),
-    Stopped,
-    Failed,
-}
-
-/// The beam phase: one pass from the root, keeping at each step the
-/// [`BEAM_WIDTH`] children with the lowest goal-distance estimate (then the
-/// highest goal, then the order found). Why: where goal 100 needs many pieces
-/// brought home by long interleaved lines (solitaireChineseCheckers: 18
-/// stones of six colours in 47 moves), a depth-first search commits to its
-/// first moves and never returns to them, while a beam ranked by the
-/// distances moves every piece along at once (the plan in 3 s, where the
-/// depth-first search reaches 20 of 100 in a minute). It proves nothing: when
-/// it fails, the depth-first search starts.
-fn beam<M: StateMachine>(
-    m: &M,
-    d: &Distances,
-    root: &M::State,
-    max_steps: usize,
-    stop: &AtomicBool,
-    progress: bool,
-) -> Beam<M::Move> {
-    let started = Instant::now();
-    let work = crate::cputime::ThreadWatch::start();
-    let hasher = hashbrown::DefaultHashBuilder::default();
-    let mut seen: hashbrown::HashSet<u64> = hashbrown::HashSet::new();
-    // The kept states' moves, as a tree: (parent, move).
-    let mut tree: Vec<(usize, M::Move)> = Vec::new();
-    let plan = |tree: &[(usize, M::Move)], mut at: usize, last: &M::Move| {
-        let mut moves = vec![last.clone()];
-        while at != usize::MAX {
-            moves.push(tree[at].1.clone());
-            at = tree[at].0;
-        }
-        moves.reverse();
-        moves
-    };
-    let mut layer: Vec<(M::State, usize)> = vec![(root.clone(), usize::MAX)];
-    let mut legal = Vec::new();
-    for depth in 0..max_steps {
-        let mut children = Vec::new();
-        for (s, node) in &layer {
-            m.legal_moves(s, 0, &mut legal);
-            for mv in &legal {
-                if stop.load(Ordering::Relaxed) {
-                    return Beam::Stopped;
-                }
-                if work.elapsed() > BEAM_TIME {
-                    if progress {
-                        eprintln!("[search] beam: out of time at step {depth}");
-                    }
-                    return Beam::Failed;
-                }
-                let c = m.next_state(s, std::slice::from_ref(mv));
-                if !seen.insert(std::hash::BuildHasher::hash_one(&hasher, &c)) {
-                    continue;
-                }
-                if m.is_terminal(&c) {
-                    if m.goal(&c, 0) == Some(100) {
-                        if progress {
-                            eprintln!(
-                                "[search] beam: goal 100 at step {}, {:.2} s",
-                                depth + 1,
-                                started.elapsed().as_secs_f64()
-                            );
-                        }
-                        return Beam::Won(plan(&tree, *node, mv));
-                    }
-                    continue;
-                }
-                let key = (
-                    d.estimate(&m.fluents(&c)),
-                    std::cmp::Reverse(m.goal(&c, 0).unwrap_or(0)),
-                    children.len(),
-                );
-                children.push((key, c, *node, mv.clone()));
-            }
-        }
-        if children.is_empty() {
-            break;
-        }
-        children.sort_unstable_by_key(|c| c.0);
-        children.truncate(BEAM_WIDTH);
-        layer = children
-            .into_iter()
-            .map(|(_, c, parent, mv)| {
-                tree.push((parent, mv));
-                (c, tree.len() - 1)
-            })
-            .collect();
-    }
-    if progress {
-        eprintln!(
-            "[search] beam: no goal 100, {:.2} s",
-            started.elapsed().as_secs_f64()
-        );
-    }
-    Beam::Failed
 }
 
 /// A child in the search order: its sort key (goal, descending; legal moves;
