@@ -28,6 +28,8 @@ enum Command {
     Encode(cli::encode::Args),
     Solve(cli::solve::Args),
     Bench(cli::bench::Args),
+    #[command(hide = true)]
+    Worker(cli::worker::Args),
 }
 
 fn main() {
@@ -47,6 +49,7 @@ fn main() {
         Command::Encode(args) => args.run(),
         Command::Solve(args) => args.run(),
         Command::Bench(args) => args.run(),
+        Command::Worker(args) => args.run(),
     };
     let code = match result {
         Ok(code) => code,

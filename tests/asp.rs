@@ -96,18 +96,33 @@ fn assert_no_loop(game: &Game, plan: &[String]) {
     }
 }
 
+/// The puzzles solved as the command line solves them: the clingo workers in
+/// processes of their own (the other tests run them on threads).
 fn puzzle_optimum(mode: Mode) {
+    puzzle_optimum_with(&in_processes(opts(mode)));
+}
+
+fn in_processes(options: SolveOptions) -> SolveOptions {
+    SolveOptions {
+        worker_exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_ggp-asp"))),
+        ..options
+    }
+}
+
+fn puzzle_optimum_with(options: &SolveOptions) {
+    let mode = options.mode;
     for &name in PUZZLES {
         let optimum = common::optimum(name);
         let game = load(&common::puzzle_path(name));
-        let r = solve_checked(&game, mode);
+        let r = solve_checked_with(&game, options);
         assert_no_loop(&game, &r.plan);
         assert_eq!(r.status, Status::Solved, "{name} ({mode:?}): {}", r.message);
         assert_eq!(r.goal, Some(100), "{name} ({mode:?})");
         match mode {
-            // Auto answers with the first verified plan (after a short grace for
-            // a proof): never shorter than the optimum, and optimal when proven.
-            Mode::Auto => {
+            // With `--first`, auto answers with the first verified plan after
+            // a short grace for a proof: never shorter than the optimum, and
+            // optimal when proven.
+            Mode::Auto if options.first => {
                 assert!(r.mode.is_some());
                 assert!(r.steps >= Some(optimum), "{name}: shorter than optimal?");
                 if r.proven == Proven::Shortest {
@@ -119,6 +134,13 @@ fn puzzle_optimum(mode: Mode) {
                 assert!(r.steps >= Some(optimum), "{name}: shorter than optimal?");
                 assert_eq!(r.proven, Proven::None, "{name} (search)");
                 assert_eq!(r.mode, Some(Mode::Search));
+            }
+            // Auto waits for the proof: whichever worker found the plan, it
+            // is the optimum, proven.
+            Mode::Auto => {
+                assert_eq!(r.steps, Some(optimum), "{name} (auto): optimal length");
+                assert_eq!(r.proven, Proven::Shortest, "{name} (auto): {}", r.message);
+                assert_eq!(r.lower_bound, Some(optimum), "{name} (auto)");
             }
             m => {
                 assert_eq!(r.steps, Some(optimum), "{name} ({m:?}): optimal length");
@@ -142,6 +164,19 @@ fn puzzles_incremental() {
 #[test]
 fn puzzles_auto() {
     puzzle_optimum(Mode::Auto);
+}
+
+#[test]
+fn puzzles_auto_first() {
+    puzzle_optimum_with(&in_processes(SolveOptions {
+        first: true,
+        ..opts(Mode::Auto)
+    }));
+}
+
+#[test]
+fn puzzles_breadth() {
+    puzzle_optimum(Mode::Breadth);
 }
 
 #[test]

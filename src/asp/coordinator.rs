@@ -4,14 +4,14 @@
 //! the answer at a proof, the timeout, the memory limit or the grace after a
 //! first plan.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use super::solve::{Event, Found, Outcome, Times, Worker};
+use super::solve::{Event, Found, Job, Outcome, Times, Worker};
 use super::{
-    forward, peak_mb, resident_mb, shorten, verify, Mode, Prepared, Program, Proven, SolveError,
-    SolveOptions, SolveResult, Status, SEARCH_AFTER,
+    forward, peak_mb, process, resident_mb, shorten, verify, Mode, Prepared, Program, Proven,
+    SolveError, SolveOptions, SolveResult, Status, PROOF_WAIT, SEARCH_AFTER,
 };
 use crate::gdl::print::term_to_string;
 use crate::gdl::Game;
@@ -36,6 +36,14 @@ pub(super) struct Workers {
     fallback_tx: mpsc::Sender<(Mode, Found)>,
     verified_rx: mpsc::Receiver<Result<Verified, String>>,
     running: usize,
+    /// Workers still running that can prove a plan shortest (clingo's and
+    /// the breadth-first search): while one runs, auto waits for a proof.
+    proving: usize,
+    /// The largest number of moves proven to hold no winning plan, by any
+    /// worker (see [`Worker::refuted`]).
+    refuted: Arc<AtomicUsize>,
+    /// The worker processes, whose memory counts with this process's.
+    children: Vec<u32>,
     /// Whether clingo workers run (for the timeout's message).
     clingo: bool,
     failures: Vec<String>,
@@ -57,12 +65,19 @@ impl Workers {
             // minute, no horizon grounded).
             Mode::Auto if prepared.prover_only => vec![],
             Mode::Auto => vec![Mode::Full, Mode::Incremental],
-            Mode::Search => vec![],
+            Mode::Search | Mode::Breadth => vec![],
             m => vec![m],
         };
         let refuted = Arc::new(AtomicUsize::new(0));
+        let mut children = Vec::new();
         for &mode in &modes {
-            spawn_clingo_worker(mode, &program, opts, stop, &refuted, &tx)?;
+            children.extend(spawn_clingo_worker(
+                mode, &program, opts, stop, &refuted, &tx,
+            )?);
+        }
+        let breadth = matches!(opts.mode, Mode::Auto | Mode::Breadth);
+        if breadth {
+            spawn_breadth(prepared, opts, stop, &refuted, &tx)?;
         }
         let search = matches!(opts.mode, Mode::Auto | Mode::Search);
         if search {
@@ -86,33 +101,43 @@ impl Workers {
             rx,
             fallback_tx,
             verified_rx,
-            running: modes.len() + usize::from(search),
+            running: modes.len() + usize::from(search) + usize::from(breadth),
+            proving: modes.len() + usize::from(breadth),
+            refuted,
+            children,
             clingo: !modes.is_empty(),
             failures: Vec::new(),
         })
     }
 }
 
-/// Starts one clingo worker of `mode` on its own thread.
+/// Starts one clingo worker of `mode`: in a process of its own when the
+/// options name the executable for it ([`SolveOptions::worker_exe`]), else
+/// on a thread of this process. Returns the process id of a child.
 fn spawn_clingo_worker(
     mode: Mode,
-    program: &Arc<Program>,
+    program: &Program,
     opts: &SolveOptions,
     stop: &Arc<AtomicBool>,
     refuted: &Arc<AtomicUsize>,
     tx: &mpsc::Sender<Event>,
-) -> Result<(), SolveError> {
+) -> Result<Option<u32>, SolveError> {
     // In auto, the full worker searches with all the threads (clingo's
     // portfolio of configurations, which pays off on the hard exact-horizon
-    // games: corpus hanoi 5 s with two threads, over 25 s with one) and the
-    // incremental worker with one beside it.
+    // games) and the incremental worker with one beside it.
     let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
         1
     } else {
         opts.threads.max(1)
     };
-    let (program, opts, stop, refuted, tx) = (
-        Arc::clone(program),
+    let job = Job::new(mode, program, threads, opts);
+    if let Some(exe) = &opts.worker_exe {
+        return process::spawn(exe, &job, stop, refuted, tx)
+            .map(Some)
+            .map_err(SolveError::Thread);
+    }
+    let (job, opts, stop, refuted, tx) = (
+        Arc::new(job),
         opts.clone(),
         Arc::clone(stop),
         Arc::clone(refuted),
@@ -126,7 +151,7 @@ fn spawn_clingo_worker(
         .spawn(move || {
             Worker {
                 mode,
-                program,
+                job,
                 opts,
                 threads,
                 stop,
@@ -138,6 +163,36 @@ fn spawn_clingo_worker(
             }
             .run()
         })
+        .map(|_| None)
+        .map_err(|e| SolveError::Thread(e.to_string()))
+}
+
+/// Starts the breadth-first search on its own thread, at once: on a game
+/// with few states it proves the optimum before clingo has grounded.
+fn spawn_breadth(
+    prepared: &Prepared,
+    opts: &SolveOptions,
+    stop: &Arc<AtomicBool>,
+    refuted: &Arc<AtomicUsize>,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SolveError> {
+    let engine = if prepared.prover_only {
+        Engine::Prover
+    } else {
+        Engine::Auto
+    };
+    let limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
+    let (game, stop, refuted, progress, tx) = (
+        prepared.game.clone(),
+        Arc::clone(stop),
+        Arc::clone(refuted),
+        opts.progress,
+        tx.clone(),
+    );
+    std::thread::Builder::new()
+        .name("breadth".into())
+        .stack_size(64 << 20)
+        .spawn(move || forward::breadth::run(game, engine, limits, stop, refuted, progress, tx))
         .map(drop)
         .map_err(|e| SolveError::Thread(e.to_string()))
 }
@@ -188,6 +243,9 @@ pub(super) struct Coordinator<'a> {
     fallback: Option<Verified>,
     /// The clock of the prover's game, left out when plans are shortened.
     clock: Option<crate::gdl::Sym>,
+    /// The largest number of moves proven to hold no winning plan.
+    refuted: usize,
+    progress: bool,
 }
 
 /// Replays each plan below 100 that comes (the newest of those waiting) on a
@@ -230,6 +288,19 @@ fn without_detours(prover: &Prover, clock: Option<crate::gdl::Sym>, found: Found
     }
 }
 
+/// Resident memory of process `pid` in MiB (0 once it is gone).
+fn child_resident_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(0.0, |pages| pages * 4096.0 / (1024.0 * 1024.0))
+}
+
+/// Whether a worker of `mode` can prove a plan shortest.
+fn proves(mode: Mode) -> bool {
+    matches!(mode, Mode::Full | Mode::Incremental | Mode::Breadth)
+}
+
 /// A plan the prover has replayed, with what the replay noted.
 struct Verified {
     mode: Mode,
@@ -251,6 +322,8 @@ impl<'a> Coordinator<'a> {
             candidate: None,
             fallback: None,
             clock: forward::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover)),
+            refuted: 0,
+            progress: false,
         }
     }
 
@@ -259,11 +332,15 @@ impl<'a> Coordinator<'a> {
     pub(super) fn run(mut self, mut w: Workers, opts: &SolveOptions) -> SolveResult {
         let deadline = opts.timeout.map(|t| self.start + t);
         let mut grace: Option<Instant> = None;
+        self.progress = opts.progress;
         loop {
             if let Some(r) = self.next_event(&mut w, opts, &mut grace) {
                 return r;
             }
             if let Some(r) = self.replayed(&w) {
+                return r;
+            }
+            if let Some(r) = self.proven(&w, opts) {
                 return r;
             }
             if let Some(r) = self.limits(&mut w, opts, grace, deadline) {
@@ -296,6 +373,13 @@ impl<'a> Coordinator<'a> {
                     .as_ref()
                     .is_none_or(|v| v.found.plan.len() > found.plan.len());
                 if better {
+                    if self.progress {
+                        eprintln!(
+                            "[solve] plan of {} moves (not proven), from {}",
+                            found.plan.len(),
+                            mode.name()
+                        );
+                    }
                     self.candidate = Some(Verified {
                         mode,
                         found,
@@ -303,10 +387,16 @@ impl<'a> Coordinator<'a> {
                         note,
                     });
                 }
-                // Auto wants a plan fast: once one is verified, the other worker
-                // gets a short grace to prove a shortest one, then the best wins.
+                // With `--first`, auto wants a plan fast: once one is verified,
+                // the other workers get a short grace to prove a shortest one,
+                // then the best wins. Else it waits for the proof, until the
+                // timeout or, without one, for `PROOF_WAIT`.
                 if opts.mode == Mode::Auto && grace.is_none() {
-                    *grace = Some(Instant::now() + grace_after(self.start.elapsed()));
+                    if opts.first {
+                        *grace = Some(Instant::now() + grace_after(self.start.elapsed()));
+                    } else if opts.timeout.is_none() {
+                        *grace = Some(Instant::now() + PROOF_WAIT);
+                    }
                 }
             }
             Ok(Event::Fallback(mode, found)) => {
@@ -314,6 +404,7 @@ impl<'a> Coordinator<'a> {
             }
             Ok(Event::Done(mode, outcome, times)) => {
                 w.running -= 1;
+                w.proving -= usize::from(proves(mode));
                 match outcome {
                     Outcome::Plan(found) => return Some(self.finish(mode, found, times)),
                     Outcome::NoPlan { horizon, message } => {
@@ -325,11 +416,39 @@ impl<'a> Coordinator<'a> {
             }
             Ok(Event::Failed(mode, e, times)) => {
                 w.running -= 1;
+                w.proving -= usize::from(proves(mode));
                 self.times = times;
                 w.failures.push(format!("{}: {e}", mode.name()));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => w.running = 0,
+        }
+        None
+    }
+
+    /// The candidate plan as the answer once the workers' refutations prove
+    /// it shortest, or, in auto waiting for a proof, once no worker that
+    /// could prove one runs any more.
+    fn proven(&mut self, w: &Workers, opts: &SolveOptions) -> Option<SolveResult> {
+        let refuted = w.refuted.load(Ordering::Relaxed);
+        if refuted > self.refuted {
+            self.refuted = refuted;
+        }
+        let len = self.candidate.as_ref()?.found.plan.len();
+        if len <= self.refuted + 1 {
+            let mut v = self.candidate.take()?;
+            if self.progress {
+                eprintln!(
+                    "[solve] no plan of {} or fewer: {len} is shortest",
+                    len.saturating_sub(1)
+                );
+            }
+            v.found.proven = Proven::Shortest;
+            return Some(self.answer(v));
+        }
+        if opts.mode == Mode::Auto && !opts.first && w.proving == 0 {
+            let v = self.candidate.take()?;
+            return Some(self.answer(v));
         }
         None
     }
@@ -374,7 +493,11 @@ impl<'a> Coordinator<'a> {
             return Some(self.result(Status::Error, None, self.times, msg));
         }
         if let Some(limit) = opts.memory_mb {
-            let rss = resident_mb();
+            let rss = resident_mb()
+                + w.children
+                    .iter()
+                    .map(|&p| child_resident_mb(p))
+                    .sum::<f64>();
             if rss > limit as f64 {
                 let msg = format!(
                     "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
@@ -425,6 +548,7 @@ impl<'a> Coordinator<'a> {
             solve_s: times.solve_s,
             total_s: self.start.elapsed().as_secs_f64(),
             horizon: self.horizon,
+            lower_bound: (self.refuted > 0 && status != Status::NoPlan).then_some(self.refuted + 1),
             peak_mb: peak_mb(),
             message,
         }
@@ -482,6 +606,11 @@ impl<'a> Coordinator<'a> {
                 .map(|m| term_to_string(m, &self.game.symbols))
                 .collect(),
             proven: found.proven,
+            lower_bound: match found.proven {
+                Proven::Shortest => Some(found.plan.len()),
+                Proven::BestGoal => None,
+                Proven::None => (self.refuted > 0).then_some(self.refuted + 1),
+            },
             ..self.result(Status::Solved, Some(mode), times, message)
         }
     }

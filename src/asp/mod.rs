@@ -14,7 +14,7 @@ mod control;
 mod coordinator;
 pub mod forward;
 pub mod invariants;
-mod prepare;
+pub mod process;
 pub mod program;
 pub mod shorten;
 pub mod solve;
@@ -31,17 +31,17 @@ use serde::{Deserialize, Serialize};
 use crate::gdl::Game;
 use crate::reasoner::{Prover, ProverError};
 
+pub use crate::reasoner::prepare::Prepared;
 use coordinator::{Coordinator, Workers};
-pub use prepare::{prepare, Prepared};
 pub use program::Program;
 
 /// How to solve.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Full and incremental at once, and the forward search after a few
-    /// seconds; the first verified answer wins (a plan not yet proven shortest
-    /// after a short grace for the proof).
+    /// Full and incremental at once with the breadth-first search, and the
+    /// depth-first search after a few seconds; a plan not yet proven shortest
+    /// waits for a proof (see [`SolveOptions::first`]).
     #[default]
     Auto,
     /// Full grounding to a horizon, deepened until a plan is found.
@@ -51,6 +51,9 @@ pub enum Mode {
     /// Depth-first search over the rule engine (no clingo): finds plans the
     /// encodings cannot, proves nothing (see [`forward`]).
     Search,
+    /// Breadth-first search over the rule engine with duplicate detection
+    /// (no clingo): proves its plan shortest (see [`forward::breadth`]).
+    Breadth,
 }
 
 impl Mode {
@@ -60,6 +63,7 @@ impl Mode {
             Mode::Full => "full",
             Mode::Incremental => "incremental",
             Mode::Search => "search",
+            Mode::Breadth => "breadth",
         }
     }
 }
@@ -109,7 +113,7 @@ impl Status {
 }
 
 /// Settings of one solve.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SolveOptions {
     pub mode: Mode,
     /// Wall-clock limit for the whole solve.
@@ -127,6 +131,14 @@ pub struct SolveOptions {
     /// Extra clingo options for every worker, after ours (so they win), e.g.
     /// `--configuration=trendy`.
     pub clingo_args: Vec<String>,
+    /// Auto answers with the first verified plan after a short grace, not
+    /// waiting until it is proven shortest (or the timeout comes).
+    pub first: bool,
+    /// The `ggp-asp` executable that runs clingo workers in processes of
+    /// their own (`ggp-asp worker`, see [`process`]); without it they run on
+    /// threads of this process, taking turns at clingo.
+    #[serde(skip)]
+    pub worker_exe: Option<std::path::PathBuf>,
 }
 
 impl Default for SolveOptions {
@@ -140,6 +152,8 @@ impl Default for SolveOptions {
             progress: false,
             invariants: true,
             clingo_args: Vec::new(),
+            first: false,
+            worker_exe: None,
         }
     }
 }
@@ -169,6 +183,11 @@ pub struct SolveResult {
     /// The largest horizon fully searched without a winning plan.
     #[serde(default)]
     pub horizon: usize,
+    /// The fewest moves a plan to goal 100 can have, as proven (by clingo or
+    /// the breadth-first search): the plan's own length when it is proven
+    /// shortest; absent when nothing is proven.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<usize>,
     /// Peak resident memory of the process, in MiB.
     #[serde(default)]
     pub peak_mb: f64,
@@ -191,6 +210,7 @@ impl SolveResult {
             solve_s: 0.0,
             total_s: 0.0,
             horizon: 0,
+            lower_bound: None,
             peak_mb: peak_mb(),
             message,
         }
@@ -215,10 +235,27 @@ pub enum SolveError {
 /// for nothing, so it is short.
 pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 
+/// How long auto waits, without `--timeout`, for a proof that its first plan
+/// is shortest (or for a shorter plan) before it answers with the best plan
+/// found.
+pub const PROOF_WAIT: Duration = Duration::from_secs(60);
+
 /// When auto starts the forward search beside the clingo workers: late enough
 /// that the games clingo solves at once keep both cores (and get its proofs and
 /// short plans), early enough to leave the search most of a minute.
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
+
+/// The CPU time the invariant search behind a split (see [`prepare`]) may
+/// take.
+const SPLIT_BUDGET: Duration = Duration::from_secs(10);
+
+/// The solver's preparation of a game ([`crate::reasoner::prepare`]), with
+/// the clingo proof of unique-value invariants that may split the joins of a
+/// game that does not ground otherwise.
+pub fn prepare(game: &Game) -> Prepared {
+    let proof = |play: &Game| invariants::unique_keys(play, SPLIT_BUDGET).ok();
+    crate::reasoner::prepare::prepare(game, Some(&proof))
+}
 
 /// Solves a single-player game: the shortest plan to goal 100, else the best goal.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
@@ -246,7 +283,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
 /// and the game grounds (see [`Program::find_invariants`]).
 fn program_with_invariants(prepared: &Prepared, opts: &SolveOptions) -> Program {
     let mut program = Program::new(&prepared.game);
-    if !opts.invariants || opts.mode == Mode::Search {
+    if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth) {
         return program;
     }
     let budget = opts

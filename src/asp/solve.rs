@@ -35,9 +35,10 @@ use super::program::Program;
 use super::symbols::SymbolMap;
 use super::translate::Factor;
 use super::{Mode, Proven, SolveOptions};
+use serde::{Deserialize, Serialize};
 
 /// What a worker found. `plan` is in step order; `goal` is what the program claims.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Found {
     pub plan: Vec<Term>,
     pub goal: u8,
@@ -45,7 +46,7 @@ pub struct Found {
 }
 
 /// A worker's final word.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Outcome {
     /// A plan (to goal 100, or the best goal).
     Plan(Found),
@@ -56,7 +57,7 @@ pub enum Outcome {
 }
 
 /// Messages from a worker to the coordinator.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub enum Event {
     Candidate(Mode, Found, Times),
     /// A plan to a goal below 100 found on the way: the answer only when the
@@ -69,16 +70,52 @@ pub enum Event {
 }
 
 /// Grounding and solving seconds spent by one worker.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Times {
     pub ground_s: f64,
     pub solve_s: f64,
 }
 
-/// What a worker needs: the program, the symbol map, the options, the stop flag.
+/// What a clingo worker solves: the program in the form its mode grounds,
+/// what reads its models back, and its settings. A worker process
+/// ([`super::process`]) gets it whole.
+#[derive(Serialize, Deserialize)]
+pub struct Job {
+    pub mode: Mode,
+    /// The program's full form ([`Program::full`]): the full worker's, and
+    /// the incremental worker's for the best goal.
+    pub full: String,
+    /// The incremental form ([`Program::incremental`]), for that worker.
+    pub incremental: Option<String>,
+    pub map: SymbolMap,
+    pub factors: Vec<Factor>,
+    /// See [`Program::ends_by`].
+    pub ends_by: Option<usize>,
+    pub threads: usize,
+    pub opts: SolveOptions,
+}
+
+impl Job {
+    /// The job of a worker of `mode` (full or incremental) on `program`.
+    pub fn new(mode: Mode, program: &Program, threads: usize, opts: &SolveOptions) -> Job {
+        Job {
+            mode,
+            full: program.full(),
+            incremental: (mode == Mode::Incremental).then(|| program.incremental()),
+            map: program.translation.map.clone(),
+            factors: program.translation.factors.clone(),
+            ends_by: program.ends_by,
+            threads,
+            opts: opts.clone(),
+        }
+    }
+}
+
+/// What a worker needs: its job, the stop flag, the shared lower bound and
+/// the channel to the coordinator.
 pub struct Worker {
     pub mode: Mode,
-    pub program: Arc<Program>,
+    pub job: Arc<Job>,
     pub opts: SolveOptions,
     pub threads: usize,
     pub stop: Arc<AtomicBool>,
@@ -330,7 +367,7 @@ impl Worker {
     /// beyond it would ground more for nothing, twice as much on
     /// ruleDepthExponential, whose steps each ground twice the one before).
     fn horizons(&self) -> Vec<usize> {
-        horizons(self.opts.max_steps, self.program.ends_by)
+        horizons(self.opts.max_steps, self.job.ends_by)
     }
 
     /// Grounds the full program at horizon `h`: the control, its ground atoms and
@@ -365,10 +402,11 @@ impl Worker {
     /// smaller one, and a plan whose length clingo then minimises to the optimum
     /// at its horizon is shortest (a shorter plan would fit that horizon too).
     fn full(&mut self) -> Res<Outcome> {
-        let text = self.program.full();
+        let job = Arc::clone(&self.job);
+        let text = &job.full;
         let horizons = self.horizons();
-        let map = self.program.translation.map.clone();
-        let factors = self.program.translation.factors.clone();
+        let map = self.job.map.clone();
+        let factors = self.job.factors.clone();
         let query = id("query")?;
         let started = Instant::now();
         let mut next = 0;
@@ -406,7 +444,7 @@ impl Worker {
                     let o = open.remove(0);
                     self.progress(&format!("horizon {}: left unproven", o.h));
                 }
-                let (ctl, atoms, ground_s) = self.ground_full(&text, h)?;
+                let (ctl, atoms, ground_s) = self.ground_full(text, h)?;
                 if self.stopped() {
                     return Ok(Outcome::Stopped);
                 }
@@ -531,8 +569,8 @@ impl Worker {
 
     /// The best goal at horizon `h` on a grounded full program.
     fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Outcome> {
-        let map = self.program.translation.map.clone();
-        let factors = self.program.translation.factors.clone();
+        let map = self.job.map.clone();
+        let factors = self.job.factors.clone();
         let (_, answer) = self.solve(ctl, &[id("best")?], false, |_, _| {})?;
         let limit = if bounded {
             format!("no play lasts beyond {h} steps")
@@ -571,23 +609,20 @@ impl Worker {
     /// Best goal by full grounding at horizon `h` (used by the incremental worker).
     fn best_goal(&mut self, h: usize, bounded: bool) -> Res<Outcome> {
         let mut ctl = self.control()?;
-        ctl.add(
-            "base",
-            &[],
-            &format!("{}\nhorizon({h}).\n", self.program.full()),
-        )
-        .map_err(err)?;
+        ctl.add("base", &[], &format!("{}\nhorizon({h}).\n", self.job.full))
+            .map_err(err)?;
         self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
         self.best_goal_with(ctl, h, bounded)
     }
 
     /// Multi-shot solving, one step per round.
     fn incremental(&mut self) -> Res<Outcome> {
-        let map = self.program.translation.map.clone();
-        let factors = self.program.translation.factors.clone();
+        let map = self.job.map.clone();
+        let factors = self.job.factors.clone();
         let mut ctl = self.control()?;
-        ctl.add("base", &[], &self.program.incremental())
-            .map_err(err)?;
+        let job = Arc::clone(&self.job);
+        let text = job.incremental.as_deref().ok_or("no incremental program")?;
+        ctl.add("base", &[], text).map_err(err)?;
         let num = |t: usize| Symbol::create_number(t as i32);
         self.ground(
             &mut ctl,

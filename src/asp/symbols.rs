@@ -54,7 +54,7 @@ pub const RESERVED_PREDICATES: &[&str] = &[
 pub const RESERVED_CONSTANTS: &[&str] = &["t"];
 
 /// How a game's symbols are spelled in the ASP program.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SymbolMap {
     /// The clingo text of every symbol used as a constant.
     constants: HashMap<Sym, String>,

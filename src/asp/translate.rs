@@ -128,7 +128,7 @@ pub struct Translation {
 /// as the conjunction of `does_arg(R,I,ti,T)` (leaving out the arguments that
 /// are variables the rule uses nowhere else). The ground program then grows by
 /// the sum of the domains a step, not by their product.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Factor {
     /// The role as ASP text.
     pub role: String,

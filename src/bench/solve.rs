@@ -67,6 +67,10 @@ pub struct Summary {
     pub timeout: usize,
     pub error: usize,
     pub total_s: f64,
+    /// Of the rows that answered a plan, how many say each `proven`.
+    pub proven_shortest: usize,
+    pub proven_best_goal: usize,
+    pub proven_none: usize,
 }
 
 impl Summary {
@@ -80,12 +84,20 @@ impl Summary {
             self.timeout,
             self.error,
             self.total_s
+        ) + &format!(
+            "\nproven: {} shortest, {} best-goal, {} none",
+            self.proven_shortest, self.proven_best_goal, self.proven_none
         )
     }
 }
 
 pub fn summary(rows: &[BenchRow]) -> Summary {
     let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
+    let proven = |p: &str| {
+        rows.iter()
+            .filter(|r| r.steps.is_some() && r.proven.as_deref() == Some(p))
+            .count()
+    };
     Summary {
         games: rows.len(),
         solved_100: rows
@@ -100,6 +112,9 @@ pub fn summary(rows: &[BenchRow]) -> Summary {
         timeout: count("timeout"),
         error: count("error"),
         total_s: rows.iter().map(|r| r.total_s).sum(),
+        proven_shortest: proven("shortest"),
+        proven_best_goal: proven("best-goal"),
+        proven_none: proven("none"),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod r#match;
 pub mod serve;
 pub mod simulate;
 pub mod solve;
+pub mod worker;
 
 use std::path::Path;
 use std::time::Duration;

@@ -37,6 +37,11 @@ pub struct Args {
     /// constraints).
     #[arg(long)]
     no_invariants: bool,
+    /// Answer with the first verified plan after a short grace instead of
+    /// waiting (up to `--timeout`, else a minute) for a proof that it is
+    /// shortest.
+    #[arg(long)]
+    first: bool,
     /// An option for clingo, after ours (repeat for several), e.g.
     /// `--clingo=--configuration=trendy`.
     #[arg(long = "clingo", value_name = "ARG", allow_hyphen_values = true)]
@@ -56,6 +61,10 @@ impl Args {
             progress: true,
             invariants: !self.no_invariants,
             clingo_args: self.clingo_args,
+            first: self.first,
+            // The clingo workers in processes of their own, so that they
+            // never wait on each other for clingo.
+            worker_exe: std::env::current_exe().ok(),
             ..SolveOptions::default()
         };
         if let Some(t) = self.threads {

@@ -7,7 +7,9 @@ use super::symbol::{kw, Sym, Symbols};
 /// A GDL term: a variable (`?x`), a constant (`b`, `100`) or a function term
 /// (`(cell 1 2 b)`). Atoms are terms too: a proposition is a constant, a relation
 /// applied to arguments is a function term.
-#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(
+    Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Term {
     Var(Sym),
     Const(Sym),

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// An interned symbol (constant, function, relation or variable name).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, serde::Serialize, serde::Deserialize,
+)]
 pub struct Sym(pub u32);
 
 /// The table of every symbol a game uses.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::cputime::ThreadWatch;
 use crate::gdl::Game;
 
-use super::{rewrite, Propnet, PropnetError, Prover, ProverError, StateMachine};
+use super::{prepare, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
@@ -50,33 +50,34 @@ impl AnyMachine {
     /// Builds the engine `engine` asks for. The second value says what was chosen
     /// and why (e.g. why `auto` fell back to the prover), for logs.
     ///
-    /// When no engine can be built on the rules as written (a static
-    /// relation past the prover's guard), or the prover is to run a game that
-    /// does not ground (it may not finish a state: ruleDepthQuadratic asks
-    /// for 2^44 tuples), the engine is built on the rules
-    /// [`rewrite::until_it_grounds`] makes ground, if any: the plays are the
-    /// same, the moves spelled the same. When none grounds and nothing runs
-    /// the rules as written, the prover runs the rewrite
-    /// [`rewrite::for_the_prover`] finds.
+    /// A propnet built on the rules as written is taken at once (it grounds
+    /// with more room than [`prepare`] gives, and grounding twice would cost
+    /// start-up time). Otherwise (no engine builds on the rules as written,
+    /// or the prover is to run a game that may not finish a state:
+    /// ruleDepthQuadratic asks for 2^44 tuples) the engine runs the rules
+    /// [`prepare`] chooses: a rewrite that grounds, or the rewrite the prover
+    /// runs when nothing else runs the game. The plays are the same, the
+    /// moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         let first = AnyMachine::build_as_written(game.clone(), engine);
         if let Ok((AnyMachine::Propnet(_), _)) = first {
             return first;
         }
-        match rewrite::until_it_grounds(&game, &rewrite::default_limits()) {
-            Ok(Some(r)) => match AnyMachine::build_as_written(r.game, engine) {
-                Ok((machine, why)) => {
-                    Ok((machine, format!("{why}, on rewritten rules: {}", r.note)))
+        let prepared = prepare::prepare(&game, None);
+        match (prepared.note, prepared.prover) {
+            (Some(note), Some(prover)) if prepared.prover_only => {
+                if first.is_err() && engine != Engine::Propnet {
+                    let machine = AnyMachine::Prover(Arc::new(prover));
+                    return Ok((machine, format!("prover, on rewritten rules: {note}")));
                 }
-                Err(_) => first,
-            },
-            Err(_) if first.is_err() && engine != Engine::Propnet => {
-                match rewrite::for_the_prover(&game) {
-                    Some((prover, r)) => Ok((
-                        AnyMachine::Prover(Arc::new(prover)),
-                        format!("prover, on rewritten rules: {}", r.note),
-                    )),
-                    None => first,
+                first
+            }
+            (Some(note), _) if prepared.too_big.is_none() => {
+                match AnyMachine::build_as_written(prepared.game, engine) {
+                    Ok((machine, why)) => {
+                        Ok((machine, format!("{why}, on rewritten rules: {note}")))
+                    }
+                    Err(_) => first,
                 }
             }
             _ => first,

@@ -9,9 +9,9 @@
 
 pub mod engine;
 pub mod ground;
+pub mod prepare;
 pub mod propnet;
 pub mod prover;
-pub mod rewrite;
 pub mod terms;
 mod walk;
 

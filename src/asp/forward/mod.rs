@@ -47,6 +47,7 @@ use support::{Analysis, Support};
 mod beam;
 pub mod blockers;
 pub mod bounds;
+pub mod breadth;
 pub mod distance;
 pub mod support;
 use crate::gdl::split::Unique;
@@ -137,7 +138,7 @@ pub fn run(
     };
     // The ground rules behind the goal distances and the goal support; the
     // solver has made the game ground within these limits (`asp::prepare`).
-    let ground = ground::ground(&game, &crate::reasoner::rewrite::default_limits()).ok();
+    let ground = ground::ground(&game, &crate::reasoner::prepare::default_limits()).ok();
     // Every state a line reaches holds only atoms of the grounder's relaxed
     // model (negation left out): without a goal above 0 there, no plan
     // scores above 0, whatever its length (slidingpieces' goal names cells

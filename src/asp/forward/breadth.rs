@@ -1,0 +1,418 @@
+//! Breadth-first search over the rule engine: the forward proof of
+//! optimality beside clingo's.
+//!
+//! The incremental worker proves "no plan of k moves" one k at a time, each a
+//! SAT call over a program as large as k steps. A search over the states
+//! proves the same by visiting every state within k moves once: duplicate
+//! detection folds the many orders of the same moves (the 8-puzzle's 181,440
+//! boards against its 10^13 move sequences of length 30), and when a layer is
+//! complete without a win, no plan of that many moves exists. The first win
+//! found is a shortest plan; each completed layer raises the lower bound the
+//! coordinator reads ([`super::super::solve::Worker::refuted`], shared with
+//! the clingo workers).
+//!
+//! States are compared exactly (the engine's own state: a bitset on the
+//! propnet), but a game's clock (`(step ?n)`, read by nothing but its own
+//! `next` rule and the `terminal` rule that ends the game at its last value)
+//! would make every state unique to its depth, so the search runs the game
+//! without it ([`without_clock`]) and counts the depth itself, to the
+//! clock's end. Without the clock a board is kept at its first (smallest)
+//! depth only, which is exact for plans that end the game before the clock
+//! does; a plan that ends by the clock running out may need a later visit of
+//! a board, so with the clock left out nothing is claimed about plans of the
+//! clock's full length unless one was found.
+//!
+//! Memory bounds it: it gives up past a number of states (from
+//! `--memory-mb`, else [`MAX_STATES`]), keeping the lower bound it proved.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+use hashbrown::HashTable;
+
+use crate::gdl::{kw, Game, Literal, Rule, Sym, Term};
+use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+
+use super::super::solve::{Event, Found, Outcome, Times};
+use super::super::{Mode, Proven};
+
+/// The most states kept when no memory limit is given (about 100 bytes each
+/// on the propnet: under a gigabyte).
+pub const MAX_STATES: usize = 8_000_000;
+
+/// Bytes a kept state is reckoned to take, to turn `--memory-mb` into a
+/// number of states: the state, its parent and move, and the table's slot.
+const BYTES_PER_STATE: usize = 120;
+
+/// What the search may use.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The longest plan looked for.
+    pub max_steps: usize,
+    /// The most states kept.
+    pub max_states: usize,
+}
+
+impl Limits {
+    /// The limits of a solve with `--max-steps` and `--memory-mb`: a quarter
+    /// of the memory limit, the rest being the clingo workers'.
+    pub fn new(max_steps: usize, memory_mb: Option<u64>) -> Limits {
+        let max_states = memory_mb.map_or(MAX_STATES, |mb| {
+            (mb as usize * (1 << 20) / 4 / BYTES_PER_STATE).max(1000)
+        });
+        Limits {
+            max_steps,
+            max_states,
+        }
+    }
+}
+
+/// Runs the search on `game` (the solver's prepared rules) and reports like
+/// a clingo worker: a winning plan proven shortest, a proven best goal or no
+/// plan when every state was seen, `Failed` when it gives up (state limit,
+/// `--max-steps`) with its lower bound left in `refuted`.
+pub fn run(
+    game: Game,
+    engine: Engine,
+    limits: Limits,
+    stop: Arc<AtomicBool>,
+    refuted: Arc<AtomicUsize>,
+    progress: bool,
+    tx: mpsc::Sender<Event>,
+) {
+    let start = Instant::now();
+    let times = || Times {
+        ground_s: 0.0,
+        solve_s: start.elapsed().as_secs_f64(),
+    };
+    let (game, clock_end) = match without_clock(&game) {
+        Some((g, end)) => (g, Some(end)),
+        None => (game, None),
+    };
+    let machine = match AnyMachine::build_as_written(game, engine) {
+        Ok((m, why)) => {
+            if progress {
+                let clock = clock_end.map_or(String::new(), |e| {
+                    format!(", without the clock (it ends the game after {e} moves)")
+                });
+                eprintln!("[breadth] engine: {why}{clock}");
+            }
+            m
+        }
+        Err(e) => {
+            let _ = tx.send(Event::Failed(Mode::Breadth, e.to_string(), times()));
+            return;
+        }
+    };
+    let end = machine.visit(Search {
+        limits,
+        clock_end,
+        stop: &stop,
+        refuted: &refuted,
+        progress,
+        start,
+    });
+    let event = match end {
+        End::Won(plan) => Event::Done(
+            Mode::Breadth,
+            Outcome::Plan(Found {
+                plan,
+                goal: 100,
+                proven: Proven::Shortest,
+            }),
+            times(),
+        ),
+        End::Exhausted {
+            best: Some((goal, plan)),
+            depth: _,
+        } => Event::Done(
+            Mode::Breadth,
+            Outcome::Plan(Found {
+                plan,
+                goal,
+                proven: Proven::BestGoal,
+            }),
+            times(),
+        ),
+        End::Exhausted { best: None, depth } => Event::Done(
+            Mode::Breadth,
+            Outcome::NoPlan {
+                horizon: depth,
+                message: "no plan reaches a goal above 0 (every reachable state searched)"
+                    .to_string(),
+            },
+            times(),
+        ),
+        End::GaveUp(why) => Event::Failed(Mode::Breadth, why, times()),
+        End::Stopped => Event::Done(Mode::Breadth, Outcome::Stopped, times()),
+    };
+    let _ = tx.send(event);
+}
+
+/// `game` without its clock, and the number of moves after which the clock
+/// ends the game, when the game has a clock that nothing else reads: a
+/// fluent that moves one step along a static successor relation every move
+/// ([`super::bounds::clock_fluent`]), read only by its own `next` rules and
+/// by `terminal` rules whose one literal is the clock's last value.
+pub fn without_clock(game: &Game) -> Option<(Game, usize)> {
+    let clock = super::bounds::clock_fluent(game)?;
+    let end = super::bounds::game_length(game)?;
+    let reads_clock = |l: &Literal| match l {
+        Literal::Pos(t) | Literal::Not(t) => is_true_of(t, clock),
+        _ => false,
+    };
+    let mut rules = Vec::with_capacity(game.rules.len());
+    for r in &game.rules {
+        let own =
+            head_fluent(r, kw::NEXT) == Some(clock) || head_fluent(r, kw::INIT) == Some(clock);
+        let ends = r.head.name() == Some(kw::TERMINAL)
+            && r.body.len() == 1
+            && r.body.iter().all(reads_clock);
+        if own || ends {
+            continue;
+        }
+        if r.body.iter().any(reads_clock) {
+            return None;
+        }
+        rules.push(r.clone());
+    }
+    let desc = crate::gdl::Description {
+        symbols: game.symbols.clone(),
+        rules,
+        source: game.source.clone(),
+    };
+    Some((Game::new(desc).ok()?, end))
+}
+
+/// The fluent's name in a rule with head `(kwd (f ...))`.
+fn head_fluent(r: &Rule, kwd: Sym) -> Option<Sym> {
+    match &r.head {
+        Term::Func(k, args) if *k == kwd && args.len() == 1 => args[0].name(),
+        _ => None,
+    }
+}
+
+/// Whether `t` is `(true (fluent ...))`.
+fn is_true_of(t: &Term, fluent: Sym) -> bool {
+    matches!(t, Term::Func(k, args) if *k == kw::TRUE && args.len() == 1 && args[0].name() == Some(fluent))
+}
+
+/// How the search ended.
+enum End {
+    Won(Vec<Term>),
+    /// Every reachable state seen: the best goal of a terminal state, with a
+    /// shortest plan to it; `depth` the deepest layer.
+    Exhausted {
+        best: Option<(u8, Vec<Term>)>,
+        depth: usize,
+    },
+    GaveUp(String),
+    Stopped,
+}
+
+struct Search<'a> {
+    limits: Limits,
+    /// Moves after which the left-out clock would end the game.
+    clock_end: Option<usize>,
+    stop: &'a AtomicBool,
+    refuted: &'a AtomicUsize,
+    progress: bool,
+    start: Instant,
+}
+
+/// A state seen: its parent's index and the move from there.
+struct Node<S, M> {
+    state: S,
+    parent: u32,
+    mv: Option<M>,
+}
+
+impl MachineVisitor for Search<'_> {
+    type Output = End;
+
+    fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> End {
+        Bfs {
+            m: &*machine,
+            s: self,
+            nodes: Vec::new(),
+            table: HashTable::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            best: None,
+        }
+        .run()
+    }
+}
+
+struct Bfs<'a, M: StateMachine> {
+    m: &'a M,
+    s: Search<'a>,
+    nodes: Vec<Node<M::State, M::Move>>,
+    /// Indices into `nodes`, hashed by state.
+    table: HashTable<u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+    /// The best goal below 100 of a terminal state seen, at its first node.
+    best: Option<(u8, u32)>,
+}
+
+/// What adding a state found.
+enum Added {
+    Seen,
+    New,
+    Won(u32),
+}
+
+impl<M: StateMachine> Bfs<'_, M> {
+    fn run(mut self) -> End {
+        let init = self.m.initial_state();
+        self.nodes.push(Node {
+            state: init.clone(),
+            parent: u32::MAX,
+            mv: None,
+        });
+        let h = self.hash(&init);
+        self.table.insert_unique(h, 0, |_| h);
+        if self.m.is_terminal(&init) {
+            let goal = self.m.goal(&init, 0).unwrap_or(0);
+            return match goal {
+                100 => End::Won(Vec::new()),
+                0 => End::Exhausted {
+                    best: None,
+                    depth: 0,
+                },
+                g => End::Exhausted {
+                    best: Some((g, Vec::new())),
+                    depth: 0,
+                },
+            };
+        }
+        let mut layer: Vec<u32> = vec![0];
+        let mut next: Vec<u32> = Vec::new();
+        let mut legal = Vec::new();
+        let mut depth = 0;
+        let last = self
+            .s
+            .clock_end
+            .map_or(self.s.limits.max_steps, |e| e.min(self.s.limits.max_steps));
+        while !layer.is_empty() {
+            if depth >= last {
+                // Plans longer than `--max-steps`, or past the clock's end.
+                return End::GaveUp(format!(
+                    "no winning plan within {depth} moves (every state within them searched)"
+                ));
+            }
+            depth += 1;
+            let at_clock_end = self.s.clock_end == Some(depth);
+            for (k, &i) in layer.iter().enumerate() {
+                if k % 1024 == 0 && self.s.stop.load(Ordering::Relaxed) {
+                    return End::Stopped;
+                }
+                if self.nodes.len() >= self.s.limits.max_states {
+                    return self.give_up(depth);
+                }
+                let state = self.nodes[i as usize].state.clone();
+                self.m.legal_moves(&state, 0, &mut legal);
+                for mv in legal.drain(..) {
+                    let child = self.m.next_state(&state, std::slice::from_ref(&mv));
+                    match self.add(child, i, mv, at_clock_end) {
+                        Added::Seen => {}
+                        Added::New => next.push(self.nodes.len() as u32 - 1),
+                        Added::Won(n) => return End::Won(self.plan(n)),
+                    }
+                }
+            }
+            // No plan of `depth` moves: a win would have been found in this
+            // layer, the first one each state reachable in that many moves
+            // is in. At the clock's end, a board first reached earlier may
+            // be reached again: nothing is claimed there.
+            if !at_clock_end {
+                self.s.refuted.fetch_max(depth, Ordering::Relaxed);
+            }
+            if self.s.progress {
+                eprintln!(
+                    "[breadth] no plan of {depth} moves: {} states, {:.2} s",
+                    self.nodes.len(),
+                    self.s.start.elapsed().as_secs_f64()
+                );
+            }
+            std::mem::swap(&mut layer, &mut next);
+            next.clear();
+        }
+        if self.s.clock_end.is_some() {
+            // Without the clock, a board could also end a plan when the
+            // clock runs out after a longer way there.
+            return End::GaveUp(format!(
+                "no winning plan before the clock ends the game after {} moves",
+                self.s.clock_end.unwrap_or(0)
+            ));
+        }
+        let best = self.best.map(|(g, n)| (g, self.plan(n)));
+        End::Exhausted { best, depth }
+    }
+
+    fn hash(&self, s: &M::State) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one(s)
+    }
+
+    /// Adds `state`, reached from node `parent` by `mv`, unless seen; a
+    /// state at the clock's end is terminal.
+    fn add(&mut self, state: M::State, parent: u32, mv: M::Move, at_clock_end: bool) -> Added {
+        let h = self.hash(&state);
+        let nodes = &self.nodes;
+        if self
+            .table
+            .find(h, |&i| nodes[i as usize].state == state)
+            .is_some()
+        {
+            return Added::Seen;
+        }
+        let terminal = at_clock_end || self.m.is_terminal(&state);
+        let goal = if terminal {
+            self.m.goal(&state, 0)
+        } else {
+            None
+        };
+        let n = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            state,
+            parent,
+            mv: Some(mv),
+        });
+        let nodes = &self.nodes;
+        let hasher = &self.hasher;
+        self.table.insert_unique(h, n, |&i| {
+            use std::hash::BuildHasher;
+            hasher.hash_one(&nodes[i as usize].state)
+        });
+        if !terminal {
+            return Added::New;
+        }
+        match goal {
+            Some(100) => Added::Won(n),
+            Some(g) if g > 0 && self.best.is_none_or(|(b, _)| g > b) => {
+                self.best = Some((g, n));
+                Added::Seen
+            }
+            _ => Added::Seen,
+        }
+    }
+
+    /// The moves from the initial state to node `n`.
+    fn plan(&self, mut n: u32) -> Vec<Term> {
+        let mut plan = Vec::new();
+        while let Some(mv) = &self.nodes[n as usize].mv {
+            plan.push(self.m.move_term(mv));
+            n = self.nodes[n as usize].parent;
+        }
+        plan.reverse();
+        plan
+    }
+
+    fn give_up(&self, depth: usize) -> End {
+        End::GaveUp(format!(
+            "breadth-first search gave up at depth {depth} after {} states (its memory share)",
+            self.nodes.len()
+        ))
+    }
+}

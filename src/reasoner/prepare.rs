@@ -1,0 +1,259 @@
+//! The preparation pipeline: which rules the engines, the solver, `encode`
+//! and the player run for a game, decided in one place ([`prepare`]).
+//!
+//! A game our grounder grounds within [`default_limits`] runs as written.
+//! One that does not (as a rule, one that no bottom-up engine runs as written
+//! either) gets the first exact rewrite that grounds, from the least change
+//! to the most: [`crate::gdl::demand`] (compute only the demanded tuples of a
+//! relation), after [`crate::gdl::constant`] if need be (constant fluents read
+//! as static relations). The solver may also split joins over fluents proven
+//! to hold one value ([`crate::gdl::split`]; the proof is the solver's, with
+//! clingo, and is handed in). When nothing grounds, [`for_the_prover`] looks
+//! for a rewrite the prover runs: the prover computes a demanded relation for
+//! the state at hand only. Every rewrite is exact, so plans and plays hold in
+//! the game as written.
+
+use super::ground::{self, GroundError, Limits};
+use super::Prover;
+use crate::gdl::split::Unique;
+use crate::gdl::{constant, demand, kw, Game, Relation};
+
+/// The rules to run for a game, and how they came about.
+pub struct Prepared {
+    /// The rules the engines and the solver run: the game as written, or an
+    /// exact rewrite of it.
+    pub game: Game,
+    /// Why our grounder could not ground `game` within [`default_limits`]
+    /// (neither it nor any rewrite grounds).
+    pub too_big: Option<String>,
+    /// What was rewritten, for logs and progress output.
+    pub note: Option<String>,
+    /// The prover that verifies plans, when preparing built it already: on
+    /// `game`, except for a game split by invariants, whose plans are
+    /// verified on the rules as written (or an exact rewrite of them).
+    pub prover: Option<Prover>,
+    /// Only the prover runs `game`: neither the game nor any rewrite grounds,
+    /// and the prover runs a rewrite ([`for_the_prover`]), so neither clingo
+    /// nor a propnet is worth trying.
+    pub prover_only: bool,
+    /// The unique-value invariants `game` was split by, if it was.
+    pub unique: Vec<Unique>,
+}
+
+/// Proves unique-value invariants of a game's rules of play (the solver's
+/// clingo search): `None` when none are proven within its budget.
+pub type UniqueProof<'a> = &'a dyn Fn(&Game) -> Option<Vec<Unique>>;
+
+/// Prepares `game`: as written when it grounds within [`default_limits`],
+/// else the first exact rewrite that grounds, else (given `unique`, the
+/// solver's invariant proof) its joins split by proven unique values when
+/// that grounds, else the prover on the rules as written or on the rewrite
+/// [`for_the_prover`] finds.
+pub fn prepare(game: &Game, unique: Option<UniqueProof>) -> Prepared {
+    let as_written = |game: Game, note| Prepared {
+        game,
+        too_big: None,
+        note,
+        prover: None,
+        prover_only: false,
+        unique: Vec::new(),
+    };
+    let limits = default_limits();
+    let e = match until_it_grounds(game, &limits) {
+        Ok(None) => return as_written(game.clone(), None),
+        Ok(Some(r)) => return as_written(r.game, Some(r.note)),
+        Err(e) => e,
+    };
+    if let Some((split, unique)) =
+        unique.and_then(|proof| split_by_invariants(game, &limits, proof))
+    {
+        // Plans are verified on the rules as written (or an exact rewrite),
+        // not on the split whose exactness rests on the invariants.
+        let prover = Prover::try_new(game.clone())
+            .ok()
+            .or_else(|| for_the_prover(game).map(|(p, _)| p));
+        return Prepared {
+            game: split.game,
+            too_big: None,
+            note: Some(format!(
+                "the game does not ground ({e}); rewritten, {}",
+                split.note
+            )),
+            prover,
+            prover_only: false,
+            unique,
+        };
+    }
+    let too_big = Some(format!("the game does not ground within limits ({e})"));
+    // A prover is needed to verify plans and for the search: on rewritten
+    // rules when it cannot run them as written.
+    let (game, note, prover, prover_only) = match Prover::try_new(game.clone()) {
+        Ok(p) => (game.clone(), None, Some(p), false),
+        Err(_) => match for_the_prover(game) {
+            Some((p, r)) => (r.game, Some(r.note), Some(p), true),
+            None => (game.clone(), None, None, false),
+        },
+    };
+    Prepared {
+        game,
+        too_big,
+        note,
+        prover,
+        prover_only,
+        unique: Vec::new(),
+    }
+}
+
+/// For a game that does not ground: its rules split by proven unique-value
+/// invariants (see [`crate::gdl::split`]) when the result grounds, possibly
+/// after the usual rewrites. The invariants are proven on the rules of play
+/// alone, and only when our grounder (which, unlike clingo's, can be
+/// stopped) grounds those within `limits`: clingo's grounding cannot be
+/// interrupted.
+fn split_by_invariants(
+    game: &Game,
+    limits: &Limits,
+    proof: UniqueProof,
+) -> Option<(Rewritten, Vec<Unique>)> {
+    let play = Game::new(crate::gdl::Description {
+        symbols: game.symbols.clone(),
+        rules: crate::gdl::graph::keep_reached(
+            game.rules.clone(),
+            &[kw::ROLE, kw::INIT, kw::LEGAL, kw::NEXT, kw::TERMINAL],
+        ),
+        source: game.source.clone(),
+    })
+    .ok()?;
+    ground::ground(&play, limits).ok()?;
+    let unique = proof(&play)?;
+    let (split, rels) = crate::gdl::split::split(game, &unique)?;
+    let names: Vec<String> = rels
+        .iter()
+        .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
+        .collect();
+    let uniques: Vec<String> = unique.iter().map(|u| u.describe(&game.symbols)).collect();
+    let note = format!(
+        "splitting the joins of {} over fluents proven to hold one value ({})",
+        names.join(", "),
+        uniques.join(", ")
+    );
+    let rewritten = match until_it_grounds(&split, limits) {
+        Ok(None) => Rewritten { game: split, note },
+        Ok(Some(r)) => Rewritten {
+            game: r.game,
+            note: format!("{note}, then {}", r.note),
+        },
+        Err(_) => return None,
+    };
+    Some((rewritten, unique))
+}
+
+/// A game rewritten so that it grounds, and what was changed, for logs.
+pub struct Rewritten {
+    pub game: Game,
+    pub note: String,
+}
+
+/// The budget [`until_it_grounds`] is usually given: 2 million join steps,
+/// about a second of our grounder's work. A count, not a clock, so that the
+/// choice does not depend on the machine's load.
+pub fn default_limits() -> Limits {
+    Limits {
+        max_join_steps: 2_000_000,
+        max_time: std::time::Duration::from_secs(10),
+        ..Limits::default()
+    }
+}
+
+/// `Ok(None)` when `game` grounds within `limits` as written; the first
+/// rewrite that grounds; or why the game as written does not, when none does.
+pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten>, GroundError> {
+    let e = match ground::ground(game, limits) {
+        Ok(_) => return Ok(None),
+        Err(e) => e,
+    };
+    let found = rewrites(game).find(|r| ground::ground(&r.game, limits).is_ok());
+    match found {
+        Some(r) => Ok(Some(Rewritten {
+            game: r.game,
+            note: format!("the game does not ground ({e}); rewritten, {}", r.note),
+        })),
+        None => Err(e),
+    }
+}
+
+/// Join steps the prover may take on [`PROVER_TRIAL_STEPS`] steps of a
+/// rewritten game in [`for_the_prover`]: about two seconds of its work.
+const PROVER_TRIAL_WORK: u64 = 20_000_000;
+const PROVER_TRIAL_STEPS: usize = 200;
+
+/// For a game that neither grounds nor runs on the prover as written (a
+/// static relation past the prover's guard: sudoku's `exactlyOne` has 150
+/// million tuples, of which play asks about a few): the first rewrite on
+/// which the prover can be built and walks [`PROVER_TRIAL_STEPS`] steps
+/// (goals asked at the ends) within [`PROVER_TRIAL_WORK`] join steps, with
+/// the prover so built. A grounder still sees every tuple such a rewrite
+/// could demand (any digit in any cell), the prover only those of the state
+/// at hand.
+pub fn for_the_prover(game: &Game) -> Option<(Prover, Rewritten)> {
+    rewrites(game).find_map(|r| {
+        let prover = Prover::try_new(r.game.clone()).ok()?;
+        prover.bounded(PROVER_TRIAL_WORK, |p| {
+            super::walk::walk(p, PROVER_TRIAL_STEPS, None)
+        })?;
+        let note = format!(
+            "no engine runs the rules as written and no rewrite grounds; the prover runs them rewritten, {}",
+            r.note
+        );
+        Some((prover, Rewritten { game: r.game, note }))
+    })
+}
+
+/// The exact rewrites of `game`, from the least change to the most (static
+/// relations are computed once, a rewritten one per state), each with what
+/// it changed. Lazy: each is made only when the one before is turned down.
+fn rewrites(game: &Game) -> impl Iterator<Item = Rewritten> + '_ {
+    let frozen = constant::freeze(game);
+    let tries = [
+        (false, Some(demand::Scope::Dynamic)),
+        (false, Some(demand::Scope::All)),
+        (true, None),
+        (true, Some(demand::Scope::Dynamic)),
+        (true, Some(demand::Scope::All)),
+    ];
+    tries.into_iter().filter_map(move |(freeze, scope)| {
+        let base = match (&frozen, freeze) {
+            (_, false) => game,
+            (Some((g, _)), true) => g,
+            (None, true) => return None,
+        };
+        let (rewritten, rels) = match scope {
+            None => (base.clone(), Vec::new()),
+            Some(scope) => demand::rewrite(base, scope)?,
+        };
+        let names = |rels: &[Relation]| -> String {
+            let names: Vec<String> = rels
+                .iter()
+                .map(|r| format!("{}/{}", base.symbols.name(r.name), r.arity))
+                .collect();
+            names.join(", ")
+        };
+        let mut changes = Vec::new();
+        if let (Some((_, fluents)), true) = (&frozen, freeze) {
+            changes.push(format!(
+                "reading the constant fluents {} as static relations",
+                names(fluents)
+            ));
+        }
+        if !rels.is_empty() {
+            changes.push(format!(
+                "computing only the demanded tuples of {}",
+                names(&rels)
+            ));
+        }
+        Some(Rewritten {
+            game: rewritten,
+            note: changes.join(" and "),
+        })
+    })
+}
