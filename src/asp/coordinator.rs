@@ -5,7 +5,7 @@
 //! first plan.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::solve::{Event, Found, Job, Outcome, Times, Worker};
@@ -43,19 +43,19 @@ pub(super) struct Workers {
     /// worker (see [`Worker::refuted`]).
     refuted: Arc<AtomicUsize>,
     /// The worker processes, whose memory counts with this process's.
-    children: Vec<u32>,
+    children: Arc<Mutex<Vec<u32>>>,
     /// Whether clingo workers run (for the timeout's message).
     clingo: bool,
     failures: Vec<String>,
 }
 
 impl Workers {
-    /// Starts the clingo workers the mode asks for, the forward search (auto
-    /// and search) and the thread replaying plans below 100. On an error the
-    /// caller's `stop` ends the threads already started.
+    /// Starts the breadth-first search (auto and breadth), the clingo workers
+    /// the mode asks for once their program is made, the depth-first search
+    /// (auto and search) and the thread replaying plans below 100. On an error
+    /// the caller's `stop` ends the threads already started.
     pub(super) fn start(
         prepared: &Prepared,
-        program: Arc<Program>,
         opts: &SolveOptions,
         stop: &Arc<AtomicBool>,
     ) -> Result<Workers, SolveError> {
@@ -69,15 +69,26 @@ impl Workers {
             m => vec![m],
         };
         let refuted = Arc::new(AtomicUsize::new(0));
-        let mut children = Vec::new();
-        for &mode in &modes {
-            children.extend(spawn_clingo_worker(
-                mode, &program, opts, stop, &refuted, &tx,
-            )?);
-        }
         let breadth = matches!(opts.mode, Mode::Auto | Mode::Breadth);
         if breadth {
             spawn_breadth(prepared, opts, stop, &refuted, &tx)?;
+        }
+        let children = Arc::new(Mutex::new(Vec::new()));
+        if !modes.is_empty() {
+            let launch = Launch {
+                modes: modes.clone(),
+                opts: opts.clone(),
+                stop: Arc::clone(stop),
+                refuted: Arc::clone(&refuted),
+                tx: tx.clone(),
+                children: Arc::clone(&children),
+            };
+            let (game, too_big) = (prepared.game.clone(), prepared.too_big.clone());
+            std::thread::Builder::new()
+                .name("asp-launch".into())
+                .stack_size(64 << 20)
+                .spawn(move || launch.run(&game, too_big.as_deref()))
+                .map_err(|e| SolveError::Thread(e.to_string()))?;
         }
         let search = matches!(opts.mode, Mode::Auto | Mode::Search);
         if search {
@@ -108,6 +119,52 @@ impl Workers {
             clingo: !modes.is_empty(),
             failures: Vec::new(),
         })
+    }
+}
+
+/// What starts the clingo workers: on a thread of its own, so that the
+/// breadth-first search and the coordinator run while the program is made
+/// and its invariants proven (up to a second: a small game is solved by
+/// then).
+struct Launch {
+    modes: Vec<Mode>,
+    opts: SolveOptions,
+    stop: Arc<AtomicBool>,
+    refuted: Arc<AtomicUsize>,
+    tx: mpsc::Sender<Event>,
+    children: Arc<Mutex<Vec<u32>>>,
+}
+
+impl Launch {
+    /// Makes the program of `game` and starts a worker of each mode on it;
+    /// a worker that cannot start is reported as failed.
+    fn run(self, game: &Game, too_big: Option<&str>) {
+        let program = super::program_with_invariants(game, too_big, &self.opts);
+        for &mode in &self.modes {
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match spawn_clingo_worker(
+                mode,
+                &program,
+                &self.opts,
+                &self.stop,
+                &self.refuted,
+                &self.tx,
+            ) {
+                Ok(Some(pid)) => self
+                    .children
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(pid),
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = self
+                        .tx
+                        .send(Event::Failed(mode, e.to_string(), Times::default()));
+                }
+            }
+        }
     }
 }
 
@@ -493,11 +550,9 @@ impl<'a> Coordinator<'a> {
             return Some(self.result(Status::Error, None, self.times, msg));
         }
         if let Some(limit) = opts.memory_mb {
-            let rss = resident_mb()
-                + w.children
-                    .iter()
-                    .map(|&p| child_resident_mb(p))
-                    .sum::<f64>();
+            let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
+            let rss = resident_mb() + children.iter().map(|&p| child_resident_mb(p)).sum::<f64>();
+            drop(children);
             if rss > limit as f64 {
                 let msg = format!(
                     "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",

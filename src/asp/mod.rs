@@ -270,9 +270,8 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
         None => Prover::try_new(prepared.game.clone())?,
     };
     let game = &prepared.game;
-    let program = Arc::new(program_with_invariants(&prepared, opts));
     let stop = Arc::new(AtomicBool::new(false));
-    let result = Workers::start(&prepared, program, opts, &stop)
+    let result = Workers::start(&prepared, opts, &stop)
         .map(|workers| Coordinator::new(start, &prover, game).run(workers, opts));
     // Whatever the answer, no worker runs on.
     stop.store(true, Ordering::Relaxed);
@@ -280,18 +279,19 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
 }
 
 /// The program of a prepared game, with its state invariants when asked for
-/// and the game grounds (see [`Program::find_invariants`]).
-fn program_with_invariants(prepared: &Prepared, opts: &SolveOptions) -> Program {
-    let mut program = Program::new(&prepared.game);
+/// and the game grounds (`too_big` says why it does not; see
+/// [`Program::find_invariants`]).
+fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptions) -> Program {
+    let mut program = Program::new(game);
     if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth) {
         return program;
     }
     let budget = opts
         .timeout
         .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
-    let found = match &prepared.too_big {
+    let found = match too_big {
         None => program.find_invariants(budget),
-        Some(e) => Err(e.clone()),
+        Some(e) => Err(e.to_string()),
     };
     match found {
         Ok(r) if opts.progress => eprintln!(
