@@ -17,23 +17,15 @@ use std::sync::Mutex;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
+use super::pattern::{Pat, Resolved, UNBOUND};
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
 use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Term};
 
 type RelId = usize;
-const UNBOUND: TermId = TermId::MAX;
 
 /// A state: the fluents that hold, as sorted term ids.
 pub type ProverState = Vec<TermId>;
-
-/// A pattern: a rule's term with variables numbered and ground parts interned.
-#[derive(Clone, Debug)]
-enum Pat {
-    Var(u16),
-    Ground(TermId),
-    Func(Sym, Vec<Pat>),
-}
 
 /// One part of an index key: the value found at `argpos` and then down `steps`
 /// (functor, arity, child) in a row's terms, or only a check that the term there
@@ -260,13 +252,6 @@ fn extract_key(pool: &TermPool, spec: &KeySpec, row: &[TermId], out: &mut Vec<Te
 /// known subterm is a value leaf; a partly known function term is a functor check
 /// plus the leaves of its arguments.
 fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
-    fn known(p: &Pat, bound: &[bool]) -> bool {
-        match p {
-            Pat::Ground(_) => true,
-            Pat::Var(v) => bound[*v as usize],
-            Pat::Func(_, args) => args.iter().all(|a| known(a, bound)),
-        }
-    }
     fn walk(
         p: &Pat,
         argpos: u16,
@@ -274,7 +259,7 @@ fn access_for(args: &[Pat], bound: &[bool]) -> Option<Access> {
         bound: &[bool],
         acc: &mut Access,
     ) {
-        if known(p, bound) {
+        if p.is_known(bound) {
             acc.spec.push(KeyLeaf {
                 argpos,
                 steps: steps.clone(),
@@ -773,26 +758,12 @@ fn compile_rule(
             .position(|&w| w == v)
             .expect("variable of the rule") as u16
     };
-    fn pat(t: &Term, pool: &mut TermPool, var_ix: &dyn Fn(Sym) -> u16) -> Pat {
-        if t.is_ground() {
-            return Pat::Ground(pool.from_term(t).expect("ground"));
-        }
-        match t {
-            Term::Var(v) => Pat::Var(var_ix(*v)),
-            Term::Func(f, args) => {
-                Pat::Func(*f, args.iter().map(|a| pat(a, pool, var_ix)).collect())
-            }
-            Term::Const(_) => unreachable!("constants are ground"),
-        }
-    }
+    let pat = |t: &Term, pool: &mut TermPool| Pat::new(t, pool, &mut |v| var_ix(v));
     let atom = |t: &Term, pool: &mut TermPool| {
         let rel = rel_of(t.relation().expect("atoms have a relation"));
         (
             rel,
-            t.args()
-                .iter()
-                .map(|a| pat(a, pool, &var_ix))
-                .collect::<Vec<_>>(),
+            t.args().iter().map(|a| pat(a, pool)).collect::<Vec<_>>(),
         )
     };
     let (head, head_args) = atom(&r.head, pool);
@@ -821,9 +792,7 @@ fn compile_rule(
                     let (rel, args) = atom(t, pool);
                     Lit::Not { rel, args }
                 }
-                Literal::Distinct(a, b) => {
-                    Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix))
-                }
+                Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool), pat(b, pool)),
                 _ => unreachable!(),
             });
             continue;
@@ -870,7 +839,7 @@ fn compile_rule(
                 let (rel, args) = atom(t, pool);
                 Lit::Not { rel, args }
             }
-            Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool, &var_ix), pat(b, pool, &var_ix)),
+            Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool), pat(b, pool)),
             Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
                 unreachable!("the normal form has no 'or', 'and' or equality")
             }
@@ -1082,7 +1051,7 @@ impl Db {
                 out.push(0);
             } else {
                 for p in &rule.head_args {
-                    let id = instantiate(&mut self.pool, p, b);
+                    let id = p.build(b, &mut self.pool);
                     out.push(id);
                 }
                 if self.guard && out.len() > MAX_STATIC_CELLS {
@@ -1093,7 +1062,7 @@ impl Db {
         };
         match lit {
             Lit::Distinct(a, c) => {
-                let (x, y) = (resolve(&self.pool, a, b), resolve(&self.pool, c, b));
+                let (x, y) = (a.find(b, &self.pool), c.find(b, &self.pool));
                 // An instance that is not in the pool differs from every term in it.
                 if x != y || x.is_none() {
                     self.join(rule, i + 1, b, out);
@@ -1135,9 +1104,9 @@ impl Db {
                     Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
                         let mut key = Vec::with_capacity(acc.parts.len());
                         for p in &acc.parts {
-                            match resolve_opt(&self.pool, p, b) {
-                                Resolved::Known(v) => key.push(v),
-                                Resolved::Absent | Resolved::Unknown => return,
+                            match p.find(b, &self.pool) {
+                                Some(v) => key.push(v),
+                                None => return,
                             }
                         }
                         let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
@@ -1178,7 +1147,7 @@ impl Db {
         let ok = args
             .iter()
             .zip(row)
-            .all(|(p, &v)| matches(&self.pool, p, v, b, trail));
+            .all(|(p, &v)| p.unify(v, b, trail, &self.pool));
         if ok {
             let saved: Vec<u16> = std::mem::take(trail);
             self.join(rule, i + 1, b, out);
@@ -1194,12 +1163,7 @@ impl Db {
 
     /// The arguments as one ground tuple, when all are bound and exist.
     fn bound_tuple(&self, args: &[Pat], b: &[TermId]) -> Option<Vec<TermId>> {
-        args.iter()
-            .map(|p| match resolve_opt(&self.pool, p, b) {
-                Resolved::Known(v) => Some(v),
-                Resolved::Absent | Resolved::Unknown => None,
-            })
-            .collect()
+        args.iter().map(|p| p.find(b, &self.pool)).collect()
     }
 
     /// Whether some tuple of `rel` matches `args` (unbound variables are free).
@@ -1210,7 +1174,7 @@ impl Db {
         }
         let mut ground = Vec::with_capacity(args.len());
         for p in args {
-            match resolve_opt(&self.pool, p, b) {
+            match p.resolve(b, &self.pool) {
                 Resolved::Known(v) => ground.push(v),
                 Resolved::Absent => return false,
                 Resolved::Unknown => break,
@@ -1225,7 +1189,7 @@ impl Db {
             let ok = args
                 .iter()
                 .zip(t.row(r))
-                .all(|(p, &v)| matches(&self.pool, p, v, b, &mut trail));
+                .all(|(p, &v)| p.unify(v, b, &mut trail, &self.pool));
             for &v in &trail {
                 b[v as usize] = UNBOUND;
             }
@@ -1234,125 +1198,6 @@ impl Db {
             }
         }
         false
-    }
-}
-
-enum Resolved {
-    Known(TermId),
-    /// Fully bound, but no such term exists: it matches nothing.
-    Absent,
-    Unknown,
-}
-
-fn resolve_opt(pool: &TermPool, p: &Pat, b: &[TermId]) -> Resolved {
-    match p {
-        Pat::Ground(id) => Resolved::Known(*id),
-        Pat::Var(v) => match b[*v as usize] {
-            UNBOUND => Resolved::Unknown,
-            id => Resolved::Known(id),
-        },
-        Pat::Func(f, args) => {
-            let mut ids = Vec::with_capacity(args.len());
-            let mut absent = false;
-            for a in args {
-                match resolve_opt(pool, a, b) {
-                    Resolved::Known(id) => ids.push(id),
-                    Resolved::Absent => absent = true,
-                    Resolved::Unknown => return Resolved::Unknown,
-                }
-            }
-            if absent {
-                return Resolved::Absent;
-            }
-            match pool.find(*f, &ids) {
-                Some(id) => Resolved::Known(id),
-                None => Resolved::Absent,
-            }
-        }
-    }
-}
-
-/// The id of a fully bound pattern, `None` when that term does not exist.
-fn resolve(pool: &TermPool, p: &Pat, b: &[TermId]) -> Option<TermId> {
-    match resolve_opt(pool, p, b) {
-        Resolved::Known(id) => Some(id),
-        _ => None,
-    }
-}
-
-fn instantiate(pool: &mut TermPool, p: &Pat, b: &[TermId]) -> TermId {
-    match p {
-        Pat::Ground(id) => *id,
-        Pat::Var(v) => {
-            debug_assert_ne!(b[*v as usize], UNBOUND, "safe rules bind head variables");
-            b[*v as usize]
-        }
-        Pat::Func(f, args) => {
-            let mut ids: smallvec_like::Args = Default::default();
-            for a in args {
-                ids.push(instantiate(pool, a, b));
-            }
-            pool.intern(*f, ids.as_slice())
-        }
-    }
-}
-
-/// A small stack buffer for term arguments, so building terms rarely allocates.
-mod smallvec_like {
-    use super::TermId;
-    #[derive(Default)]
-    pub struct Args {
-        inline: [TermId; 8],
-        len: usize,
-        heap: Vec<TermId>,
-    }
-    impl Args {
-        pub fn push(&mut self, v: TermId) {
-            if self.len < 8 {
-                self.inline[self.len] = v;
-            } else {
-                if self.heap.is_empty() {
-                    self.heap.extend_from_slice(&self.inline);
-                }
-                self.heap.push(v);
-            }
-            self.len += 1;
-        }
-        pub fn as_slice(&self) -> &[TermId] {
-            if self.len <= 8 {
-                &self.inline[..self.len]
-            } else {
-                &self.heap
-            }
-        }
-    }
-}
-
-/// Matches pattern `p` against ground term `v`, binding variables (recorded in `trail`).
-fn matches(pool: &TermPool, p: &Pat, v: TermId, b: &mut [TermId], trail: &mut Vec<u16>) -> bool {
-    match p {
-        Pat::Ground(id) => *id == v,
-        Pat::Var(x) => {
-            let cur = b[*x as usize];
-            if cur == UNBOUND {
-                b[*x as usize] = v;
-                trail.push(*x);
-                true
-            } else {
-                cur == v
-            }
-        }
-        Pat::Func(f, args) => {
-            if pool.functor(v) != *f || pool.is_const(v) {
-                return false;
-            }
-            let vargs = pool.args(v);
-            vargs.len() == args.len()
-                && args
-                    .iter()
-                    .zip(vargs)
-                    .all(|(a, &x)| matches(pool, a, x, b, trail))
-        }
     }
 }
 
