@@ -5,7 +5,9 @@
 
 use super::table::{Index, KeyLeaf, KeySpec, Table};
 use super::RelId;
-use crate::gdl::{Game, Literal, Relation, Rule, Sym, Term};
+use std::collections::HashMap;
+
+use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Symbols, Term};
 use crate::reasoner::pattern::Pat;
 use crate::reasoner::terms::TermPool;
 
@@ -122,7 +124,147 @@ pub(super) struct Program {
     pub(super) needs_terminal: Vec<usize>,
 }
 
+/// Relation ids: the keyword relations first, then every relation in the rules.
+pub(super) struct Relations {
+    ids: HashMap<Relation, RelId>,
+    pub(super) arities: Vec<usize>,
+    pub(super) does: RelId,
+    pub(super) init: RelId,
+}
+
+impl Relations {
+    pub(super) fn of(game: &Game) -> Relations {
+        let mut rels = Relations {
+            ids: HashMap::new(),
+            arities: Vec::new(),
+            does: 0,
+            init: 0,
+        };
+        for (name, arity) in [
+            (kw::TRUE, 1),
+            (kw::DOES, 2),
+            (kw::LEGAL, 2),
+            (kw::NEXT, 1),
+            (kw::GOAL, 2),
+            (kw::TERMINAL, 0),
+            (kw::INIT, 1),
+        ] {
+            rels.add(Relation { name, arity });
+        }
+        for r in &game.rules {
+            rels.add(r.head.relation().expect("heads are atoms"));
+            for l in &r.body {
+                if let Literal::Pos(t) | Literal::Not(t) = l {
+                    rels.add(t.relation().expect("atoms have a relation"));
+                }
+            }
+        }
+        rels.does = rels.keyword(kw::DOES, 2);
+        rels.init = rels.keyword(kw::INIT, 1);
+        rels
+    }
+
+    fn add(&mut self, r: Relation) -> RelId {
+        let arities = &mut self.arities;
+        *self.ids.entry(r).or_insert_with(|| {
+            arities.push(r.arity);
+            arities.len() - 1
+        })
+    }
+
+    pub(super) fn id(&self, r: Relation) -> RelId {
+        self.ids[&r]
+    }
+
+    pub(super) fn get(&self, r: &Relation) -> Option<RelId> {
+        self.ids.get(r).copied()
+    }
+
+    fn keyword(&self, name: Sym, arity: usize) -> RelId {
+        self.id(Relation { name, arity })
+    }
+
+    /// Per relation: whether its table changes with the state (`true`,
+    /// `does`, and every relation a non-static rule defines).
+    pub(super) fn dynamic(&self, game: &Game) -> Vec<bool> {
+        let mut dynamic = vec![false; self.arities.len()];
+        dynamic[self.keyword(kw::TRUE, 1)] = true;
+        dynamic[self.does] = true;
+        for (r, p) in game.rules.iter().zip(&game.rule_phase) {
+            if *p != Phase::Static {
+                dynamic[self.id(r.head.relation().expect("heads are atoms"))] = true;
+            }
+        }
+        dynamic
+    }
+
+    /// How a relation is written, for messages.
+    pub(super) fn name(&self, rel: RelId, symbols: &Symbols) -> String {
+        self.ids
+            .iter()
+            .find(|(_, &id)| id == rel)
+            .map(|(r, _)| r.display(symbols))
+            .unwrap_or_default()
+    }
+}
+
 impl Program {
+    /// The program with `rules` (their index slots registered in `tables`)
+    /// and no components yet.
+    pub(super) fn new(
+        mut rules: Vec<CRule>,
+        rels: &Relations,
+        dynamic: &[bool],
+        tables: &mut [Table],
+    ) -> Program {
+        register_slots(&mut rules, tables);
+        Program {
+            rules,
+            state_comps: Vec::new(),
+            move_comps: Vec::new(),
+            needs_legal: Vec::new(),
+            needs_goal: Vec::new(),
+            needs_terminal: Vec::new(),
+            true_rel: rels.keyword(kw::TRUE, 1),
+            does_rel: rels.does,
+            legal_rel: rels.keyword(kw::LEGAL, 2),
+            next_rel: rels.keyword(kw::NEXT, 1),
+            goal_rel: rels.keyword(kw::GOAL, 2),
+            terminal_rel: rels.keyword(kw::TERMINAL, 0),
+            dynamic_rels: (0..dynamic.len()).filter(|&r| dynamic[r]).collect(),
+        }
+    }
+
+    /// Compiles the rules that run per state and per move again with
+    /// `sizes`, and builds the state and move components.
+    pub(super) fn compile_dynamic(
+        &mut self,
+        game: &Game,
+        pool: &mut TermPool,
+        tables: &mut [Table],
+        rel_of: &dyn Fn(Relation) -> RelId,
+        sizes: &[f64],
+    ) {
+        for (i, r) in game.rules.iter().enumerate() {
+            if game.rule_phase[i] != Phase::Static {
+                self.rules[i] = compile_rule(r, pool, rel_of, sizes, None);
+            }
+        }
+        register_slots(&mut self.rules, tables);
+        // Body positions moved with the new join orders.
+        for c in &game.components {
+            let mut comp = || make_comp(c, game, pool, rel_of, sizes, tables);
+            match c.phase {
+                Phase::Static => {}
+                Phase::State => self.state_comps.push(comp()),
+                Phase::Move => self.move_comps.push(comp()),
+            }
+        }
+        self.needs_legal = self.state_needs(self.legal_rel);
+        self.needs_goal = self.state_needs(self.goal_rel);
+        self.needs_terminal = self.state_needs(self.terminal_rel);
+    }
+
     /// The state components `rel` depends on, `rel`'s own included, in
     /// evaluation order.
     pub(super) fn state_needs(&self, rel: RelId) -> Vec<usize> {
@@ -248,108 +390,138 @@ pub(super) fn compile_rule(
     first: Option<usize>,
 ) -> CRule {
     let vars = r.vars();
-    let var_ix = |v: Sym| {
-        vars.iter()
-            .position(|&w| w == v)
-            .expect("variable of the rule") as u16
+    let mut cx = RuleCompiler {
+        vars: &vars,
+        pool,
+        rel_of,
     };
-    let pat = |t: &Term, pool: &mut TermPool| Pat::new(t, pool, &mut |v| var_ix(v));
-    let atom = |t: &Term, pool: &mut TermPool| {
-        let rel = rel_of(t.relation().expect("atoms have a relation"));
-        (
-            rel,
-            t.args().iter().map(|a| pat(a, pool)).collect::<Vec<_>>(),
-        )
-    };
-    let (head, head_args) = atom(&r.head, pool);
+    let (head, head_args) = cx.atom(&r.head);
 
     // Join order: greedily the positive literal with the most bound arguments;
     // `not` and `distinct` as soon as their variables are bound.
     let mut bound = vec![false; vars.len()];
     let mut pending: Vec<&Literal> = r.body.iter().collect();
     let mut body = Vec::new();
-    let vars_of = |l: &Literal| {
-        let mut vs = Vec::new();
-        l.for_each_var(&mut |v| vs.push(var_ix(v) as usize));
-        vs
-    };
     let mut forced = first;
     while !pending.is_empty() {
         // Filters whose variables are all bound go first.
-        if let Some(i) = pending.iter().position(|l| {
-            forced.is_none()
-                && matches!(l, Literal::Not(_) | Literal::Distinct(..))
-                && vars_of(l).iter().all(|&v| bound[v])
-        }) {
-            let l = pending.remove(i);
-            body.push(match l {
-                Literal::Not(t) => {
-                    let (rel, args) = atom(t, pool);
-                    Lit::Not { rel, args }
-                }
-                Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool), pat(b, pool)),
-                _ => unreachable!(),
-            });
-            continue;
-        }
-        let best = if let Some(j) = forced.take() {
-            Some(j)
-        } else {
-            pending
-                .iter()
-                .enumerate()
-                .filter_map(|(i, l)| match l {
-                    Literal::Pos(t) => Some((i, t)),
-                    _ => None,
-                })
-                .map(|(i, t)| {
-                    // Expected matches: the table's size to the power of the share of
-                    // arguments still unknown (a known argument counts fully, a partly
-                    // known function term half).
-                    let args = t.args();
-                    let known: f64 = args.iter().map(|a| boundness(a, &bound, &var_ix)).sum();
-                    let rel = rel_of(t.relation().expect("atoms have a relation"));
-                    let est = if args.is_empty() || known >= args.len() as f64 {
-                        0.5
-                    } else {
-                        sizes[rel].max(1.0).powf(1.0 - known / args.len() as f64)
-                    };
-                    (i, est, t.vars().len())
-                })
-                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
-                .map(|(i, _, _)| i)
+        let ready = |l: &&Literal| {
+            matches!(l, Literal::Not(_) | Literal::Distinct(..))
+                && cx.vars_of(l).iter().all(|&v| bound[v])
         };
+        if forced.is_none() {
+            if let Some(i) = pending.iter().position(ready) {
+                body.push(cx.lit(pending.remove(i), &bound));
+                continue;
+            }
+        }
         // When only filters with unbound variables remain, take them in order: a
         // `not` with variables that occur nowhere else is read existentially;
         // unsafe `distinct` was rejected by validation.
-        let i = best.unwrap_or_default();
+        let i = forced
+            .take()
+            .or_else(|| cx.cheapest(&pending, &bound, sizes))
+            .unwrap_or_default();
         let l = pending.remove(i);
-        let lit = match l {
-            Literal::Pos(t) => {
-                let (rel, args) = atom(t, pool);
-                let access = access_for(&args, &bound);
-                Lit::Pos { rel, args, access }
-            }
-            Literal::Not(t) => {
-                let (rel, args) = atom(t, pool);
-                Lit::Not { rel, args }
-            }
-            Literal::Distinct(a, b) => Lit::Distinct(pat(a, pool), pat(b, pool)),
-            Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
-                unreachable!("the normal form has no 'or', 'and' or equality")
-            }
-        };
+        body.push(cx.lit(l, &bound));
         if matches!(l, Literal::Pos(_)) {
-            for v in vars_of(l) {
+            for v in cx.vars_of(l) {
                 bound[v] = true;
             }
         }
-        body.push(lit);
     }
     CRule {
         head,
         head_args,
         body,
         nvars: vars.len(),
+    }
+}
+
+/// A rule under compilation: its variables (numbered by their position in
+/// `vars`) and where its terms are interned.
+struct RuleCompiler<'a> {
+    vars: &'a [Sym],
+    pool: &'a mut TermPool,
+    rel_of: &'a dyn Fn(Relation) -> RelId,
+}
+
+impl RuleCompiler<'_> {
+    fn var_ix(&self, v: Sym) -> u16 {
+        self.vars
+            .iter()
+            .position(|&w| w == v)
+            .expect("variable of the rule") as u16
+    }
+
+    fn pat(&mut self, t: &Term) -> Pat {
+        let vars = self.vars;
+        Pat::new(t, self.pool, &mut |v| {
+            vars.iter()
+                .position(|&w| w == v)
+                .expect("variable of the rule") as u16
+        })
+    }
+
+    /// An atom's relation and the patterns of its arguments.
+    fn atom(&mut self, t: &Term) -> (RelId, Vec<Pat>) {
+        let rel = (self.rel_of)(t.relation().expect("atoms have a relation"));
+        (rel, t.args().iter().map(|a| self.pat(a)).collect())
+    }
+
+    fn vars_of(&self, l: &Literal) -> Vec<usize> {
+        let mut vs = Vec::new();
+        l.for_each_var(&mut |v| vs.push(self.var_ix(v) as usize));
+        vs
+    }
+
+    /// The plan's literal for `l`, joined when the variables in `bound` are
+    /// bound.
+    fn lit(&mut self, l: &Literal, bound: &[bool]) -> Lit {
+        match l {
+            Literal::Pos(t) => {
+                let (rel, args) = self.atom(t);
+                let access = access_for(&args, bound);
+                Lit::Pos { rel, args, access }
+            }
+            Literal::Not(t) => {
+                let (rel, args) = self.atom(t);
+                Lit::Not { rel, args }
+            }
+            Literal::Distinct(a, b) => Lit::Distinct(self.pat(a), self.pat(b)),
+            Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
+                unreachable!("the normal form has no 'or', 'and' or equality")
+            }
+        }
+    }
+
+    /// The positive literal of `pending` expected to match the fewest rows
+    /// under `bound` (ties: fewer variables, then the earlier); `None` when
+    /// only filters are left.
+    fn cheapest(&self, pending: &[&Literal], bound: &[bool], sizes: &[f64]) -> Option<usize> {
+        let var_ix = |v: Sym| self.var_ix(v);
+        pending
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match l {
+                Literal::Pos(t) => Some((i, t)),
+                _ => None,
+            })
+            .map(|(i, t)| {
+                // Expected matches: the table's size to the power of the share of
+                // arguments still unknown (a known argument counts fully, a partly
+                // known function term half).
+                let args = t.args();
+                let known: f64 = args.iter().map(|a| boundness(a, bound, &var_ix)).sum();
+                let rel = (self.rel_of)(t.relation().expect("atoms have a relation"));
+                let est = if args.is_empty() || known >= args.len() as f64 {
+                    0.5
+                } else {
+                    sizes[rel].max(1.0).powf(1.0 - known / args.len() as f64)
+                };
+                (i, est, t.vars().len())
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)))
+            .map(|(i, _, _)| i)
     }
 }

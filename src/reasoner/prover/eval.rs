@@ -45,6 +45,43 @@ pub(super) struct Db {
 pub(super) const MAX_STATIC_CELLS: usize = 30_000_000;
 
 impl Db {
+    /// Empty tables of the given arities.
+    pub(super) fn new(pool: TermPool, arities: &[usize]) -> Db {
+        Db {
+            pool,
+            tables: arities.iter().map(|&a| Table::new(a)).collect(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            loaded: None,
+            done: Vec::new(),
+            recent: std::collections::VecDeque::new(),
+            recent_cells: 0,
+            bindings: Vec::new(),
+            scratch: Vec::new(),
+            delta: None,
+            guard: false,
+            overflow: None,
+            work_left: None,
+        }
+    }
+
+    /// Computes the static relations (the rows every state keeps); `Err`
+    /// with the relation that grew past [`MAX_STATIC_CELLS`].
+    pub(super) fn run_static(&mut self, prog: &Program, comps: &[Comp]) -> Result<(), RelId> {
+        self.guard = true;
+        for comp in comps {
+            self.run_component(prog, comp);
+            if let Some(rel) = self.overflow {
+                return Err(rel);
+            }
+        }
+        self.guard = false;
+        for t in self.tables.iter_mut() {
+            t.static_len = t.len();
+            t.state_len = t.len();
+        }
+        Ok(())
+    }
+
     /// Makes `state` the loaded one. The rows of the state it replaces are
     /// kept (a few states, [`RECENT_CELLS`] term ids at most): a search that
     /// goes back and forth between a state and its children gets them back

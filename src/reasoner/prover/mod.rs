@@ -15,16 +15,14 @@ mod compile;
 mod eval;
 mod table;
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
-use compile::{compile_rule, make_comp, register_slots, CRule, Comp, Program};
+use compile::{compile_rule, make_comp, CRule, Comp, Program, Relations};
 use eval::{Db, MAX_STATIC_CELLS};
-use table::Table;
 
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
-use crate::gdl::{kw, Game, Literal, Phase, Relation, Term};
+use crate::gdl::{Game, Phase, Relation, Term};
 
 pub(super) type RelId = usize;
 
@@ -65,138 +63,44 @@ impl Prover {
     /// Builds the prover, or says which static relation grew past the size guard
     /// (some games define static relations with billions of facts).
     pub fn try_new(game: Game) -> Result<Prover, ProverError> {
-        let mut pool = TermPool::new();
-        // Relation ids: the keyword relations first, then every relation in the rules.
-        let mut rels: HashMap<Relation, RelId> = HashMap::new();
-        let mut arities: Vec<usize> = Vec::new();
-        let mut add = |r: Relation| -> RelId {
-            *rels.entry(r).or_insert_with(|| {
-                arities.push(r.arity);
-                arities.len() - 1
-            })
-        };
-        let true_rel = add(Relation {
-            name: kw::TRUE,
-            arity: 1,
-        });
-        let does_rel = add(Relation {
-            name: kw::DOES,
-            arity: 2,
-        });
-        let legal_rel = add(Relation {
-            name: kw::LEGAL,
-            arity: 2,
-        });
-        let next_rel = add(Relation {
-            name: kw::NEXT,
-            arity: 1,
-        });
-        let goal_rel = add(Relation {
-            name: kw::GOAL,
-            arity: 2,
-        });
-        let terminal_rel = add(Relation {
-            name: kw::TERMINAL,
-            arity: 0,
-        });
-        let init_rel = add(Relation {
-            name: kw::INIT,
-            arity: 1,
-        });
-        for r in &game.rules {
-            add(r.head.relation().expect("heads are atoms"));
-            for l in &r.body {
-                if let Literal::Pos(t) | Literal::Not(t) = l {
-                    add(t.relation().expect("atoms have a relation"));
-                }
-            }
-        }
-        let rel_of = |r: Relation| rels[&r];
-
-        let mut dynamic = vec![false; arities.len()];
-        dynamic[true_rel] = true;
-        dynamic[does_rel] = true;
-        for (r, p) in game.rules.iter().zip(&game.rule_phase) {
-            if *p != Phase::Static {
-                dynamic[rel_of(r.head.relation().expect("heads are atoms"))] = true;
-            }
-        }
+        let rels = Relations::of(&game);
+        let rel_of = |r: Relation| rels.id(r);
+        let dynamic = rels.dynamic(&game);
         // Before static tables exist, guess their sizes; the rules that run per
         // state are compiled again below with the real sizes.
-        let mut sizes: Vec<f64> = (0..arities.len())
-            .map(|r| if dynamic[r] { 30.0 } else { 100.0 })
+        let mut sizes: Vec<f64> = dynamic
+            .iter()
+            .map(|&d| if d { 30.0 } else { 100.0 })
             .collect();
-        sizes[does_rel] = 1.0;
+        sizes[rels.does] = 1.0;
         for r in &game.small {
-            if let Some(&id) = rels.get(r) {
+            if let Some(id) = rels.get(r) {
                 sizes[id] = 1.0;
             }
         }
-        let mut rules: Vec<CRule> = game
+        let mut pool = TermPool::new();
+        let rules: Vec<CRule> = game
             .rules
             .iter()
             .map(|r| compile_rule(r, &mut pool, &rel_of, &sizes, None))
             .collect();
-
-        let mut db = Db {
-            pool,
-            tables: arities.iter().map(|&a| Table::new(a)).collect(),
-            hasher: hashbrown::DefaultHashBuilder::default(),
-            loaded: None,
-            done: Vec::new(),
-            recent: std::collections::VecDeque::new(),
-            recent_cells: 0,
-            bindings: Vec::new(),
-            scratch: Vec::new(),
-            delta: None,
-            guard: false,
-            overflow: None,
-            work_left: None,
-        };
-        register_slots(&mut rules, &mut db.tables);
+        let mut db = Db::new(pool, &rels.arities);
+        let mut program = Program::new(rules, &rels, &dynamic, &mut db.tables);
         let static_comps: Vec<Comp> = game
             .components
             .iter()
             .filter(|c| c.phase == Phase::Static)
             .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
             .collect();
-        let mut program = Program {
-            rules,
-            state_comps: Vec::new(),
-            move_comps: Vec::new(),
-            needs_legal: Vec::new(),
-            needs_goal: Vec::new(),
-            needs_terminal: Vec::new(),
-            true_rel,
-            does_rel,
-            legal_rel,
-            next_rel,
-            goal_rel,
-            terminal_rel,
-            dynamic_rels: (0..arities.len()).filter(|&r| dynamic[r]).collect(),
-        };
-        db.guard = true;
-        for comp in &static_comps {
-            db.run_component(&program, comp);
-            if let Some(rel) = db.overflow {
-                let name = rels
-                    .iter()
-                    .find(|(_, &id)| id == rel)
-                    .map(|(r, _)| r.display(&game.symbols))
-                    .unwrap_or_default();
-                return Err(ProverError::TooLarge {
-                    relation: name,
-                    cells: MAX_STATIC_CELLS,
-                });
-            }
+        if let Err(rel) = db.run_static(&program, &static_comps) {
+            return Err(ProverError::TooLarge {
+                relation: rels.name(rel, &game.symbols),
+                cells: MAX_STATIC_CELLS,
+            });
         }
-        db.guard = false;
-        for t in db.tables.iter_mut() {
-            t.static_len = t.len();
-            t.state_len = t.len();
-        }
-        let mut init: ProverState = (0..db.tables[init_rel].len())
-            .map(|i| db.tables[init_rel].row(i)[0])
+        let init_table = &db.tables[rels.init];
+        let mut init: ProverState = (0..init_table.len())
+            .map(|i| init_table.row(i)[0])
             .collect();
         init.sort_unstable();
         init.dedup();
@@ -208,26 +112,8 @@ impl Prover {
                 *size = db.tables[r].len() as f64;
             }
         }
-        sizes[true_rel] = init.len().max(1) as f64;
-        for (i, r) in game.rules.iter().enumerate() {
-            if game.rule_phase[i] != Phase::Static {
-                program.rules[i] = compile_rule(r, &mut db.pool, &rel_of, &sizes, None);
-            }
-        }
-        register_slots(&mut program.rules, &mut db.tables);
-        // Body positions moved with the new join orders.
-        for c in &game.components {
-            let mut comp = || make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables);
-            match c.phase {
-                Phase::Static => {}
-                Phase::State => program.state_comps.push(comp()),
-                Phase::Move => program.move_comps.push(comp()),
-            }
-        }
-
-        program.needs_legal = program.state_needs(program.legal_rel);
-        program.needs_goal = program.state_needs(program.goal_rel);
-        program.needs_terminal = program.state_needs(program.terminal_rel);
+        sizes[program.true_rel] = init.len().max(1) as f64;
+        program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
         db.done = vec![false; program.state_comps.len()];
 
         let roles = game
