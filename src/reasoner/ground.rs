@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use crate::cputime::ThreadWatch;
 
+use super::pattern::{undo, Pat, UNBOUND};
 use super::terms::{TermId, TermPool};
-use crate::gdl::{kw, Game, Literal, Phase, Sym, Term};
+use crate::gdl::{kw, Game, Literal, Phase, Rule, Sym, Term};
 
 /// Index of a ground atom in [`GroundProgram::atoms`].
 pub type AtomId = u32;
@@ -131,106 +132,6 @@ impl GroundProgram {
     }
 }
 
-/// A rule's term with variables numbered and ground parts interned.
-#[derive(Clone, Debug)]
-enum Pat {
-    Var(u16),
-    Ground(TermId),
-    Func(Sym, Vec<Pat>),
-}
-
-impl Pat {
-    fn new(t: &Term, pool: &mut TermPool, vars: &mut Vec<Sym>) -> Pat {
-        if let Some(id) = t.is_ground().then(|| pool.from_term(t)).flatten() {
-            return Pat::Ground(id);
-        }
-        match t {
-            Term::Var(v) => {
-                let i = vars.iter().position(|x| x == v).unwrap_or_else(|| {
-                    vars.push(*v);
-                    vars.len() - 1
-                });
-                Pat::Var(i as u16)
-            }
-            Term::Const(c) => Pat::Ground(pool.intern(*c, &[])),
-            Term::Func(f, args) => {
-                Pat::Func(*f, args.iter().map(|a| Pat::new(a, pool, vars)).collect())
-            }
-        }
-    }
-
-    fn vars(&self, out: &mut Vec<u16>) {
-        match self {
-            Pat::Var(v) => out.push(*v),
-            Pat::Ground(_) => {}
-            Pat::Func(_, args) => args.iter().for_each(|a| a.vars(out)),
-        }
-    }
-
-    /// The ground term under `b`, if every variable is bound (interned on demand).
-    fn build(&self, b: &[TermId], pool: &mut TermPool) -> TermId {
-        match self {
-            Pat::Var(v) => b[*v as usize],
-            Pat::Ground(t) => *t,
-            Pat::Func(f, args) => {
-                let ids: Vec<TermId> = args.iter().map(|a| a.build(b, pool)).collect();
-                pool.intern(*f, &ids)
-            }
-        }
-    }
-
-    /// The ground term under `b` if it already exists; `None` if a variable is
-    /// unbound or the term was never interned (then no atom can match it).
-    fn find(&self, b: &[TermId], pool: &TermPool) -> Option<TermId> {
-        match self {
-            Pat::Var(v) => (b[*v as usize] != UNBOUND).then_some(b[*v as usize]),
-            Pat::Ground(t) => Some(*t),
-            Pat::Func(f, args) => {
-                let mut ids = [0; 16];
-                if args.len() > 16 {
-                    let v: Option<Vec<TermId>> = args.iter().map(|a| a.find(b, pool)).collect();
-                    return pool.find(*f, &v?);
-                }
-                for (i, a) in args.iter().enumerate() {
-                    ids[i] = a.find(b, pool)?;
-                }
-                pool.find(*f, &ids[..args.len()])
-            }
-        }
-    }
-
-    /// Unifies with ground `t`, binding variables (recorded on `trail`).
-    fn unify(&self, t: TermId, b: &mut [TermId], trail: &mut Vec<u16>, pool: &TermPool) -> bool {
-        match self {
-            Pat::Var(v) => {
-                let cur = b[*v as usize];
-                if cur == UNBOUND {
-                    b[*v as usize] = t;
-                    trail.push(*v);
-                    true
-                } else {
-                    cur == t
-                }
-            }
-            Pat::Ground(g) => *g == t,
-            Pat::Func(f, args) => {
-                if pool.is_const(t) || pool.functor(t) != *f || pool.args(t).len() != args.len() {
-                    return false;
-                }
-                for (i, a) in args.iter().enumerate() {
-                    let c = pool.args(t)[i];
-                    if !a.unify(c, b, trail, pool) {
-                        return false;
-                    }
-                }
-                true
-            }
-        }
-    }
-}
-
-const UNBOUND: TermId = TermId::MAX;
-
 /// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
 /// `sub.2` of argument `arg` when that is a term with functor `sub.0` and arity
 /// `sub.1`.
@@ -277,9 +178,44 @@ struct CRule {
     /// Per negative literal: is its relation complete and exact whenever this
     /// rule runs (then an instance whose atom is there is not emitted)?
     exact_neg: Vec<bool>,
-    /// The variables of each positive literal and of each `distinct`.
-    pos_vars: Vec<Vec<u16>>,
+    /// The variables of each `distinct`.
     distinct_vars: Vec<Vec<u16>>,
+}
+
+impl CRule {
+    fn new(
+        head: Pat,
+        pos: Vec<(u32, Pat)>,
+        neg: Vec<(u32, Pat)>,
+        distinct: Vec<(Pat, Pat)>,
+        nvars: usize,
+        relaxation: bool,
+        exact_neg: Vec<bool>,
+    ) -> CRule {
+        let vars = |p: &Pat| {
+            let mut v = Vec::new();
+            p.vars(&mut v);
+            v
+        };
+        let distinct_vars = distinct
+            .iter()
+            .map(|(x, y)| {
+                let mut v = vars(x);
+                v.extend(vars(y));
+                v
+            })
+            .collect();
+        CRule {
+            head,
+            pos,
+            neg,
+            distinct,
+            nvars,
+            relaxation,
+            exact_neg,
+            distinct_vars,
+        }
+    }
 }
 
 /// Rules longer than this (positive literals, or `distinct`s) are not grounded.
@@ -300,6 +236,19 @@ struct Model {
 }
 
 impl Model {
+    fn new() -> Model {
+        Model {
+            pool: TermPool::new(),
+            rel_of: HashMap::new(),
+            rel_atoms: Vec::new(),
+            atom_of: HashMap::new(),
+            atoms: Vec::new(),
+            pos_in_rel: Vec::new(),
+            indexes: Vec::new(),
+            index_of: HashMap::new(),
+        }
+    }
+
     fn rel(&mut self, name: Sym, arity: usize) -> u32 {
         let n = self.rel_atoms.len() as u32;
         *self.rel_of.entry((name, arity)).or_insert_with(|| {
@@ -325,104 +274,15 @@ impl Model {
 /// Grounds `game` within `limits`.
 pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError> {
     let start = ThreadWatch::start();
-    let mut model = Model {
-        pool: TermPool::new(),
-        rel_of: HashMap::new(),
-        rel_atoms: Vec::new(),
-        atom_of: HashMap::new(),
-        atoms: Vec::new(),
-        pos_in_rel: Vec::new(),
-        indexes: Vec::new(),
-        index_of: HashMap::new(),
-    };
-    let mut rules = Vec::new();
-    for (r, phase) in game.rules.iter().zip(&game.rule_phase) {
-        let mut vars = Vec::new();
-        let head = Pat::new(&r.head, &mut model.pool, &mut vars);
-        let mut pos = Vec::new();
-        let mut neg = Vec::new();
-        let mut exact_neg = Vec::new();
-        let mut distinct = Vec::new();
-        for l in &r.body {
-            match l {
-                Literal::Pos(t) => {
-                    let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
-                    pos.push((rel, Pat::new(t, &mut model.pool, &mut vars)));
-                }
-                Literal::Not(t) => {
-                    let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
-                    neg.push((rel, Pat::new(t, &mut model.pool, &mut vars)));
-                    // A static rule reads only static rules of earlier
-                    // components (the normal form's per-rule dependencies),
-                    // complete when it runs; other rules read static
-                    // relations complete.
-                    exact_neg.push(
-                        *phase == Phase::Static
-                            || t.relation().is_some_and(|rel| {
-                                rel.name != kw::TRUE
-                                    && rel.name != kw::DOES
-                                    && game.phase(rel) == Phase::Static
-                            }),
-                    );
-                }
-                Literal::Distinct(a, b) => distinct.push((
-                    Pat::new(a, &mut model.pool, &mut vars),
-                    Pat::new(b, &mut model.pool, &mut vars),
-                )),
-                Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
-                    unreachable!("the normal form has no or/and/equal literals")
-                }
-            }
-        }
-        model.rel(
-            r.head.name().expect("heads have names"),
-            r.head.args().len(),
-        );
-        rules.push(CRule {
-            head,
-            pos,
-            neg,
-            distinct,
-            nvars: vars.len(),
-            relaxation: false,
-            exact_neg,
-            pos_vars: Vec::new(),
-            distinct_vars: Vec::new(),
-        });
-    }
-    // The relaxation: true(X) :- init(X).  true(X) :- next(X).  does(R, M) :- legal(R, M).
-    let x = Term::Var(kw::TRUE);
-    let y = Term::Var(kw::DOES);
-    for (head, body) in [
-        (
-            Term::Func(kw::TRUE, vec![x.clone()]),
-            Term::Func(kw::INIT, vec![x.clone()]),
-        ),
-        (
-            Term::Func(kw::TRUE, vec![x.clone()]),
-            Term::Func(kw::NEXT, vec![x.clone()]),
-        ),
-        (
-            Term::Func(kw::DOES, vec![x.clone(), y.clone()]),
-            Term::Func(kw::LEGAL, vec![x.clone(), y.clone()]),
-        ),
-    ] {
-        let mut vars = Vec::new();
-        let rel = model.rel(body.name().expect("named"), body.args().len());
-        model.rel(head.name().expect("named"), head.args().len());
-        rules.push(CRule {
-            head: Pat::new(&head, &mut model.pool, &mut vars),
-            pos: vec![(rel, Pat::new(&body, &mut model.pool, &mut vars))],
-            neg: Vec::new(),
-            distinct: Vec::new(),
-            nvars: vars.len(),
-            relaxation: true,
-            exact_neg: Vec::new(),
-            pos_vars: Vec::new(),
-            distinct_vars: Vec::new(),
-        });
-    }
-    for (r, src) in rules.iter_mut().zip(&game.rules) {
+    let mut model = Model::new();
+    let mut rules: Vec<CRule> = game
+        .rules
+        .iter()
+        .zip(&game.rule_phase)
+        .map(|(r, phase)| compile_rule(game, r, *phase, &mut model))
+        .collect();
+    rules.extend(relaxation_rules(&mut model));
+    for (r, src) in rules.iter().zip(&game.rules) {
         if r.pos.len() > MAX_BODY || r.distinct.len() > MAX_BODY {
             return Err(GroundError::LongRule {
                 line: src.pos.line,
@@ -430,24 +290,6 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
             });
         }
     }
-    for r in rules.iter_mut() {
-        let vars = |p: &Pat| {
-            let mut v = Vec::new();
-            p.vars(&mut v);
-            v
-        };
-        r.pos_vars = r.pos.iter().map(|(_, p)| vars(p)).collect();
-        r.distinct_vars = r
-            .distinct
-            .iter()
-            .map(|(x, y)| {
-                let mut v = vars(x);
-                v.extend(vars(y));
-                v
-            })
-            .collect();
-    }
-
     let mut g = Grounder {
         model,
         out: Vec::new(),
@@ -465,42 +307,102 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         .filter(|&i| i >= game.rules.len() || game.rule_phase[i] != Phase::Static)
         .collect();
     g.fixpoint(&rules, &dynamic)?;
-    let Grounder {
-        model, out, ticks, ..
-    } = g;
-    // Resolve negative literals now that the model is complete.
-    let mut ground_rules = Vec::with_capacity(out.len());
-    for (head, pos, neg) in out {
-        let mut neg_atoms = Vec::new();
-        for n in neg {
-            match n {
-                NegLit::Atom(t) => neg_atoms.extend(model.atom_of.get(&t).copied()),
-                NegLit::Open { rule, lit, mut b } => {
-                    let (rel, pat) = &rules[rule as usize].neg[lit as usize];
-                    let mut trail = Vec::new();
-                    for &t in &model.rel_atoms[*rel as usize] {
-                        if pat.unify(t, &mut b, &mut trail, &model.pool) {
-                            neg_atoms.push(model.atom_of[&t]);
-                        }
-                        undo(&mut b, &mut trail, 0);
-                    }
-                }
+    Ok(g.finish(&rules))
+}
+
+/// The pattern of `t`, numbering its variables by first occurrence in `vars`.
+fn pat(t: &Term, pool: &mut TermPool, vars: &mut Vec<Sym>) -> Pat {
+    Pat::new(t, pool, &mut |v| {
+        let i = vars.iter().position(|&x| x == v).unwrap_or_else(|| {
+            vars.push(v);
+            vars.len() - 1
+        });
+        i as u16
+    })
+}
+
+/// Compiles rule `r` of `game` (of phase `phase`), registering its relations.
+fn compile_rule(game: &Game, r: &Rule, phase: Phase, model: &mut Model) -> CRule {
+    let mut vars = Vec::new();
+    let head = pat(&r.head, &mut model.pool, &mut vars);
+    let mut pos = Vec::new();
+    let mut neg = Vec::new();
+    let mut exact_neg = Vec::new();
+    let mut distinct = Vec::new();
+    for l in &r.body {
+        match l {
+            Literal::Pos(t) => {
+                let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
+                pos.push((rel, pat(t, &mut model.pool, &mut vars)));
+            }
+            Literal::Not(t) => {
+                let rel = model.rel(t.name().expect("atoms have names"), t.args().len());
+                neg.push((rel, pat(t, &mut model.pool, &mut vars)));
+                // A static rule reads only static rules of earlier
+                // components (the normal form's per-rule dependencies),
+                // complete when it runs; other rules read static
+                // relations complete.
+                exact_neg.push(
+                    phase == Phase::Static
+                        || t.relation().is_some_and(|rel| {
+                            rel.name != kw::TRUE
+                                && rel.name != kw::DOES
+                                && game.phase(rel) == Phase::Static
+                        }),
+                );
+            }
+            Literal::Distinct(a, b) => distinct.push((
+                pat(a, &mut model.pool, &mut vars),
+                pat(b, &mut model.pool, &mut vars),
+            )),
+            Literal::Or(_) | Literal::And(_) | Literal::Equal(..) => {
+                unreachable!("the normal form has no or/and/equal literals")
             }
         }
-        let neg = neg_atoms;
-        ground_rules.push(GroundRule {
-            head: model.atom_of[&head],
-            pos,
-            neg,
-        });
     }
-    Ok(GroundProgram {
-        pool: model.pool,
-        atoms: model.atoms,
-        atom_of: model.atom_of,
-        rules: ground_rules,
-        join_steps: ticks,
-    })
+    model.rel(
+        r.head.name().expect("heads have names"),
+        r.head.args().len(),
+    );
+    CRule::new(head, pos, neg, distinct, vars.len(), false, exact_neg)
+}
+
+/// The relaxation's rules: `true(X) :- init(X).  true(X) :- next(X).
+/// does(R, M) :- legal(R, M).`
+fn relaxation_rules(model: &mut Model) -> Vec<CRule> {
+    let x = Term::Var(kw::TRUE);
+    let y = Term::Var(kw::DOES);
+    let mut rules = Vec::new();
+    for (head, body) in [
+        (
+            Term::Func(kw::TRUE, vec![x.clone()]),
+            Term::Func(kw::INIT, vec![x.clone()]),
+        ),
+        (
+            Term::Func(kw::TRUE, vec![x.clone()]),
+            Term::Func(kw::NEXT, vec![x.clone()]),
+        ),
+        (
+            Term::Func(kw::DOES, vec![x.clone(), y.clone()]),
+            Term::Func(kw::LEGAL, vec![x.clone(), y.clone()]),
+        ),
+    ] {
+        let mut vars = Vec::new();
+        let rel = model.rel(body.name().expect("named"), body.args().len());
+        model.rel(head.name().expect("named"), head.args().len());
+        let head = pat(&head, &mut model.pool, &mut vars);
+        let pos = vec![(rel, pat(&body, &mut model.pool, &mut vars))];
+        rules.push(CRule::new(
+            head,
+            pos,
+            Vec::new(),
+            Vec::new(),
+            vars.len(),
+            true,
+            Vec::new(),
+        ));
+    }
+    rules
 }
 
 struct Grounder {
@@ -575,6 +477,45 @@ impl Grounder {
                     self.run(rules, ri, d, every(r.pos.len()), 0, &mut b, &mut trail)?;
                 }
             }
+        }
+    }
+
+    /// The ground program: negative literals left open are resolved against
+    /// the model, now complete.
+    fn finish(self, rules: &[CRule]) -> GroundProgram {
+        let Grounder {
+            model, out, ticks, ..
+        } = self;
+        let mut ground_rules = Vec::with_capacity(out.len());
+        for (head, pos, neg) in out {
+            let mut neg_atoms = Vec::new();
+            for n in neg {
+                match n {
+                    NegLit::Atom(t) => neg_atoms.extend(model.atom_of.get(&t).copied()),
+                    NegLit::Open { rule, lit, mut b } => {
+                        let (rel, pat) = &rules[rule as usize].neg[lit as usize];
+                        let mut trail = Vec::new();
+                        for &t in &model.rel_atoms[*rel as usize] {
+                            if pat.unify(t, &mut b, &mut trail, &model.pool) {
+                                neg_atoms.push(model.atom_of[&t]);
+                            }
+                            undo(&mut b, &mut trail, 0);
+                        }
+                    }
+                }
+            }
+            ground_rules.push(GroundRule {
+                head: model.atom_of[&head],
+                pos,
+                neg: neg_atoms,
+            });
+        }
+        GroundProgram {
+            pool: model.pool,
+            atoms: model.atoms,
+            atom_of: model.atom_of,
+            rules: ground_rules,
+            join_steps: ticks,
         }
     }
 
@@ -778,9 +719,7 @@ impl Grounder {
             if !r.exact_neg[k] {
                 continue;
             }
-            let mut vs = Vec::new();
-            p.vars(&mut vs);
-            if vs.iter().any(|&v| b[v as usize] == UNBOUND) {
+            if !p.is_bound(b) {
                 continue;
             }
             if let Some(t) = p.find(b, &self.model.pool) {
@@ -817,9 +756,7 @@ impl Grounder {
             .collect();
         let mut neg = Vec::with_capacity(r.neg.len());
         for (k, (_, p)) in r.neg.iter().enumerate() {
-            let mut vs = Vec::new();
-            p.vars(&mut vs);
-            if vs.iter().all(|&v| b[v as usize] != UNBOUND) {
+            if p.is_bound(b) {
                 neg.push(NegLit::Atom(p.build(b, &mut self.model.pool)));
             } else {
                 neg.push(NegLit::Open {
@@ -858,12 +795,6 @@ enum Bucket {
     One(u32),
     /// The bucket of index `slot` for key values.
     Index(usize, Vec<TermId>),
-}
-
-fn undo(b: &mut [TermId], trail: &mut Vec<u16>, mark: usize) {
-    for v in trail.drain(mark..) {
-        b[v as usize] = UNBOUND;
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 pub mod engine;
 pub mod ground;
+mod pattern;
 pub mod prepare;
 pub mod propnet;
 pub mod prover;

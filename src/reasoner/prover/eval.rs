@@ -1,0 +1,430 @@
+//! Evaluation: the mutable tables behind the prover's lock, loading a state
+//! and a joint move into them, and running components and rules (the joins).
+
+use super::compile::{CRule, Comp, Lit, Program};
+use super::table::{Table, INDEX_MIN_ROWS};
+use super::{ProverState, RelId};
+use crate::reasoner::pattern::{Pat, Resolved, UNBOUND};
+use crate::reasoner::terms::{TermId, TermPool};
+
+/// How many recently loaded states keep their rows, and how many term ids they
+/// may hold together (256 MB).
+pub(super) const RECENT_STATES: usize = 8;
+pub(super) const RECENT_CELLS: usize = 64 << 20;
+
+/// Mutable evaluation state, behind the prover's lock.
+pub(super) struct Db {
+    pub(super) pool: TermPool,
+    pub(super) tables: Vec<Table>,
+    pub(super) hasher: hashbrown::DefaultHashBuilder,
+    /// The state whose state-phase relations are in the tables.
+    pub(super) loaded: Option<ProverState>,
+    /// Which state components have run for it (they run when a question
+    /// needs them, see [`Db::ensure`]).
+    pub(super) done: Vec<bool>,
+    /// The state-phase rows of states loaded before, newest first (see
+    /// [`Db::load_state`]), and the term ids they hold together.
+    pub(super) recent: std::collections::VecDeque<(ProverState, Vec<Vec<TermId>>)>,
+    pub(super) recent_cells: usize,
+    /// Scratch for bindings and derived tuples.
+    pub(super) bindings: Vec<TermId>,
+    pub(super) scratch: Vec<TermId>,
+    /// During a semi-naive round: (body position, first row, end row) of the
+    /// literal restricted to the previous round's new rows.
+    pub(super) delta: Option<(usize, usize, usize)>,
+    /// While computing static relations: stop when one grows past the guard.
+    pub(super) guard: bool,
+    pub(super) overflow: Option<RelId>,
+    /// Join steps left before [`Prover::bounded`] gives up (none: no bound).
+    pub(super) work_left: Option<u64>,
+}
+
+/// How many term ids one static relation (or one rule's output) may hold: about
+/// 120 MB, far above real games' needs (checkers' largest static table holds a
+/// few hundred thousand) and far below what exhausts memory.
+pub(super) const MAX_STATIC_CELLS: usize = 30_000_000;
+
+impl Db {
+    /// Empty tables of the given arities.
+    pub(super) fn new(pool: TermPool, arities: &[usize]) -> Db {
+        Db {
+            pool,
+            tables: arities.iter().map(|&a| Table::new(a)).collect(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            loaded: None,
+            done: Vec::new(),
+            recent: std::collections::VecDeque::new(),
+            recent_cells: 0,
+            bindings: Vec::new(),
+            scratch: Vec::new(),
+            delta: None,
+            guard: false,
+            overflow: None,
+            work_left: None,
+        }
+    }
+
+    /// Computes the static relations (the rows every state keeps); `Err`
+    /// with the relation that grew past [`MAX_STATIC_CELLS`].
+    pub(super) fn run_static(&mut self, prog: &Program, comps: &[Comp]) -> Result<(), RelId> {
+        self.guard = true;
+        for comp in comps {
+            self.run_component(prog, comp);
+            if let Some(rel) = self.overflow {
+                return Err(rel);
+            }
+        }
+        self.guard = false;
+        for t in self.tables.iter_mut() {
+            t.static_len = t.len();
+            t.state_len = t.len();
+        }
+        Ok(())
+    }
+
+    /// Makes `state` the loaded one. The rows of the state it replaces are
+    /// kept (a few states, [`RECENT_CELLS`] term ids at most): a search that
+    /// goes back and forth between a state and its children gets them back
+    /// by re-inserting rows instead of running the rules again.
+    pub(super) fn load_state(&mut self, prog: &Program, state: &ProverState) {
+        if self.loaded.as_ref() == Some(state) {
+            return;
+        }
+        let h = self.hasher;
+        if let Some(old) = self.loaded.take() {
+            self.remember(prog, old);
+        }
+        for &r in &prog.dynamic_rels {
+            let t = &mut self.tables[r];
+            let keep = t.static_len;
+            t.truncate(&h, keep);
+        }
+        if let Some(i) = self.recent.iter().position(|(s, _)| s == state) {
+            let (_, rows) = &self.recent[i];
+            for (&r, rows) in prog.dynamic_rels.iter().zip(rows) {
+                let t = &mut self.tables[r];
+                if t.arity == 0 {
+                    if !rows.is_empty() {
+                        t.insert(&h, &[]);
+                    }
+                } else {
+                    for row in rows.chunks_exact(t.arity) {
+                        t.insert(&h, row);
+                    }
+                }
+            }
+            self.done.fill(true);
+        } else {
+            for &f in state {
+                self.tables[prog.true_rel].insert(&h, &[f]);
+            }
+            self.done.fill(false);
+        }
+        for &r in &prog.dynamic_rels {
+            let t = &mut self.tables[r];
+            t.state_len = t.len();
+        }
+        self.loaded = Some(state.clone());
+    }
+
+    /// Runs the state components in `needs` (all when `None`) that have not
+    /// run for the loaded state. Move-phase rows exist only once all have
+    /// run ([`Db::load_move`] asks for all), so the new rows stay below them.
+    pub(super) fn ensure(&mut self, prog: &Program, needs: Option<&[usize]>) {
+        let count = needs.map_or(prog.state_comps.len(), <[usize]>::len);
+        let mut ran = false;
+        for k in 0..count {
+            let i = needs.map_or(k, |n| n[k]);
+            if !self.done[i] {
+                self.run_component(prog, &prog.state_comps[i]);
+                self.done[i] = true;
+                ran = true;
+            }
+        }
+        if ran {
+            for &r in &prog.dynamic_rels {
+                let t = &mut self.tables[r];
+                t.state_len = t.len();
+            }
+        }
+    }
+
+    /// Keeps the state-phase rows of `state` (the loaded one) among the
+    /// recent, unless they are there already or too many.
+    pub(super) fn remember(&mut self, prog: &Program, state: ProverState) {
+        if !self.done.iter().all(|&d| d) || self.recent.iter().any(|(s, _)| *s == state) {
+            return;
+        }
+        let rows: Vec<Vec<TermId>> = prog
+            .dynamic_rels
+            .iter()
+            .map(|&r| {
+                let t = &self.tables[r];
+                let w = t.arity.max(1);
+                t.rows[t.static_len * w..t.state_len * w].to_vec()
+            })
+            .collect();
+        let cells: usize = rows.iter().map(Vec::len).sum();
+        if cells > RECENT_CELLS {
+            return;
+        }
+        self.recent_cells += cells;
+        self.recent.push_front((state, rows));
+        while self.recent.len() > RECENT_STATES || self.recent_cells > RECENT_CELLS {
+            if let Some((_, rows)) = self.recent.pop_back() {
+                self.recent_cells -= rows.iter().map(Vec::len).sum::<usize>();
+            }
+        }
+    }
+
+    pub(super) fn load_move(&mut self, prog: &Program, roles: &[TermId], joint: &[TermId]) {
+        let h = self.hasher;
+        for &r in &prog.dynamic_rels {
+            let t = &mut self.tables[r];
+            let keep = t.state_len;
+            t.truncate(&h, keep);
+        }
+        for (&r, &m) in roles.iter().zip(joint) {
+            self.tables[prog.does_rel].insert(&h, &[r, m]);
+        }
+        for comp in &prog.move_comps {
+            self.run_component(prog, comp);
+        }
+    }
+
+    pub(super) fn run_component(&mut self, prog: &Program, comp: &Comp) {
+        if !comp.recursive {
+            for &ri in &comp.rules {
+                self.run_rule(&prog.rules[ri]);
+            }
+            return;
+        }
+        let mut lo: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+        for &ri in &comp.rules {
+            self.run_rule(&prog.rules[ri]);
+        }
+        loop {
+            let hi: Vec<usize> = comp.heads.iter().map(|&h| self.tables[h].len()).collect();
+            if hi == lo {
+                break;
+            }
+            if self.overflow.is_some() {
+                break;
+            }
+            for plans in &comp.delta_plans {
+                for (rel, plan) in plans {
+                    let h = comp
+                        .heads
+                        .iter()
+                        .position(|x| x == rel)
+                        .expect("a head of the component");
+                    if lo[h] < hi[h] {
+                        self.delta = Some((0, lo[h], hi[h]));
+                        self.run_rule(plan);
+                        self.delta = None;
+                    }
+                }
+            }
+            lo = hi;
+        }
+    }
+
+    /// Derives every head instance of `rule`; true when a new tuple was added.
+    pub(super) fn run_rule(&mut self, rule: &CRule) -> bool {
+        let mut bindings = std::mem::take(&mut self.bindings);
+        bindings.clear();
+        bindings.resize(rule.nvars, UNBOUND);
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        self.join(rule, 0, &mut bindings, &mut out);
+        let h = self.hasher;
+        let arity = rule.head_args.len();
+        let mut changed = false;
+        if arity == 0 {
+            if !out.is_empty() {
+                changed = self.tables[rule.head].insert(&h, &[]);
+            }
+        } else {
+            for t in out.chunks(arity) {
+                changed |= self.tables[rule.head].insert(&h, t);
+            }
+        }
+        self.bindings = bindings;
+        self.scratch = out;
+        if self.guard && self.tables[rule.head].rows.len() > MAX_STATIC_CELLS {
+            self.overflow = Some(rule.head);
+        }
+        changed
+    }
+
+    pub(super) fn join(
+        &mut self,
+        rule: &CRule,
+        i: usize,
+        b: &mut Vec<TermId>,
+        out: &mut Vec<TermId>,
+    ) {
+        if self.overflow.is_some() {
+            return;
+        }
+        if let Some(left) = self.work_left.as_mut() {
+            if *left == 0 {
+                self.overflow = Some(rule.head);
+                return;
+            }
+            *left -= 1;
+        }
+        let Some(lit) = rule.body.get(i) else {
+            if rule.head_args.is_empty() {
+                out.push(0);
+            } else {
+                for p in &rule.head_args {
+                    let id = p.build(b, &mut self.pool);
+                    out.push(id);
+                }
+                if self.guard && out.len() > MAX_STATIC_CELLS {
+                    self.overflow = Some(rule.head);
+                }
+            }
+            return;
+        };
+        match lit {
+            Lit::Distinct(a, c) => {
+                let (x, y) = (a.find(b, &self.pool), c.find(b, &self.pool));
+                // An instance that is not in the pool differs from every term in it.
+                if x != y || x.is_none() {
+                    self.join(rule, i + 1, b, out);
+                }
+            }
+            Lit::Not { rel, args } => {
+                if !self.exists(*rel, args, b) {
+                    self.join(rule, i + 1, b, out);
+                }
+            }
+            Lit::Pos { rel, args, access } => {
+                let rel = *rel;
+                if args.is_empty() {
+                    if self.tables[rel].len() > 0 {
+                        self.join(rule, i + 1, b, out);
+                    }
+                    return;
+                }
+                let mut trail: Vec<u16> = Vec::new();
+                // In a semi-naive round, one recursive literal sees only new rows.
+                let (lo, hi) = match self.delta {
+                    Some((j, lo, hi)) if j == i => (lo, hi),
+                    _ => (0, usize::MAX),
+                };
+                // Every argument bound: a membership test on the table's set
+                // (an index keyed on whole rows would hold a bucket per row).
+                if access.is_some() {
+                    if let Some(tuple) = self.bound_tuple(args, b) {
+                        let t = &self.tables[rel];
+                        if let Some(r) = t.position(&self.hasher, &tuple) {
+                            if (lo..hi).contains(&r) {
+                                self.join(rule, i + 1, b, out);
+                            }
+                        }
+                        return;
+                    }
+                }
+                match access {
+                    Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
+                        let mut key = Vec::with_capacity(acc.parts.len());
+                        for p in &acc.parts {
+                            match p.find(b, &self.pool) {
+                                Some(v) => key.push(v),
+                                None => return,
+                            }
+                        }
+                        let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
+                        let from = all.partition_point(|&r| (r as usize) < lo);
+                        let to = all.partition_point(|&r| (r as usize) < hi);
+                        let rows: Vec<u32> = all[from..to].to_vec();
+                        for r in rows {
+                            self.try_row(rule, i, rel, r as usize, args, b, out, &mut trail);
+                        }
+                    }
+                    _ => {
+                        // Rows added while we iterate (recursion) are seen next round.
+                        let n = self.tables[rel].len().min(hi);
+                        for r in lo..n {
+                            self.try_row(rule, i, rel, r, args, b, out, &mut trail);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn try_row(
+        &mut self,
+        rule: &CRule,
+        i: usize,
+        rel: RelId,
+        r: usize,
+        args: &[Pat],
+        b: &mut Vec<TermId>,
+        out: &mut Vec<TermId>,
+        trail: &mut Vec<u16>,
+    ) {
+        trail.clear();
+        let t = &self.tables[rel];
+        let row = &t.rows[r * t.arity..(r + 1) * t.arity];
+        let ok = args
+            .iter()
+            .zip(row)
+            .all(|(p, &v)| p.unify(v, b, trail, &self.pool));
+        if ok {
+            let saved: Vec<u16> = std::mem::take(trail);
+            self.join(rule, i + 1, b, out);
+            for v in saved {
+                b[v as usize] = UNBOUND;
+            }
+        } else {
+            for &v in trail.iter() {
+                b[v as usize] = UNBOUND;
+            }
+        }
+    }
+
+    /// The arguments as one ground tuple, when all are bound and exist.
+    pub(super) fn bound_tuple(&self, args: &[Pat], b: &[TermId]) -> Option<Vec<TermId>> {
+        args.iter().map(|p| p.find(b, &self.pool)).collect()
+    }
+
+    /// Whether some tuple of `rel` matches `args` (unbound variables are free).
+    pub(super) fn exists(&mut self, rel: RelId, args: &[Pat], b: &mut [TermId]) -> bool {
+        let t = &self.tables[rel];
+        if args.is_empty() {
+            return t.len() > 0;
+        }
+        let mut ground = Vec::with_capacity(args.len());
+        for p in args {
+            match p.resolve(b, &self.pool) {
+                Resolved::Known(v) => ground.push(v),
+                Resolved::Absent => return false,
+                Resolved::Unknown => break,
+            }
+        }
+        if ground.len() == args.len() {
+            return t.contains(&self.hasher, &ground);
+        }
+        let mut trail = Vec::new();
+        for r in 0..t.len() {
+            trail.clear();
+            let ok = args
+                .iter()
+                .zip(t.row(r))
+                .all(|(p, &v)| p.unify(v, b, &mut trail, &self.pool));
+            for &v in &trail {
+                b[v as usize] = UNBOUND;
+            }
+            if ok {
+                return true;
+            }
+        }
+        false
+    }
+}

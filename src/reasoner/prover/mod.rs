@@ -1,0 +1,274 @@
+//! The reference engine: stratified bottom-up evaluation of the non-ground rules.
+//!
+//! Rules are compiled once into join plans (body literals ordered so that each
+//! literal is as bound as possible, `not` and `distinct` as soon as their variables
+//! are bound). Static relations are computed once when the prover is built. For a
+//! state, the state-phase components run once and are cached; for a joint move,
+//! only the move-phase components run on top. Components run in the order the
+//! normal form gives (dependencies first), recursive ones to a fixpoint, so every
+//! `not` sees a complete table.
+//!
+//! The prover is the oracle the faster engines are tested against: it favours
+//! obvious correctness, and is fast enough to be used on games too large to ground.
+
+mod compile;
+mod eval;
+mod table;
+
+use std::sync::Mutex;
+
+use compile::{compile_rule, make_comp, CRule, Comp, Program, Relations};
+use eval::{Db, MAX_STATIC_CELLS};
+
+use super::terms::{TermId, TermPool};
+use super::{RoleIdx, StateMachine};
+use crate::gdl::{Game, Phase, Relation, Term};
+
+pub(super) type RelId = usize;
+
+/// A state: the fluents that hold, as sorted term ids.
+pub type ProverState = Vec<TermId>;
+
+/// Why a prover could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    #[error(
+        "static relation {relation} grows past {cells} terms: the game is too large for the prover"
+    )]
+    TooLarge { relation: String, cells: usize },
+}
+
+/// The reference engine. See the module documentation.
+pub struct Prover {
+    game: Game,
+    program: Program,
+    roles: Vec<TermId>,
+    init: ProverState,
+    db: Mutex<Db>,
+}
+
+impl Prover {
+    /// Builds the prover, computing the static relations.
+    ///
+    /// # Panics
+    /// When the static relations exceed the size guard; use [`Prover::try_new`]
+    /// on games from untrusted sources.
+    pub fn new(game: Game) -> Prover {
+        match Prover::try_new(game) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Builds the prover, or says which static relation grew past the size guard
+    /// (some games define static relations with billions of facts).
+    pub fn try_new(game: Game) -> Result<Prover, ProverError> {
+        let rels = Relations::of(&game);
+        let rel_of = |r: Relation| rels.id(r);
+        let dynamic = rels.dynamic(&game);
+        // Before static tables exist, guess their sizes; the rules that run per
+        // state are compiled again below with the real sizes.
+        let mut sizes: Vec<f64> = dynamic
+            .iter()
+            .map(|&d| if d { 30.0 } else { 100.0 })
+            .collect();
+        sizes[rels.does] = 1.0;
+        for r in &game.small {
+            if let Some(id) = rels.get(r) {
+                sizes[id] = 1.0;
+            }
+        }
+        let mut pool = TermPool::new();
+        let rules: Vec<CRule> = game
+            .rules
+            .iter()
+            .map(|r| compile_rule(r, &mut pool, &rel_of, &sizes, None))
+            .collect();
+        let mut db = Db::new(pool, &rels.arities);
+        let mut program = Program::new(rules, &rels, &dynamic, &mut db.tables);
+        let static_comps: Vec<Comp> = game
+            .components
+            .iter()
+            .filter(|c| c.phase == Phase::Static)
+            .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
+            .collect();
+        if let Err(rel) = db.run_static(&program, &static_comps) {
+            return Err(ProverError::TooLarge {
+                relation: rels.name(rel, &game.symbols),
+                cells: MAX_STATIC_CELLS,
+            });
+        }
+        let init_table = &db.tables[rels.init];
+        let mut init: ProverState = (0..init_table.len())
+            .map(|i| init_table.row(i)[0])
+            .collect();
+        init.sort_unstable();
+        init.dedup();
+
+        // Recompile the per-state rules knowing the static tables' sizes; `true`
+        // is estimated by the initial state.
+        for (r, size) in sizes.iter_mut().enumerate() {
+            if !dynamic[r] {
+                *size = db.tables[r].len() as f64;
+            }
+        }
+        sizes[program.true_rel] = init.len().max(1) as f64;
+        program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
+        db.done = vec![false; program.state_comps.len()];
+
+        let roles = game
+            .roles
+            .iter()
+            .map(|r| db.pool.from_term(r).expect("roles are ground (validated)"))
+            .collect();
+        Ok(Prover {
+            game,
+            program,
+            roles,
+            init,
+            db: Mutex::new(db),
+        })
+    }
+
+    /// Runs `f` on `state` with the state components `needs` computed (all
+    /// of them when `None`).
+    fn with_state<R>(
+        &self,
+        state: &ProverState,
+        needs: Option<&[usize]>,
+        f: impl FnOnce(&mut Db, &Program) -> R,
+    ) -> R {
+        let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        db.load_state(&self.program, state);
+        db.ensure(&self.program, needs);
+        f(&mut db, &self.program)
+    }
+
+    /// Runs `f` with at most `join_steps` steps of rule evaluation; `None`
+    /// when they run out. Then what `f` saw is incomplete (the rules stopped
+    /// half way) and the rows computed so far are dropped, so the prover
+    /// answers correctly afterwards. Why: a game's rules may take a state
+    /// far longer than any clock allows (ruleDepthQuadratic as written asks
+    /// for 2^44 tuples), and a caller choosing an engine must find out
+    /// without hanging. Meant for a prover no other thread uses yet: calls
+    /// from other threads meanwhile would share the budget.
+    pub fn bounded<R>(&self, join_steps: u64, f: impl FnOnce(&Self) -> R) -> Option<R> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).work_left = Some(join_steps);
+        let r = f(self);
+        let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        db.work_left = None;
+        if db.overflow.take().is_none() {
+            return Some(r);
+        }
+        let h = db.hasher;
+        for &rel in &self.program.dynamic_rels {
+            let t = &mut db.tables[rel];
+            let keep = t.static_len;
+            t.truncate(&h, keep);
+            t.state_len = keep;
+        }
+        db.loaded = None;
+        db.recent.clear();
+        db.recent_cells = 0;
+        None
+    }
+
+    /// The number of distinct ground terms seen so far (for diagnostics).
+    pub fn terms_seen(&self) -> usize {
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.len()
+    }
+}
+
+impl StateMachine for Prover {
+    type State = ProverState;
+    type Move = TermId;
+
+    fn game(&self) -> &Game {
+        &self.game
+    }
+
+    fn initial_state(&self) -> ProverState {
+        self.init.clone()
+    }
+
+    fn legal_moves(&self, state: &ProverState, role: RoleIdx, out: &mut Vec<TermId>) {
+        out.clear();
+        let r = self.roles[role];
+        self.with_state(state, Some(&self.program.needs_legal), |db, prog| {
+            let t = &db.tables[prog.legal_rel];
+            for i in 0..t.len() {
+                let row = t.row(i);
+                if row[0] == r {
+                    out.push(row[1]);
+                }
+            }
+        });
+    }
+
+    fn next_state(&self, state: &ProverState, joint: &[TermId]) -> ProverState {
+        self.with_state(state, None, |db, prog| {
+            db.load_move(prog, &self.roles, joint);
+            let t = &db.tables[prog.next_rel];
+            let mut next: ProverState = (0..t.len()).map(|i| t.row(i)[0]).collect();
+            next.sort_unstable();
+            next.dedup();
+            next
+        })
+    }
+
+    fn is_terminal(&self, state: &ProverState) -> bool {
+        self.with_state(state, Some(&self.program.needs_terminal), |db, prog| {
+            db.tables[prog.terminal_rel].len() > 0
+        })
+    }
+
+    fn goal_values(&self, state: &ProverState, role: RoleIdx) -> Vec<u8> {
+        let r = self.roles[role];
+        self.with_state(state, Some(&self.program.needs_goal), |db, prog| {
+            let t = &db.tables[prog.goal_rel];
+            let mut vals: Vec<u8> = (0..t.len())
+                .map(|i| t.row(i))
+                .filter(|row| row[0] == r)
+                .filter_map(|row| {
+                    db.pool
+                        .is_const(row[1])
+                        .then(|| {
+                            self.game
+                                .symbols
+                                .name(db.pool.functor(row[1]))
+                                .parse::<u8>()
+                                .ok()
+                        })
+                        .flatten()
+                })
+                .filter(|&v| v <= 100)
+                .collect();
+            vals.sort_unstable();
+            vals.dedup();
+            vals
+        })
+    }
+
+    fn fluents(&self, state: &ProverState) -> Vec<Term> {
+        let db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        state.iter().map(|&f| db.pool.to_term(f)).collect()
+    }
+
+    fn move_term(&self, m: &TermId) -> Term {
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .to_term(*m)
+    }
+
+    fn parse_move(&self, term: &Term) -> Option<TermId> {
+        // Interned, not only looked up: a move the rules derive only in states not
+        // yet visited (a replay's later moves, an opponent's move) has no id yet.
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .from_term(term)
+    }
+}
