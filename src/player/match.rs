@@ -29,7 +29,7 @@ use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine}
 use crate::search::{Mcts, SearchConfig};
 
 use super::solver::{SolverConfig, SolverRun};
-use crate::protocol::{Sexp, Start};
+use crate::protocol::{SExpr, Start};
 
 /// Settings shared by every match of a server.
 #[derive(Clone, Debug)]
@@ -87,12 +87,12 @@ type Reply = oneshot::Sender<Result<String, String>>;
 
 enum Command {
     Play {
-        moves: Option<Vec<Sexp>>,
+        moves: Option<Vec<SExpr>>,
         deadline: Instant,
         reply: Reply,
     },
     Stop {
-        moves: Option<Vec<Sexp>>,
+        moves: Option<Vec<SExpr>>,
         reply: Reply,
     },
 }
@@ -184,7 +184,7 @@ impl Match {
     /// PLAY: our move, by `received + play clock - margin` whatever happens.
     pub async fn play(
         &self,
-        moves: Option<Vec<Sexp>>,
+        moves: Option<Vec<SExpr>>,
         received: Instant,
     ) -> Result<String, String> {
         let deadline = received + self.answer_within(self.play_clock);
@@ -233,7 +233,11 @@ impl Match {
 
     /// STOP: applies the last joint move and ends the worker. The answer says how
     /// the match ended (goals), or what was wrong with the moves.
-    pub async fn stop(&self, moves: Option<Vec<Sexp>>, within: Duration) -> Result<String, String> {
+    pub async fn stop(
+        &self,
+        moves: Option<Vec<SExpr>>,
+        within: Duration,
+    ) -> Result<String, String> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Stop { moves, reply: tx })?;
         match tokio::time::timeout(within, rx).await {
@@ -518,7 +522,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     }
 
     /// Applies a joint move from the manager after checking it.
-    fn apply(&mut self, moves: &[Sexp]) -> Result<(), String> {
+    fn apply(&mut self, moves: &[SExpr]) -> Result<(), String> {
         let m = &*self.machine;
         let g = m.game();
         if moves.len() != g.roles.len() {
@@ -580,7 +584,7 @@ impl<M: StateMachine + 'static> Worker<M> {
         fb.text = text;
     }
 
-    fn play(&mut self, moves: Option<Vec<Sexp>>, deadline: Instant) -> Result<String, String> {
+    fn play(&mut self, moves: Option<Vec<SExpr>>, deadline: Instant) -> Result<String, String> {
         let t0 = Instant::now();
         match &moves {
             Some(ms) => self.apply(ms)?,
@@ -659,7 +663,7 @@ impl<M: StateMachine + 'static> Worker<M> {
         Ok(text)
     }
 
-    fn stop(&mut self, moves: Option<Vec<Sexp>>) -> Result<String, String> {
+    fn stop(&mut self, moves: Option<Vec<SExpr>>) -> Result<String, String> {
         self.solver = None;
         if let Some(ms) = &moves {
             self.apply(ms)?;
@@ -847,7 +851,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             if m.is_terminal(&state) {
                 return Err(format!("the game ends before move {}", i + 1));
             }
-            let term = Sexp::parse_one(text, "a plan move")
+            let term = SExpr::parse_one(text, "a plan move")
                 .map_err(|e| e.to_string())
                 .and_then(|s| s.to_ground(&g.symbols))
                 .map_err(|e| format!("move {} '{text}': {e}", i + 1))?;
