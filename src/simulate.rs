@@ -138,139 +138,174 @@ pub fn trace<M: StateMachine>(
     max_steps: usize,
     replay: Option<&str>,
 ) -> Result<(), PlayError> {
-    let game = m.game();
-    let syms = &game.symbols;
-    let role_names = game.role_names();
+    let role_names = m.game().role_names();
     writeln!(out, "{{\"roles\":{}}}", json_list(&role_names))?;
     let replay_moves = match replay {
         Some(text) => Some(parse_replay(m, text)?),
         None => None,
     };
-    let n = if replay_moves.is_some() { 1 } else { n };
-    let mut rng = StdRng::seed_from_u64(seed);
+    let (n, max_steps) = match &replay_moves {
+        Some(rm) => (1, rm.len()),
+        None => (n, max_steps),
+    };
+    let mut chooser = Chooser {
+        replay: replay_moves,
+        rng: StdRng::seed_from_u64(seed),
+        roles: &role_names,
+    };
     let mut buf = Vec::new();
     for p in 0..n {
         let mut state = m.initial_state();
         let mut step = 0;
         loop {
-            let mut fluents: Vec<String> = m
-                .fluents(&state)
-                .iter()
-                .map(|f| term_to_string(f, syms))
-                .collect();
-            fluents.sort();
-            let terminal = m.is_terminal(&state);
-            let mut legal: Vec<Vec<(String, M::Move)>> = Vec::new();
-            for r in 0..role_names.len() {
-                m.legal_moves(&state, r, &mut buf);
-                let mut l: Vec<(String, M::Move)> = buf
-                    .iter()
-                    .map(|mv| (term_to_string(&m.move_term(mv), syms), mv.clone()))
-                    .collect();
-                l.sort_by(|a, b| a.0.cmp(&b.0));
-                legal.push(l);
-            }
-            let legal_json: Vec<String> = role_names
-                .iter()
-                .zip(&legal)
-                .map(|(r, l)| {
-                    format!(
-                        "{}:{}",
-                        json_str(r),
-                        json_list(&l.iter().map(|x| x.0.clone()).collect::<Vec<_>>())
-                    )
-                })
-                .collect();
-            let goals_json: Vec<String> = role_names
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let g = m
-                        .goal(&state, i)
-                        .map_or("null".to_string(), |v| v.to_string());
-                    format!("{}:{}", json_str(r), g)
-                })
-                .collect();
-            let end = if terminal {
+            let snap = Snapshot::of(m, &state, &mut buf);
+            let end = if snap.terminal {
                 Some("terminal")
-            } else if replay_moves
-                .as_ref()
-                .map_or(step >= max_steps, |rm| step >= rm.len())
-            {
+            } else if step >= max_steps {
                 Some("max-steps")
             } else {
                 None
             };
-            let joint: Option<Vec<(String, M::Move)>> = match end {
+            let joint = match end {
                 Some(_) => None,
-                None => {
-                    let mut j = Vec::new();
-                    for (r, l) in legal.iter().enumerate() {
-                        match &replay_moves {
-                            Some(rm) => {
-                                let (text, mv) = rm[step][r].clone();
-                                if !l.iter().any(|x| x.1 == mv) {
-                                    return Err(PlayError::IllegalMove {
-                                        step,
-                                        role: role_names[r].clone(),
-                                        mv: text,
-                                        legal: l
-                                            .iter()
-                                            .map(|x| x.0.as_str())
-                                            .collect::<Vec<_>>()
-                                            .join(" "),
-                                    });
-                                }
-                                j.push((text, mv));
-                            }
-                            None => {
-                                if l.is_empty() {
-                                    return Err(PlayError::NoLegalMove {
-                                        playout: p,
-                                        step,
-                                        role: role_names[r].clone(),
-                                    });
-                                }
-                                j.push(l[rng.gen_range(0..l.len())].clone());
-                            }
-                        }
-                    }
-                    Some(j)
-                }
+                None => Some(chooser.joint(&snap, p, step)?),
             };
-            let joint_json = match &joint {
-                Some(j) => json_list(&j.iter().map(|x| x.0.clone()).collect::<Vec<_>>()),
-                None => "null".into(),
-            };
-            writeln!(
-                out,
-                "{{\"playout\":{p},\"step\":{step},\"state\":{},\"terminal\":{terminal},\"legal\":{{{}}},\"goals\":{{{}}},\"joint\":{joint_json}}}",
-                json_list(&fluents),
-                legal_json.join(","),
-                goals_json.join(",")
-            )?;
+            snap.write(out, (p, step), &role_names, joint.as_deref())?;
             // One line at a time: when a step of some engine hangs or crashes, the
             // trace so far is already out.
             out.flush()?;
-            match (end, joint) {
-                (Some(e), _) => {
-                    writeln!(
-                        out,
-                        "{{\"playout\":{p},\"end\":{},\"steps\":{step}}}",
-                        json_str(e)
-                    )?;
-                    break;
-                }
-                (None, Some(j)) => {
-                    let moves: Vec<M::Move> = j.into_iter().map(|x| x.1).collect();
-                    state = m.next_state(&state, &moves);
-                    step += 1;
-                }
-                (None, None) => unreachable!("a joint move exists when the playout goes on"),
-            }
+            let Some(joint) = joint else {
+                let e = end.expect("a playout without a joint move has ended");
+                let e = json_str(e);
+                writeln!(out, "{{\"playout\":{p},\"end\":{e},\"steps\":{step}}}")?;
+                break;
+            };
+            let moves: Vec<M::Move> = joint.into_iter().map(|x| x.1).collect();
+            state = m.next_state(&state, &moves);
+            step += 1;
         }
     }
     Ok(())
+}
+
+/// What a trace line says about one state, every list sorted by KIF text.
+struct Snapshot<M: StateMachine> {
+    fluents: Vec<String>,
+    terminal: bool,
+    /// Per role, its legal moves.
+    legal: Vec<JointMoveText<M>>,
+    goals: Vec<Option<u8>>,
+}
+
+impl<M: StateMachine> Snapshot<M> {
+    fn of(m: &M, state: &M::State, buf: &mut Vec<M::Move>) -> Snapshot<M> {
+        let syms = &m.game().symbols;
+        let mut fluents: Vec<String> = m
+            .fluents(state)
+            .iter()
+            .map(|f| term_to_string(f, syms))
+            .collect();
+        fluents.sort();
+        let roles = m.num_roles();
+        let legal = (0..roles)
+            .map(|r| {
+                m.legal_moves(state, r, buf);
+                let mut l: JointMoveText<M> = buf
+                    .iter()
+                    .map(|mv| (term_to_string(&m.move_term(mv), syms), mv.clone()))
+                    .collect();
+                l.sort_by(|a, b| a.0.cmp(&b.0));
+                l
+            })
+            .collect();
+        Snapshot {
+            fluents,
+            terminal: m.is_terminal(state),
+            legal,
+            goals: (0..roles).map(|r| m.goal(state, r)).collect(),
+        }
+    }
+
+    /// The trace line of this state at step `step` of playout `p`, with the joint
+    /// move played from it (`null` at the end).
+    fn write(
+        &self,
+        out: &mut impl Write,
+        (p, step): (usize, usize),
+        roles: &[String],
+        joint: Option<&[(String, M::Move)]>,
+    ) -> std::io::Result<()> {
+        let texts =
+            |l: &[(String, M::Move)]| json_list(&l.iter().map(|x| x.0.clone()).collect::<Vec<_>>());
+        let legal: Vec<String> = roles
+            .iter()
+            .zip(&self.legal)
+            .map(|(r, l)| format!("{}:{}", json_str(r), texts(l)))
+            .collect();
+        let goals: Vec<String> = roles
+            .iter()
+            .zip(&self.goals)
+            .map(|(r, g)| {
+                let g = g.map_or("null".to_string(), |v| v.to_string());
+                format!("{}:{}", json_str(r), g)
+            })
+            .collect();
+        let joint = joint.map_or("null".into(), texts);
+        writeln!(
+            out,
+            "{{\"playout\":{p},\"step\":{step},\"state\":{},\"terminal\":{},\"legal\":{{{}}},\"goals\":{{{}}},\"joint\":{joint}}}",
+            json_list(&self.fluents),
+            self.terminal,
+            legal.join(","),
+            goals.join(",")
+        )
+    }
+}
+
+/// Picks each joint move of a trace: the replay's, checked against the legal
+/// moves, or random ones drawn from the sorted lists.
+struct Chooser<'a, M: StateMachine> {
+    replay: Option<Vec<JointMoveText<M>>>,
+    rng: StdRng,
+    roles: &'a [String],
+}
+
+impl<M: StateMachine> Chooser<'_, M> {
+    fn joint(
+        &mut self,
+        snap: &Snapshot<M>,
+        p: usize,
+        step: usize,
+    ) -> Result<JointMoveText<M>, PlayError> {
+        let mut j = Vec::with_capacity(snap.legal.len());
+        for (r, l) in snap.legal.iter().enumerate() {
+            let role = || self.roles[r].clone();
+            match &self.replay {
+                Some(rm) => {
+                    let (text, mv) = rm[step][r].clone();
+                    if !l.iter().any(|x| x.1 == mv) {
+                        let legal: Vec<&str> = l.iter().map(|x| x.0.as_str()).collect();
+                        return Err(PlayError::IllegalMove {
+                            step,
+                            role: role(),
+                            mv: text,
+                            legal: legal.join(" "),
+                        });
+                    }
+                    j.push((text, mv));
+                }
+                None if l.is_empty() => {
+                    return Err(PlayError::NoLegalMove {
+                        playout: p,
+                        step,
+                        role: role(),
+                    })
+                }
+                None => j.push(l[self.rng.gen_range(0..l.len())].clone()),
+            }
+        }
+        Ok(j)
+    }
 }
 
 /// A joint move with each move's KIF text.

@@ -14,7 +14,7 @@ use ggp_asp::gdl;
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{MatchConfig, ServerConfig, ServerHandle};
 use ggp_asp::protocol::client::{self, Exchange};
-use ggp_asp::protocol::{rules_from_kif, Message, Sexp, Start};
+use ggp_asp::protocol::{rules_from_kif, Message, SExpr, Start};
 use ggp_asp::reasoner::Engine;
 
 fn config(solver: Option<SolverConfig>) -> ServerConfig {
@@ -222,7 +222,7 @@ fn bad_input_gets_an_error_reply_and_the_server_keeps_serving() {
     let (h, url) = server(None);
     let ttt = kif(&common::puzzle_path("tictactoe"));
     let rules = rules_from_kif(&ttt).unwrap();
-    let start = |id: &str, role: &str, rules: Vec<Sexp>| {
+    let start = |id: &str, role: &str, rules: Vec<SExpr>| {
         Message::Start(Start {
             id: id.into(),
             role: role.into(),
@@ -259,7 +259,8 @@ fn bad_input_gets_an_error_reply_and_the_server_keeps_serving() {
         "the role 'nobody' is not in the game (roles: x o)",
     );
     let mut unsafe_rules = rules.clone();
-    unsafe_rules.push(Sexp::parse_one("(<= (legal x (jump ?a)) (true (control x)))", "r").unwrap());
+    unsafe_rules
+        .push(SExpr::parse_one("(<= (legal x (jump ?a)) (true (control x)))", "r").unwrap());
     refused(&start("u", "x", unsafe_rules), 400, "the rules do not load");
     refused(
         &start(
@@ -445,9 +446,9 @@ fn solved_json(name: &str) -> String {
     let plan: Vec<String> = common::solution(name)
         .iter()
         .map(|joint| {
-            let s = Sexp::parse_one(joint, "joint").unwrap();
+            let s = SExpr::parse_one(joint, "joint").unwrap();
             match s {
-                Sexp::List(ms) if ms.len() == 1 => ms[0].to_string(),
+                SExpr::List(ms, _) if ms.len() == 1 => ms[0].to_string(),
                 other => panic!("not a one-player joint move: {other}"),
             }
         })

@@ -11,7 +11,7 @@ use super::{MatchInfo, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
 use crate::protocol::client;
-use crate::protocol::{rules_from_kif, Message, Reply, Sexp, Start};
+use crate::protocol::{rules_from_kif, Message, Reply, SExpr, Start};
 
 /// How long past its clock a reply is still read (then judged late by the
 /// referee) before the connection is given up.
@@ -48,13 +48,13 @@ impl HttpPlayer {
     }
 }
 
-fn moves(previous: Option<&[Term]>, info: &MatchInfo) -> Result<Option<Vec<Sexp>>> {
+fn moves(previous: Option<&[Term]>, info: &MatchInfo) -> Result<Option<Vec<SExpr>>> {
     let Some(p) = previous.filter(|p| !p.is_empty()) else {
         return Ok(None);
     };
     p.iter()
         .map(|t| {
-            Sexp::parse_one(&term_to_string(t, &info.game.symbols), "a move")
+            SExpr::parse_one(&term_to_string(t, &info.game.symbols), "a move")
                 .map_err(|e| anyhow!("{e}"))
         })
         .collect::<Result<Vec<_>>>()
@@ -88,7 +88,7 @@ impl Player for HttpPlayer {
             moves: moves(previous, info)?,
         };
         let body = self.send(&msg, info.play_clock)?;
-        let reply = Sexp::parse_one(&body, "the move").map_err(|e| anyhow!("{e}"))?;
+        let reply = SExpr::parse_one(&body, "the move").map_err(|e| anyhow!("{e}"))?;
         reply
             .to_ground(&info.game.symbols)
             .map_err(|e| anyhow!("the reply {} is not a move of the game: {e}", reply))

@@ -288,148 +288,219 @@ impl MachineVisitor for Referee<'_> {
 
     fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<MatchRecord> {
         let cfg = self.cfg;
-        let game = &*self.game;
-        let syms = &game.symbols;
-        let roles = game.role_names();
-        let n = roles.len();
-        let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(n);
-        for (i, seat) in self.seats.into_iter().enumerate() {
-            let p = match seat {
-                Seat::Custom(p) => p,
-                Seat::Spec(spec) => {
-                    build_player(&spec, &m, cfg.seed.wrapping_add(1 + i as u64), cfg)
-                        .with_context(|| format!("player {} ({})", i + 1, roles[i]))?
-                }
-            };
-            players.push(p);
-        }
-        let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game_kif(game)).into();
+        let roles = self.game.role_names();
+        let mut players = seat_players(self.seats, &m, cfg, &roles)?;
         let match_id = cfg.match_id.clone().unwrap_or_else(|| {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis());
             format!("ggp-asp.{t}.{}", cfg.seed)
         });
-        let infos: Vec<MatchInfo> = (0..n)
-            .map(|r| MatchInfo {
-                match_id: match_id.clone(),
-                game: Arc::clone(&self.game),
-                kif: Arc::clone(&kif),
-                role: r,
-                role_name: roles[r].clone(),
-                start_clock: cfg.start_clock,
-                play_clock: cfg.play_clock,
-            })
-            .collect();
+        let infos = match_infos(cfg, &match_id, &self.game, &roles);
         let started = Instant::now();
-        let mut rng = SmallRng::seed_from_u64(cfg.seed);
-        let mut errors = Vec::new();
-
-        let mut worst = vec![Duration::ZERO; n];
+        let mut log = Log::new(Arc::clone(&self.game), cfg.seed);
         let replies = all_at_once(&mut players, &infos, |p, info| p.start(info));
-        for (r, (res, took)) in replies.into_iter().enumerate() {
-            worst[r] = worst[r].max(took);
-            if let Err(e) = res {
-                errors.push(err(&roles[r], 0, "error", format!("start: {e:#}")));
-            } else if took > cfg.start_clock {
-                errors.push(err(
-                    &roles[r],
-                    0,
-                    "timeout",
-                    late("start", took, cfg.start_clock),
-                ));
-            }
-        }
-
-        let mut state = m.initial_state();
-        let mut moves: Vec<Vec<String>> = Vec::new();
-        let mut previous: Option<Vec<Term>> = None;
-        let mut buf = Vec::new();
-        let end = loop {
-            if m.is_terminal(&state) {
-                break MatchEnd::Terminal;
-            }
-            let step = moves.len();
-            if step >= cfg.max_steps {
-                break MatchEnd::MaxSteps;
-            }
-            let prev = previous.clone();
-            let replies = all_at_once(&mut players, &infos, |p, info| {
-                p.play(prev.as_deref(), info)
-            });
-            let mut joint = Vec::with_capacity(n);
-            for (r, (res, took)) in replies.into_iter().enumerate() {
-                worst[r] = worst[r].max(took);
-                m.legal_moves(&state, r, &mut buf);
-                if buf.is_empty() {
-                    bail!(
-                        "step {step}: role {} has no legal move in a non-terminal state",
-                        roles[r]
-                    );
-                }
-                let chosen = match res {
-                    Err(e) => {
-                        errors.push(err(&roles[r], step, "error", format!("{e:#}")));
-                        None
-                    }
-                    Ok(_) if took > cfg.play_clock => {
-                        errors.push(err(
-                            &roles[r],
-                            step,
-                            "timeout",
-                            late("play", took, cfg.play_clock),
-                        ));
-                        None
-                    }
-                    Ok(t) => match m.parse_move(&t).filter(|mv| buf.contains(mv)) {
-                        Some(mv) => Some(mv),
-                        None => {
-                            errors.push(err(
-                                &roles[r],
-                                step,
-                                "illegal",
-                                format!("{} is not legal", term_to_string(&t, syms)),
-                            ));
-                            None
-                        }
-                    },
-                };
-                joint.push(chosen.unwrap_or_else(|| buf[rng.gen_range(0..buf.len())].clone()));
-            }
-            let terms: Vec<Term> = joint.iter().map(|mv| m.move_term(mv)).collect();
-            let texts: Vec<String> = terms.iter().map(|t| term_to_string(t, syms)).collect();
-            if let Some(obs) = &cfg.observer {
-                obs(step, &texts);
-            }
-            moves.push(texts);
-            state = m.next_state(&state, &joint);
-            previous = Some(terms);
-        };
-        let last = previous.unwrap_or_default();
+        log.start_replies(replies, cfg.start_clock);
+        let played = play_moves(&*m, &mut players, &infos, cfg, &mut log)?;
         for (p, info) in players.iter_mut().zip(&infos) {
-            p.stop(&last, info);
+            p.stop(&played.last, info);
         }
-        let goals = (0..n)
-            .map(|r| (roles[r].clone(), m.goal(&state, r)))
+        let goals = (0..roles.len())
+            .map(|r| (roles[r].clone(), m.goal(&played.state, r)))
             .collect();
         let worst_reply_s = roles
             .iter()
-            .zip(&worst)
+            .zip(&log.worst)
             .map(|(r, d)| (r.clone(), d.as_secs_f64()))
             .collect();
         Ok(MatchRecord {
             match_id,
             roles,
             players: players.iter().map(|p| p.name()).collect(),
-            moves,
-            errors,
+            moves: played.moves,
+            errors: log.errors,
             goals,
             worst_reply_s,
-            end,
+            end: played.end,
             engine: self.engine,
             seconds: started.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// The players of `seats` in role order, in-process ones built on `m`.
+fn seat_players<M: StateMachine + 'static>(
+    seats: Vec<Seat>,
+    m: &Arc<M>,
+    cfg: &MatchConfig,
+    roles: &[String],
+) -> Result<Vec<Box<dyn Player>>> {
+    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(seats.len());
+    for (i, seat) in seats.into_iter().enumerate() {
+        let p = match seat {
+            Seat::Custom(p) => p,
+            Seat::Spec(spec) => build_player(&spec, m, cfg.seed.wrapping_add(1 + i as u64), cfg)
+                .with_context(|| format!("player {} ({})", i + 1, roles[i]))?,
+        };
+        players.push(p);
+    }
+    Ok(players)
+}
+
+/// What each role's player is told about the match.
+fn match_infos(
+    cfg: &MatchConfig,
+    match_id: &str,
+    game: &Arc<Game>,
+    roles: &[String],
+) -> Vec<MatchInfo> {
+    let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game_kif(game)).into();
+    roles
+        .iter()
+        .enumerate()
+        .map(|(r, name)| MatchInfo {
+            match_id: match_id.to_string(),
+            game: Arc::clone(game),
+            kif: Arc::clone(&kif),
+            role: r,
+            role_name: name.clone(),
+            start_clock: cfg.start_clock,
+            play_clock: cfg.play_clock,
+        })
+        .collect()
+}
+
+/// What the referee keeps while a match runs: the problems it recorded, each
+/// role's slowest answer, and the random source of its replacement moves.
+struct Log {
+    game: Arc<Game>,
+    roles: Vec<String>,
+    errors: Vec<MatchError>,
+    worst: Vec<Duration>,
+    rng: SmallRng,
+}
+
+impl Log {
+    fn new(game: Arc<Game>, seed: u64) -> Log {
+        let roles = game.role_names();
+        Log {
+            worst: vec![Duration::ZERO; roles.len()],
+            game,
+            roles,
+            errors: Vec::new(),
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    fn record(&mut self, r: RoleIdx, step: usize, kind: &str, detail: String) {
+        self.errors.push(err(&self.roles[r], step, kind, detail));
+    }
+
+    /// Records the answers to START: failures and late ones.
+    fn start_replies(&mut self, replies: Vec<(Result<()>, Duration)>, clock: Duration) {
+        for (r, (res, took)) in replies.into_iter().enumerate() {
+            self.worst[r] = self.worst[r].max(took);
+            if let Err(e) = res {
+                self.record(r, 0, "error", format!("start: {e:#}"));
+            } else if took > clock {
+                self.record(r, 0, "timeout", late("start", took, clock));
+            }
+        }
+    }
+
+    /// Role `r`'s move at `step`: its answer when it came in time and is among
+    /// `legal`, else (recorded) a random legal move.
+    fn judge<M: StateMachine>(
+        &mut self,
+        m: &M,
+        (r, step): (RoleIdx, usize),
+        (res, took): (Result<Term>, Duration),
+        clock: Duration,
+        legal: &[M::Move],
+    ) -> M::Move {
+        self.worst[r] = self.worst[r].max(took);
+        let chosen = match res {
+            Err(e) => {
+                self.record(r, step, "error", format!("{e:#}"));
+                None
+            }
+            Ok(_) if took > clock => {
+                self.record(r, step, "timeout", late("play", took, clock));
+                None
+            }
+            Ok(t) => {
+                let mv = m.parse_move(&t).filter(|mv| legal.contains(mv));
+                if mv.is_none() {
+                    let t = term_to_string(&t, &self.game.symbols);
+                    self.record(r, step, "illegal", format!("{t} is not legal"));
+                }
+                mv
+            }
+        };
+        chosen.unwrap_or_else(|| legal[self.rng.gen_range(0..legal.len())].clone())
+    }
+}
+
+/// How the moves of a match went: the final state, the joint moves as KIF, the
+/// last joint move (for STOP) and why the match ended.
+struct Played<S> {
+    state: S,
+    moves: Vec<Vec<String>>,
+    last: Vec<Term>,
+    end: MatchEnd,
+}
+
+/// Plays the match from the initial state until it ends or reaches the step limit.
+fn play_moves<M: StateMachine>(
+    m: &M,
+    players: &mut [Box<dyn Player>],
+    infos: &[MatchInfo],
+    cfg: &MatchConfig,
+    log: &mut Log,
+) -> Result<Played<M::State>> {
+    let mut state = m.initial_state();
+    let mut moves: Vec<Vec<String>> = Vec::new();
+    let mut previous: Option<Vec<Term>> = None;
+    let mut buf = Vec::new();
+    let end = loop {
+        if m.is_terminal(&state) {
+            break MatchEnd::Terminal;
+        }
+        let step = moves.len();
+        if step >= cfg.max_steps {
+            break MatchEnd::MaxSteps;
+        }
+        let prev = previous.clone();
+        let replies = all_at_once(players, infos, |p, info| p.play(prev.as_deref(), info));
+        let mut joint = Vec::with_capacity(replies.len());
+        for (r, reply) in replies.into_iter().enumerate() {
+            m.legal_moves(&state, r, &mut buf);
+            if buf.is_empty() {
+                bail!(
+                    "step {step}: role {} has no legal move in a non-terminal state",
+                    log.roles[r]
+                );
+            }
+            joint.push(log.judge(m, (r, step), reply, cfg.play_clock, &buf));
+        }
+        let terms: Vec<Term> = joint.iter().map(|mv| m.move_term(mv)).collect();
+        let texts: Vec<String> = terms
+            .iter()
+            .map(|t| term_to_string(t, &log.game.symbols))
+            .collect();
+        if let Some(obs) = &cfg.observer {
+            obs(step, &texts);
+        }
+        moves.push(texts);
+        state = m.next_state(&state, &joint);
+        previous = Some(terms);
+    };
+    Ok(Played {
+        state,
+        moves,
+        last: previous.unwrap_or_default(),
+        end,
+    })
 }
 
 fn err(role: &str, step: usize, kind: &str, detail: String) -> MatchError {

@@ -18,12 +18,27 @@ use super::ast::{Description, Literal, Pos, Rule, Term};
 use super::error::GdlError;
 use super::symbol::{kw, Symbols};
 
-/// An s-expression with the byte offset where it starts.
-#[derive(Clone, Debug, PartialEq)]
+/// An s-expression with the byte offset where it starts: the rules' reader and the
+/// match protocol ([`crate::protocol`]) both use it. The offset says where the
+/// expression was read, not what it is, so equality ignores it (an expression
+/// built rather than read has offset 0).
+#[derive(Clone, Debug)]
 pub enum SExpr {
     Atom(String, usize),
     List(Vec<SExpr>, usize),
 }
+
+impl PartialEq for SExpr {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SExpr::Atom(a, _), SExpr::Atom(b, _)) => a == b,
+            (SExpr::List(a, _), SExpr::List(b, _)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for SExpr {}
 
 impl SExpr {
     pub fn offset(&self) -> usize {
@@ -31,6 +46,76 @@ impl SExpr {
             SExpr::Atom(_, o) | SExpr::List(_, o) => *o,
         }
     }
+
+    /// Reads exactly one s-expression (`what` names it in errors).
+    pub fn parse_one(text: &str, what: &str) -> Result<SExpr, String> {
+        let mut items = parse_sexprs(text, what).map_err(|e| e.to_string())?;
+        match items.len() {
+            1 => Ok(items.pop().expect("one item")),
+            0 => Err(format!("{what} is empty")),
+            n => Err(format!("{what} holds {n} s-expressions; expected one")),
+        }
+    }
+
+    pub fn atom(&self) -> Option<&str> {
+        match self {
+            SExpr::Atom(a, _) => Some(a),
+            SExpr::List(..) => None,
+        }
+    }
+
+    /// True for the atom `word`, compared without case.
+    pub fn is_word(&self, word: &str) -> bool {
+        self.atom().is_some_and(|a| a.eq_ignore_ascii_case(word))
+    }
+
+    /// The ground game term this s-expression spells, with the game's symbols only:
+    /// a symbol the game does not know cannot be part of one of its moves. A list
+    /// of one symbol, `(noop)`, is read as the symbol, as game managers may send it.
+    pub fn to_ground(&self, symbols: &Symbols) -> Result<Term, String> {
+        let sym = |a: &str| {
+            if a.starts_with('?') {
+                return Err(format!("a move cannot contain the variable {a}"));
+            }
+            symbols
+                .get(a)
+                .ok_or_else(|| format!("unknown symbol '{a}' (not in the game)"))
+        };
+        match self {
+            SExpr::Atom(a, _) => Ok(Term::Const(sym(a)?)),
+            SExpr::List(items, _) => match items.split_first() {
+                Some((SExpr::Atom(f, _), rest)) if !rest.is_empty() => Ok(Term::Func(
+                    sym(f)?,
+                    rest.iter()
+                        .map(|x| x.to_ground(symbols))
+                        .collect::<Result<_, _>>()?,
+                )),
+                Some((SExpr::Atom(f, _), _)) => Ok(Term::Const(sym(f)?)),
+                _ => Err(format!("{self} is not a term: it must start with a symbol")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SExpr::Atom(a, _) => f.write_str(a),
+            SExpr::List(items, _) => write_list(f, items),
+        }
+    }
+}
+
+/// Writes `items` as a list: `(a (b c))`.
+pub fn write_list(f: &mut std::fmt::Formatter<'_>, items: &[SExpr]) -> std::fmt::Result {
+    f.write_str("(")?;
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(" ")?;
+        }
+        write!(f, "{x}")?;
+    }
+    f.write_str(")")
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -431,31 +516,7 @@ pub fn parse_ground_terms(text: &str, symbols: &Symbols) -> Result<Vec<Term>, St
         [SExpr::List(items, _)] => items.clone(),
         _ => return Err(format!("expected one list of moves, found {text:?}")),
     };
-    list.iter().map(|e| sexpr_to_ground(e, symbols)).collect()
-}
-
-/// A ground term from an s-expression, using only symbols the game knows.
-pub fn sexpr_to_ground(e: &SExpr, symbols: &Symbols) -> Result<Term, String> {
-    let sym = |a: &str| {
-        symbols
-            .get(a)
-            .ok_or_else(|| format!("unknown symbol '{a}'"))
-    };
-    match e {
-        SExpr::Atom(a, _) if a.starts_with('?') => {
-            Err(format!("a move cannot contain the variable {a}"))
-        }
-        SExpr::Atom(a, _) => Ok(Term::Const(sym(a)?)),
-        SExpr::List(items, _) => match items.split_first() {
-            Some((SExpr::Atom(f, _), rest)) if !f.starts_with('?') => Ok(Term::Func(
-                sym(f)?,
-                rest.iter()
-                    .map(|x| sexpr_to_ground(x, symbols))
-                    .collect::<Result<_, _>>()?,
-            )),
-            _ => Err("a compound term must start with a symbol".into()),
-        },
-    }
+    list.iter().map(|e| e.to_ground(symbols)).collect()
 }
 
 #[cfg(test)]

@@ -1,15 +1,23 @@
 //! The GGP player: an HTTP server that plays real matches (`ggp-asp serve`).
 //!
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
-//! - [`r#match`]: one match per id, with its worker thread (compiling, UCT search
-//!   kept across moves, clocks) and, on one-player games, the ASP solver beside it.
-//! - [`solver`]: the solver as a child process with time and memory limits.
+//! - [`r#match`]: one match per id: the server's handle, and the thread that
+//!   compiles the rules and then runs the match's worker.
+//! - `worker`: our copy of the state, UCT search kept across moves, the clocks
+//!   and, on one-player games, the ASP solver's plans (`plan`) beside it.
+//! - [`solver`]: the solver as a child process with time and memory limits, and a
+//!   match's state of it.
+//! - [`error`]: what goes wrong in a match ([`MatchError`]).
 //!
 //! The protocol's messages are in [`crate::protocol`], shared with the referee.
 
+pub mod error;
 pub mod r#match;
+mod plan;
 pub mod server;
 pub mod solver;
+mod worker;
 
+pub use error::MatchError;
 pub use r#match::{Match, MatchConfig};
 pub use server::{Player, ServerConfig, ServerHandle};

@@ -23,9 +23,10 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
+use super::error::MatchError;
 use super::r#match::{Decisions, Match, MatchConfig};
 use crate::gdl;
-use crate::protocol::{info_reply, Message};
+use crate::protocol::{info_reply, rules_text, Message, SExpr, Start};
 
 /// Settings of a player server.
 #[derive(Clone, Debug)]
@@ -65,7 +66,14 @@ impl Player {
         self.matches()
             .get(id)
             .cloned()
-            .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))
+            .ok_or_else(|| Failure::unknown_match(id))
+    }
+
+    /// Takes match `id` out of the map (STOP, ABORT).
+    fn remove(&self, id: &str) -> Result<Arc<Match>, Failure> {
+        self.matches()
+            .remove(id)
+            .ok_or_else(|| Failure::unknown_match(id))
     }
 
     /// The slowest reply per message kind so far (time from the request's headers
@@ -125,92 +133,96 @@ impl Player {
     async fn dispatch(&self, msg: Message, received: Instant) -> Result<String, Failure> {
         match msg {
             Message::Info => Ok(info_reply(&self.cfg.name)),
-            Message::Start(start) => {
-                let within = self.cfg.matches.answer_within(start.start_clock);
-                let (m, ready) = Match::start(
-                    &start,
-                    &self.cfg.matches,
-                    received + within,
-                    Arc::clone(&self.decisions),
-                );
-                let m = Arc::new(m);
-                let r = tokio::time::timeout_at((received + within).into(), ready).await;
-                match r {
-                    Ok(Ok(Ok(ready))) => {
-                        info!(
-                            "match {}: ready ({} roles, {}), start clock {}s, play clock {}s",
-                            start.id,
-                            ready.roles,
-                            ready.engine,
-                            start.start_clock.as_secs_f64(),
-                            start.play_clock.as_secs_f64()
-                        );
-                    }
-                    Ok(Ok(Err(e))) => return Err(Failure::bad(format!("START {}: {e}", start.id))),
-                    Ok(Err(_)) => {
-                        return Err(Failure::bad(format!(
-                            "START {}: the match's thread ended while compiling",
-                            start.id
-                        )))
-                    }
-                    Err(_) => warn!(
-                        "match {}: still compiling at the start clock; answering ready",
-                        start.id
-                    ),
-                }
-                if let Some(old) = self.matches().insert(start.id.clone(), m) {
-                    old.cancel();
-                    warn!("match {}: a new START replaces the running match", old.id);
-                }
-                Ok("ready".into())
-            }
+            Message::Start(start) => self.start(start, received).await,
             Message::Play { id, moves } => {
                 let m = self.get(&id)?;
-                m.play(moves, received).await.map_err(Failure::bad)
+                m.play(moves, received).await.map_err(Failure::from)
             }
-            Message::Stop { id, moves } => {
-                let m = self
-                    .matches()
-                    .remove(&id)
-                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?;
-                let within = m.answer_within(m.play_clock);
-                let r = m.stop(moves, within).await;
-                info!("match {id}: STOP: {}", r.as_deref().unwrap_or_else(|e| e));
-                r.map(|_| "done".to_string()).map_err(Failure::bad)
-            }
+            Message::Stop { id, moves } => self.stop(&id, moves).await,
             Message::Abort { id } => {
-                self.matches()
-                    .remove(&id)
-                    .ok_or_else(|| Failure::not_found(format!("unknown match id '{id}'")))?
-                    .cancel();
+                self.remove(&id)?.cancel();
                 info!("match {id}: aborted");
                 Ok("aborted".into())
             }
-            Message::Preview { rules, clock } => {
-                let text = crate::protocol::Start {
-                    id: String::new(),
-                    role: String::new(),
-                    rules,
-                    start_clock: clock,
-                    play_clock: clock,
-                }
-                .rules_text();
-                let check = tokio::task::spawn_blocking(move || {
-                    gdl::load_bytes(text.as_bytes(), "PREVIEW rules").map(|g| g.roles.len())
-                });
-                let within = clock.saturating_sub(self.cfg.matches.margin).max(clock / 2);
-                match tokio::time::timeout_at((received + within).into(), check).await {
-                    Ok(Ok(Ok(roles))) => {
-                        info!("PREVIEW: a {roles}-role game; rules are valid");
-                        Ok("ready".into())
-                    }
-                    Ok(Ok(Err(e))) => {
-                        Err(Failure::bad(format!("PREVIEW: the rules do not load: {e}")))
-                    }
-                    Ok(Err(e)) => Err(Failure::bad(format!("PREVIEW: checking failed: {e}"))),
-                    Err(_) => Ok("ready".into()),
-                }
+            Message::Preview { rules, clock } => self.preview(rules, clock, received).await,
+        }
+    }
+
+    /// START: compiles the rules (and, on a one-player game, lets the solver plan)
+    /// within the start clock; "ready" even when compiling goes on past it.
+    async fn start(&self, start: Start, received: Instant) -> Result<String, Failure> {
+        let within = self.cfg.matches.answer_within(start.start_clock);
+        let (m, ready) = Match::start(
+            &start,
+            &self.cfg.matches,
+            received + within,
+            Arc::clone(&self.decisions),
+        );
+        let m = Arc::new(m);
+        match tokio::time::timeout_at((received + within).into(), ready).await {
+            Ok(Ok(Ok(ready))) => info!(
+                "match {}: ready ({} roles, {}), start clock {}s, play clock {}s",
+                start.id,
+                ready.roles,
+                ready.engine,
+                start.start_clock.as_secs_f64(),
+                start.play_clock.as_secs_f64()
+            ),
+            Ok(Ok(Err(e))) => return Err(Failure::bad(format!("START {}: {e}", start.id))),
+            Ok(Err(_)) => {
+                return Err(Failure::bad(format!(
+                    "START {}: the match's thread ended while compiling",
+                    start.id
+                )))
             }
+            Err(_) => warn!(
+                "match {}: still compiling at the start clock; answering ready",
+                start.id
+            ),
+        }
+        if let Some(old) = self.matches().insert(start.id.clone(), m) {
+            old.cancel();
+            warn!("match {}: a new START replaces the running match", old.id);
+        }
+        Ok("ready".into())
+    }
+
+    /// STOP: the match leaves the map; its worker applies the last moves and ends.
+    async fn stop(&self, id: &str, moves: Option<Vec<SExpr>>) -> Result<String, Failure> {
+        let m = self.remove(id)?;
+        let within = m.answer_within(m.play_clock);
+        match m.stop(moves, within).await {
+            Ok(summary) => {
+                info!("match {id}: STOP: {summary}");
+                Ok("done".to_string())
+            }
+            Err(e) => {
+                info!("match {id}: STOP: {e}");
+                Err(Failure::from(e))
+            }
+        }
+    }
+
+    /// PREVIEW: checks that the rules load, within the preview clock.
+    async fn preview(
+        &self,
+        rules: Vec<SExpr>,
+        clock: Duration,
+        received: Instant,
+    ) -> Result<String, Failure> {
+        let text = rules_text(&rules);
+        let check = tokio::task::spawn_blocking(move || {
+            gdl::load_bytes(text.as_bytes(), "PREVIEW rules").map(|g| g.roles.len())
+        });
+        let within = clock.saturating_sub(self.cfg.matches.margin).max(clock / 2);
+        match tokio::time::timeout_at((received + within).into(), check).await {
+            Ok(Ok(Ok(roles))) => {
+                info!("PREVIEW: a {roles}-role game; rules are valid");
+                Ok("ready".into())
+            }
+            Ok(Ok(Err(e))) => Err(Failure::bad(format!("PREVIEW: the rules do not load: {e}"))),
+            Ok(Err(e)) => Err(Failure::bad(format!("PREVIEW: checking failed: {e}"))),
+            Err(_) => Ok("ready".into()),
         }
     }
 }
@@ -229,11 +241,17 @@ impl Failure {
             message,
         }
     }
-    fn not_found(message: String) -> Failure {
+    fn unknown_match(id: &str) -> Failure {
         Failure {
             status: StatusCode::NOT_FOUND,
-            message,
+            message: format!("unknown match id '{id}'"),
         }
+    }
+}
+
+impl From<MatchError> for Failure {
+    fn from(e: MatchError) -> Failure {
+        Failure::bad(e.to_string())
     }
 }
 

@@ -3,18 +3,21 @@
 //! endless solve inside clingo can never stall or kill the player. The child gets an
 //! address-space limit, a watchdog kills it shortly after its own timeout, and it is
 //! killed when its [`SolverRun`] is dropped (STOP, ABORT, a newer run, shutdown).
+//!
+//! [`SolverState`] is a match's side of it: the run in progress, the state it
+//! plans from, how long runs seem to take, and whether trying again is worth it.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
-use crate::asp::SolveResult;
+use crate::asp::{SolveResult, Status};
 
 /// How to run the solver.
 #[derive(Clone, Debug)]
@@ -35,25 +38,53 @@ pub const WATCHDOG_GRACE: Duration = Duration::from_secs(5);
 /// reservations count against an address-space limit without being used).
 pub const ADDRESS_SPACE_HEADROOM_MB: u64 = 2048;
 
+/// Why a solver run gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum SolverError {
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(#[source] io::Error),
+    #[error("cannot write {}: {source}", path.display())]
+    WriteRules { path: PathBuf, source: io::Error },
+    #[error("cannot start {}: {source}", exe.display())]
+    Spawn { exe: PathBuf, source: io::Error },
+    #[error("the solver overran its timeout and was killed")]
+    Overran,
+    #[error("waiting for the solver: {0}")]
+    Wait(#[source] io::Error),
+    #[error("the solver's output did not close")]
+    OutputOpen,
+    #[error("reading the solver's output: {0}")]
+    ReadOutput(#[source] io::Error),
+    /// Its stdout (the start of it) has no JSON line.
+    #[error("the solver printed no JSON object (stdout: {0:?})")]
+    NoJson(String),
+    #[error("the solver's JSON does not match the contract: {source} ({line:?})")]
+    BadJson {
+        source: serde_json::Error,
+        line: String,
+    },
+    /// The child ended without an answer we can read.
+    #[error("the solver exited with {status}: {source}")]
+    Exited {
+        status: ExitStatus,
+        source: Box<SolverError>,
+    },
+    #[error("the solver's watchdog ended without a result")]
+    WatchdogGone,
+}
+
 /// Reads a solver child's stdout: the last line that is a JSON object, the
 /// answer `ggp-asp solve --json` prints (anything printed before it is
 /// ignored).
-pub fn read_result(stdout: &str) -> Result<SolveResult, String> {
+pub fn read_result(stdout: &str) -> Result<SolveResult, SolverError> {
     let line = stdout
         .lines()
         .rev()
         .find(|l| l.trim_start().starts_with('{'))
-        .ok_or_else(|| {
-            format!(
-                "the solver printed no JSON object (stdout: {:?})",
-                truncate(stdout, 200)
-            )
-        })?;
-    serde_json::from_str(line).map_err(|e| {
-        format!(
-            "the solver's JSON does not match the contract: {e} ({:?})",
-            truncate(line, 200)
-        )
+        .ok_or_else(|| SolverError::NoJson(truncate(stdout, 200).to_string()))?;
+    serde_json::from_str(line).map_err(|source| SolverError::BadJson {
+        source,
+        line: truncate(line, 200).to_string(),
     })
 }
 
@@ -64,11 +95,14 @@ fn truncate(s: &str, n: usize) -> &str {
     }
 }
 
+/// What a solver run ends with.
+type Outcome = Result<SolveResult, SolverError>;
+
 /// A running solver child. Dropping it kills the child.
 pub struct SolverRun {
     child: Arc<Mutex<Child>>,
     cancelled: Arc<AtomicBool>,
-    result: Receiver<Result<SolveResult, String>>,
+    result: Receiver<Outcome>,
     started: Instant,
     /// Holds the rules file until the run ends.
     _dir: tempfile::TempDir,
@@ -76,14 +110,16 @@ pub struct SolverRun {
 
 impl SolverRun {
     /// Writes `rules` (KIF) to a temporary file and starts the solver on it.
-    pub fn start(rules: &str, cfg: &SolverConfig, label: &str) -> Result<SolverRun, String> {
+    pub fn start(rules: &str, cfg: &SolverConfig, label: &str) -> Result<SolverRun, SolverError> {
         let dir = tempfile::Builder::new()
             .prefix("ggp-asp-solve-")
             .tempdir()
-            .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+            .map_err(SolverError::TempDir)?;
         let path = dir.path().join("game.kif");
-        std::fs::write(&path, rules)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, rules).map_err(|source| SolverError::WriteRules {
+            path: path.clone(),
+            source,
+        })?;
         let mut cmd = Command::new(&cfg.exe);
         cmd.arg("solve")
             .arg(&path)
@@ -98,13 +134,12 @@ impl SolverRun {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         limit_address_space(&mut cmd, cfg.memory_mb + ADDRESS_SPACE_HEADROOM_MB);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", cfg.exe.display()))?;
+        let mut child = cmd.spawn().map_err(|source| SolverError::Spawn {
+            exe: cfg.exe.clone(),
+            source,
+        })?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let child = Arc::new(Mutex::new(child));
-        let cancelled = Arc::new(AtomicBool::new(false));
 
         // The solver's progress lines go to the log as they come.
         let tag = label.to_string();
@@ -115,52 +150,14 @@ impl SolverRun {
         });
 
         let (tx, rx) = mpsc::channel();
-        let hard_deadline = Instant::now() + cfg.timeout + WATCHDOG_GRACE;
-        let (child2, cancelled2, tag) = (
-            Arc::clone(&child),
-            Arc::clone(&cancelled),
-            label.to_string(),
-        );
-        std::thread::spawn(move || {
-            let (out_tx, out_rx) = mpsc::channel();
-            std::thread::spawn(move || {
-                let mut s = String::new();
-                let r = BufReader::new(stdout).read_to_string(&mut s).map(|_| s);
-                let _ = out_tx.send(r);
-            });
-            // Watchdog: wait for the child, kill it past its deadline or when cancelled.
-            let status = loop {
-                if cancelled2.load(Ordering::Relaxed) {
-                    return;
-                }
-                let mut c = child2.lock().unwrap_or_else(|p| p.into_inner());
-                match c.try_wait() {
-                    Ok(Some(st)) => break Ok(st),
-                    Ok(None) if Instant::now() >= hard_deadline => {
-                        warn!("{tag}: the solver overran its timeout; killing it");
-                        let _ = c.kill();
-                        let _ = c.wait();
-                        break Err("the solver overran its timeout and was killed".to_string());
-                    }
-                    Ok(None) => {}
-                    Err(e) => break Err(format!("waiting for the solver: {e}")),
-                }
-                drop(c);
-                std::thread::sleep(Duration::from_millis(50));
-            };
-            let stdout = out_rx
-                .recv_timeout(Duration::from_secs(5))
-                .map_err(|_| "the solver's output did not close".to_string())
-                .and_then(|r| r.map_err(|e| format!("reading the solver's output: {e}")));
-            let result = match (status, stdout) {
-                (Err(e), _) | (_, Err(e)) => Err(e),
-                (Ok(st), Ok(out)) => match read_result(&out) {
-                    Ok(o) => Ok(o),
-                    Err(e) => Err(format!("the solver exited with {st}: {e}")),
-                },
-            };
-            let _ = tx.send(result);
-        });
+        let watchdog = Watchdog {
+            child: Arc::new(Mutex::new(child)),
+            cancelled: Arc::new(AtomicBool::new(false)),
+            hard_deadline: Instant::now() + cfg.timeout + WATCHDOG_GRACE,
+            tag: label.to_string(),
+        };
+        let (child, cancelled) = (Arc::clone(&watchdog.child), Arc::clone(&watchdog.cancelled));
+        std::thread::spawn(move || watchdog.run(stdout, tx));
         Ok(SolverRun {
             child,
             cancelled,
@@ -171,13 +168,11 @@ impl SolverRun {
     }
 
     /// The outcome once the child has ended; `None` while it runs.
-    pub fn try_result(&self) -> Option<Result<SolveResult, String>> {
+    pub fn try_result(&self) -> Option<Outcome> {
         match self.result.try_recv() {
             Ok(r) => Some(r),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => {
-                Some(Err("the solver's watchdog ended without a result".into()))
-            }
+            Err(TryRecvError::Disconnected) => Some(Err(SolverError::WatchdogGone)),
         }
     }
 
@@ -191,6 +186,62 @@ impl SolverRun {
     }
 }
 
+/// Waits for a child, kills it past its deadline, and reads its answer.
+struct Watchdog {
+    child: Arc<Mutex<Child>>,
+    /// Set when the run is dropped: the watchdog leaves without an answer.
+    cancelled: Arc<AtomicBool>,
+    hard_deadline: Instant,
+    tag: String,
+}
+
+impl Watchdog {
+    fn run(self, stdout: ChildStdout, tx: Sender<Outcome>) {
+        let (out_tx, out_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let r = BufReader::new(stdout).read_to_string(&mut s).map(|_| s);
+            let _ = out_tx.send(r);
+        });
+        let Some(status) = self.wait() else { return };
+        let stdout = out_rx
+            .recv_timeout(Duration::from_secs(5))
+            .map_err(|_| SolverError::OutputOpen)
+            .and_then(|r| r.map_err(SolverError::ReadOutput));
+        let result = match (status, stdout) {
+            (Err(e), _) | (_, Err(e)) => Err(e),
+            (Ok(status), Ok(out)) => read_result(&out).map_err(|e| SolverError::Exited {
+                status,
+                source: Box::new(e),
+            }),
+        };
+        let _ = tx.send(result);
+    }
+
+    /// The child's exit status, or why there is none; `None` when cancelled.
+    fn wait(&self) -> Option<Result<ExitStatus, SolverError>> {
+        loop {
+            if self.cancelled.load(Ordering::Relaxed) {
+                return None;
+            }
+            let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+            match c.try_wait() {
+                Ok(Some(st)) => return Some(Ok(st)),
+                Ok(None) if Instant::now() >= self.hard_deadline => {
+                    warn!("{}: the solver overran its timeout; killing it", self.tag);
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    return Some(Err(SolverError::Overran));
+                }
+                Ok(None) => {}
+                Err(e) => return Some(Err(SolverError::Wait(e))),
+            }
+            drop(c);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for SolverRun {
     fn drop(&mut self) {
         self.cancelled.store(true, Ordering::Relaxed);
@@ -199,6 +250,146 @@ impl Drop for SolverRun {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+}
+
+/// A solver run and the step and state it solves from.
+struct Solving<S> {
+    run: SolverRun,
+    from: usize,
+    state: S,
+}
+
+/// A plan the solver found (not yet checked on our engine).
+pub struct Found<S> {
+    /// The step and state it starts from.
+    pub from: usize,
+    pub state: S,
+    pub took: Duration,
+    pub result: SolveResult,
+}
+
+/// A match's use of the solver: at most one run at a time, from a state of the
+/// match's choosing.
+pub struct SolverState<S> {
+    /// For log lines: `match ID`.
+    id: String,
+    /// `None` when the solver is off or the game has more than one role.
+    cfg: Option<SolverConfig>,
+    run: Option<Solving<S>>,
+    /// How long a solver run seems to take (the last one's time, or how long an
+    /// abandoned one had run): decides how far ahead the next one starts.
+    estimate: Duration,
+    /// The solver said there is no plan (or failed): do not start it again.
+    gave_up: bool,
+}
+
+impl<S> SolverState<S> {
+    /// The solver state of match `id`; only a one-player game uses `cfg`.
+    pub fn new(id: &str, cfg: Option<SolverConfig>, one_player: bool) -> Self {
+        SolverState {
+            id: id.to_string(),
+            cfg: cfg.filter(|_| one_player),
+            run: None,
+            estimate: Duration::ZERO,
+            gave_up: false,
+        }
+    }
+
+    /// True when a run may start: a one-player game, the solver on, and no run
+    /// has said there is nothing to find.
+    pub fn wanted(&self) -> bool {
+        self.cfg.is_some() && !self.gave_up
+    }
+
+    pub fn running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Do not start the solver again (its plan was wrong).
+    pub fn give_up(&mut self) {
+        self.gave_up = true;
+    }
+
+    /// How long a run seems to take: at least as long as the current one has run.
+    pub fn estimate(&self) -> Duration {
+        let running = self
+            .run
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.run.elapsed());
+        self.estimate.max(running)
+    }
+
+    /// Ends the current run, if any (killing its child), and remembers how long it
+    /// had run.
+    pub fn end_run(&mut self) {
+        if let Some(old) = self.run.take() {
+            self.estimate = self.estimate.max(old.run.elapsed());
+        }
+    }
+
+    /// Starts a run on `rules`, the game from `state` at step `from` (the match
+    /// is at step `now`), replacing any run. A run that cannot start turns the
+    /// solver off for the match.
+    pub fn start(&mut self, rules: &str, from: usize, now: usize, state: S) {
+        self.end_run();
+        let Some(cfg) = &self.cfg else { return };
+        let label = format!("match {} step {from}", self.id);
+        match SolverRun::start(rules, cfg, &label) {
+            Ok(run) => {
+                info!(
+                    "match {}: solver started from step {from} at step {now} (pid {}, timeout {:.0}s, {} MB)",
+                    self.id,
+                    run.pid(),
+                    cfg.timeout.as_secs_f64(),
+                    cfg.memory_mb
+                );
+                self.run = Some(Solving { run, from, state });
+            }
+            Err(e) => {
+                warn!("match {}: {e}; playing by search alone", self.id);
+                self.gave_up = true;
+            }
+        }
+    }
+
+    /// The run's plan once it has ended with one. A run that ended without a
+    /// plan (no plan exists, a timeout, a failure) is logged, and the solver is
+    /// not started again.
+    pub fn poll(&mut self) -> Option<Found<S>> {
+        let outcome = self.run.as_ref()?.run.try_result()?;
+        let Solving { run, from, state } = self.run.take()?;
+        let took = run.elapsed();
+        self.estimate = took;
+        let secs = took.as_secs_f64();
+        let result = match outcome {
+            Ok(r) if r.status == Status::Solved && !r.plan.is_empty() => r,
+            Ok(r) => {
+                let why = if r.message.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.message)
+                };
+                info!(
+                    "match {}: solver from step {from}: {} after {secs:.2}s{why}; search plays on",
+                    self.id,
+                    r.status.name(),
+                );
+                self.gave_up = true;
+                return None;
+            }
+            Err(e) => {
+                warn!("match {}: solver failed after {secs:.2}s: {e}", self.id);
+                self.gave_up = true;
+                return None;
+            }
+        };
+        Some(Found {
+            from,
+            state,
+            took,
+            result,
+        })
     }
 }
 

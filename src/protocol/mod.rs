@@ -4,101 +4,20 @@
 //! the replies; [`client`] sends one exchange as a manager does. The player
 //! ([`crate::player`]) and the referee ([`crate::arena`]) both speak it, as
 //! siblings. Messages are KIF s-expressions; moves and rules stay plain
-//! s-expressions here ([`Sexp`]) because only a match knows its game's symbols.
+//! s-expressions here ([`SExpr`], the rules' reader's own type) because only a
+//! match knows its game's symbols.
 
 pub mod client;
 
 use std::fmt;
 use std::time::Duration;
 
-use crate::gdl::parser::{parse_sexprs, SExpr};
-use crate::gdl::{Symbols, Term};
+pub use crate::gdl::parser::SExpr;
+use crate::gdl::parser::{parse_sexprs, write_list};
 
-/// An s-expression without source positions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Sexp {
-    Atom(String),
-    List(Vec<Sexp>),
-}
-
-impl Sexp {
-    /// Reads exactly one s-expression (`what` names it in errors).
-    pub fn parse_one(text: &str, what: &str) -> Result<Sexp, ProtocolError> {
-        let items = parse_sexprs(text, what).map_err(|e| ProtocolError(e.to_string()))?;
-        match items.as_slice() {
-            [one] => Ok(Sexp::from(one)),
-            [] => Err(ProtocolError(format!("{what} is empty"))),
-            many => Err(ProtocolError(format!(
-                "{what} holds {} s-expressions; expected one",
-                many.len()
-            ))),
-        }
-    }
-
-    pub fn atom(&self) -> Option<&str> {
-        match self {
-            Sexp::Atom(a) => Some(a),
-            Sexp::List(_) => None,
-        }
-    }
-
-    /// True for the atom `word`, compared without case.
-    pub fn is_word(&self, word: &str) -> bool {
-        self.atom().is_some_and(|a| a.eq_ignore_ascii_case(word))
-    }
-
-    /// The ground game term this s-expression spells, with the game's symbols only:
-    /// a symbol the game does not know cannot be part of one of its moves.
-    pub fn to_ground(&self, symbols: &Symbols) -> Result<Term, String> {
-        let sym = |a: &str| {
-            if a.starts_with('?') {
-                return Err(format!("a move cannot contain the variable {a}"));
-            }
-            symbols
-                .get(a)
-                .ok_or_else(|| format!("unknown symbol '{a}' (not in the game)"))
-        };
-        match self {
-            Sexp::Atom(a) => Ok(Term::Const(sym(a)?)),
-            Sexp::List(items) => match items.split_first() {
-                Some((Sexp::Atom(f), rest)) if !rest.is_empty() => Ok(Term::Func(
-                    sym(f)?,
-                    rest.iter()
-                        .map(|x| x.to_ground(symbols))
-                        .collect::<Result<_, _>>()?,
-                )),
-                Some((Sexp::Atom(f), _)) => Ok(Term::Const(sym(f)?)),
-                _ => Err(format!("{self} is not a term: it must start with a symbol")),
-            },
-        }
-    }
-}
-
-impl From<&SExpr> for Sexp {
-    fn from(e: &SExpr) -> Self {
-        match e {
-            SExpr::Atom(a, _) => Sexp::Atom(a.clone()),
-            SExpr::List(items, _) => Sexp::List(items.iter().map(Sexp::from).collect()),
-        }
-    }
-}
-
-impl fmt::Display for Sexp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Sexp::Atom(a) => f.write_str(a),
-            Sexp::List(items) => {
-                f.write_str("(")?;
-                for (i, x) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(" ")?;
-                    }
-                    write!(f, "{x}")?;
-                }
-                f.write_str(")")
-            }
-        }
-    }
+/// Reads exactly one s-expression (`what` names it in errors).
+fn parse_one(text: &str, what: &str) -> Result<SExpr, ProtocolError> {
+    SExpr::parse_one(text, what).map_err(ProtocolError)
 }
 
 /// A message that is not a well-formed protocol request: what is wrong.
@@ -112,7 +31,7 @@ pub struct Start {
     pub id: String,
     pub role: String,
     /// The game's rules, one s-expression per rule or fact.
-    pub rules: Vec<Sexp>,
+    pub rules: Vec<SExpr>,
     pub start_clock: Duration,
     pub play_clock: Duration,
 }
@@ -125,7 +44,8 @@ impl Start {
     }
 }
 
-fn rules_text(rules: &[Sexp]) -> String {
+/// Rules as KIF text, one rule per line.
+pub fn rules_text(rules: &[SExpr]) -> String {
     let mut out = String::new();
     for r in rules {
         out.push_str(&r.to_string());
@@ -143,17 +63,17 @@ pub enum Message {
     /// role order.
     Play {
         id: String,
-        moves: Option<Vec<Sexp>>,
+        moves: Option<Vec<SExpr>>,
     },
     Stop {
         id: String,
-        moves: Option<Vec<Sexp>>,
+        moves: Option<Vec<SExpr>>,
     },
     Abort {
         id: String,
     },
     Preview {
-        rules: Vec<Sexp>,
+        rules: Vec<SExpr>,
         clock: Duration,
     },
 }
@@ -163,13 +83,13 @@ impl Message {
     /// ignored as the protocol asks.
     pub fn parse(text: &str) -> Result<Message, ProtocolError> {
         let e = |m: String| ProtocolError(m);
-        let msg = Sexp::parse_one(text, "the message")?;
+        let msg = parse_one(text, "the message")?;
         let items = match &msg {
-            Sexp::List(items) if !items.is_empty() => items,
-            Sexp::List(_) => return Err(e("the message is an empty list".into())),
+            SExpr::List(items, _) if !items.is_empty() => items,
+            SExpr::List(..) => return Err(e("the message is an empty list".into())),
             // A bare `info` atom is accepted as `(info)`.
-            Sexp::Atom(a) if a.eq_ignore_ascii_case("info") => return Ok(Message::Info),
-            Sexp::Atom(a) => {
+            SExpr::Atom(a, _) if a.eq_ignore_ascii_case("info") => return Ok(Message::Info),
+            SExpr::Atom(a, _) => {
                 return Err(e(format!(
                     "the message is the atom '{a}'; expected a list such as (INFO)"
                 )))
@@ -231,8 +151,8 @@ impl Message {
                     )));
                 }
                 let moves = match &args[1] {
-                    Sexp::Atom(_) => None,
-                    Sexp::List(ms) => Some(ms.clone()),
+                    SExpr::Atom(..) => None,
+                    SExpr::List(ms, _) => Some(ms.clone()),
                 };
                 let id = id(0)?;
                 Ok(if kind == "play" {
@@ -281,16 +201,16 @@ impl Message {
     }
 }
 
-fn rules(e: &Sexp) -> Result<Vec<Sexp>, ProtocolError> {
+fn rules(e: &SExpr) -> Result<Vec<SExpr>, ProtocolError> {
     match e {
-        Sexp::List(rs) => Ok(rs.clone()),
-        Sexp::Atom(a) => Err(ProtocolError(format!(
+        SExpr::List(rs, _) => Ok(rs.clone()),
+        SExpr::Atom(a, _) => Err(ProtocolError(format!(
             "the rules must be a list of rules, found the atom '{a}'"
         ))),
     }
 }
 
-fn clock(e: &Sexp, what: &str) -> Result<Duration, ProtocolError> {
+fn clock(e: &SExpr, what: &str) -> Result<Duration, ProtocolError> {
     let bad = || ProtocolError(format!("the {what} must be a number of seconds, found {e}"));
     let secs: f64 = e.atom().ok_or_else(bad)?.parse().map_err(|_| bad())?;
     if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
@@ -307,10 +227,10 @@ fn write_clock(f: &mut fmt::Formatter<'_>, d: Duration) -> fmt::Result {
     }
 }
 
-fn write_moves(f: &mut fmt::Formatter<'_>, moves: &Option<Vec<Sexp>>) -> fmt::Result {
+fn write_moves(f: &mut fmt::Formatter<'_>, moves: &Option<Vec<SExpr>>) -> fmt::Result {
     match moves {
         None => f.write_str("NIL"),
-        Some(ms) => write!(f, "{}", Sexp::List(ms.clone())),
+        Some(ms) => write_list(f, ms),
     }
 }
 
@@ -320,14 +240,9 @@ impl fmt::Display for Message {
         match self {
             Message::Info => f.write_str("(INFO)"),
             Message::Start(s) => {
-                write!(f, "(START {} {} (", s.id, s.role)?;
-                for (i, r) in s.rules.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(" ")?;
-                    }
-                    write!(f, "{r}")?;
-                }
-                f.write_str(") ")?;
+                write!(f, "(START {} {} ", s.id, s.role)?;
+                write_list(f, &s.rules)?;
+                f.write_str(" ")?;
                 write_clock(f, s.start_clock)?;
                 f.write_str(" ")?;
                 write_clock(f, s.play_clock)?;
@@ -345,7 +260,9 @@ impl fmt::Display for Message {
             }
             Message::Abort { id } => write!(f, "(ABORT {id})"),
             Message::Preview { rules, clock } => {
-                write!(f, "(PREVIEW {} ", Sexp::List(rules.clone()))?;
+                f.write_str("(PREVIEW ")?;
+                write_list(f, rules)?;
+                f.write_str(" ")?;
                 write_clock(f, *clock)?;
                 f.write_str(")")
             }
@@ -355,9 +272,9 @@ impl fmt::Display for Message {
 
 /// Reads a game's KIF text into the rule list a START or PREVIEW carries (comments
 /// and layout dropped).
-pub fn rules_from_kif(text: &str) -> Result<Vec<Sexp>, ProtocolError> {
+pub fn rules_from_kif(text: &str) -> Result<Vec<SExpr>, ProtocolError> {
     let items = parse_sexprs(text, "the rules").map_err(|e| ProtocolError(e.to_string()))?;
-    Ok(items.iter().map(Sexp::from).collect())
+    Ok(items)
 }
 
 /// The reply to INFO.
@@ -372,12 +289,12 @@ pub enum Reply {
     Done,
     Aborted,
     /// A move (or any other s-expression, e.g. an INFO answer).
-    Sexp(Sexp),
+    Sexp(SExpr),
 }
 
 impl Reply {
     pub fn parse(text: &str) -> Result<Reply, ProtocolError> {
-        let s = Sexp::parse_one(text, "the reply")?;
+        let s = parse_one(text, "the reply")?;
         Ok(if s.is_word("ready") {
             Reply::Ready
         } else if s.is_word("done") {

@@ -1,0 +1,424 @@
+//! A match's worker thread once the rules are compiled: it keeps our copy of the
+//! state, searches (between messages too), follows solver plans on one-player
+//! games, and answers PLAY and STOP.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tracing::{debug, info, warn};
+
+use crate::gdl::print::term_to_string;
+use crate::gdl::Game;
+use crate::reasoner::{RoleIdx, StateMachine};
+use crate::search::Mcts;
+
+use super::error::{Illegal, MatchError};
+use super::plan::{rules_from, search_line, Plan};
+use super::r#match::{Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
+use super::solver::SolverState;
+use crate::protocol::SExpr;
+
+pub(super) struct Worker<M: StateMachine> {
+    pub id: String,
+    pub machine: Arc<M>,
+    pub role: RoleIdx,
+    pub state: M::State,
+    /// Joint moves played so far.
+    pub step: usize,
+    /// UCT from the current state; its tree follows the moves played.
+    pub search: Mcts<M>,
+    pub cfg: MatchConfig,
+    pub cancelled: Arc<AtomicBool>,
+    pub fallback: Arc<Mutex<Fallback>>,
+    pub decisions: Decisions,
+    /// How long we may think per move.
+    pub move_time: Duration,
+    pub solver: SolverState<M::State>,
+    pub plan: Option<Plan<M>>,
+    /// Search playouts when the last joint move was applied.
+    pub playouts_at_advance: u64,
+}
+
+impl<M: StateMachine + 'static> Worker<M> {
+    fn game(&self) -> &Game {
+        self.machine.game()
+    }
+
+    fn move_text(&self, m: &M::Move) -> String {
+        term_to_string(&self.machine.move_term(m), &self.game().symbols)
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the solver has answered or `until`, whichever is first; the
+    /// search only runs in the last part of the wait (see [`Worker::search_or_wait`]).
+    pub fn await_plan(&mut self, until: Instant) {
+        let begun = Instant::now();
+        while self.solver.running() && !self.cancelled() {
+            if Instant::now() >= until {
+                info!(
+                    "match {}: no plan yet at the start clock; search starts the match",
+                    self.id
+                );
+                return;
+            }
+            self.search_or_wait(begun, until);
+            self.poll_solver();
+        }
+    }
+
+    /// One slice of the time from `begun` to `until`. While the solver works on a
+    /// one-player game it gets the cores: the search sleeps through the first
+    /// three quarters of the time and runs only in the rest, to have a move should
+    /// the plan not come.
+    fn search_or_wait(&mut self, begun: Instant, until: Instant) {
+        let now = Instant::now();
+        let end = until.min(now + SLICE);
+        if self.solver.running() {
+            let search_from = begun + until.saturating_duration_since(begun) * 3 / 4;
+            if now < search_from {
+                std::thread::sleep(end.min(search_from).saturating_duration_since(now));
+                return;
+            }
+        }
+        self.search.search_until(end);
+    }
+
+    /// Answers commands until STOP, the server's end of the channel is gone, or
+    /// the match is cancelled.
+    pub fn run(&mut self, rx: Receiver<Command>) {
+        loop {
+            if self.cancelled() {
+                debug!("match {}: worker ends", self.id);
+                return;
+            }
+            self.poll_solver();
+            // Think for a slice (pondering), then look at the messages; a search
+            // with nothing to do leaves the rest of the slice to waiting.
+            let slice_end = Instant::now() + SLICE;
+            if self.cfg.ponder && !self.solver.running() && !self.machine.is_terminal(&self.state) {
+                self.search.search_until(slice_end);
+            }
+            let cmd = match rx.try_recv() {
+                Ok(c) => c,
+                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) => {
+                    match rx.recv_timeout(slice_end.saturating_duration_since(Instant::now())) {
+                        Ok(c) => c,
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            };
+            match cmd {
+                Command::Play {
+                    moves,
+                    deadline,
+                    reply,
+                } => {
+                    let _ = reply.send(self.play(moves, deadline));
+                }
+                Command::Stop { moves, reply } => {
+                    let _ = reply.send(self.stop(moves));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Applies a joint move from the manager after checking it.
+    fn apply(&mut self, moves: &[SExpr]) -> Result<(), MatchError> {
+        let m = &*self.machine;
+        let roles = m.game().roles.len();
+        if moves.len() != roles {
+            return Err(MatchError::JointMoveSize {
+                step: self.step + 1,
+                moves: moves.len(),
+                roles,
+            });
+        }
+        if m.is_terminal(&self.state) {
+            return Err(MatchError::MovesAfterEnd { step: self.step });
+        }
+        let joint = moves
+            .iter()
+            .enumerate()
+            .map(|(r, s)| self.manager_move(r, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.state = m.next_state(&self.state, &joint);
+        self.step += 1;
+        self.search.advance(&joint);
+        self.playouts_at_advance = self.search.stats().playouts;
+        Ok(())
+    }
+
+    /// Role `r`'s move `s` of the manager's joint move, if it is legal now.
+    fn manager_move(&self, r: RoleIdx, s: &SExpr) -> Result<M::Move, MatchError> {
+        let m = &*self.machine;
+        let g = m.game();
+        let illegal = |why: Illegal| MatchError::IllegalMove {
+            step: self.step + 1,
+            text: s.to_string(),
+            role: term_to_string(&g.roles[r], &g.symbols),
+            why,
+        };
+        let term = s
+            .to_ground(&g.symbols)
+            .map_err(|e| illegal(Illegal::NotATerm(e)))?;
+        let mv = m
+            .parse_move(&term)
+            .ok_or_else(|| illegal(Illegal::NotAMove))?;
+        let legal = m.legal(&self.state, r);
+        if !legal.contains(&mv) {
+            let mut l: Vec<String> = legal.iter().map(|x| self.move_text(x)).collect();
+            l.sort();
+            let legal = l.join(" ");
+            return Err(illegal(Illegal::NotLegalHere { legal }));
+        }
+        Ok(mv)
+    }
+
+    /// Publishes a legal move for the current state so the server has something to
+    /// send should the worker be late.
+    pub fn publish_fallback(&self, best: Option<&M::Move>) {
+        let text = match best {
+            Some(m) => Some(self.move_text(m)),
+            None if self.machine.is_terminal(&self.state) => None,
+            None => self
+                .machine
+                .legal(&self.state, self.role)
+                .first()
+                .map(|m| self.move_text(m)),
+        };
+        let mut fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        fb.step = self.step;
+        fb.text = text;
+    }
+
+    fn play(&mut self, moves: Option<Vec<SExpr>>, deadline: Instant) -> Result<String, MatchError> {
+        let t0 = Instant::now();
+        match &moves {
+            Some(ms) => self.apply(ms)?,
+            None if self.step > 0 => warn!(
+                "match {}: PLAY with no moves at step {}; answering for the current state",
+                self.id, self.step
+            ),
+            None => {}
+        }
+        if self.machine.is_terminal(&self.state) {
+            return Err(MatchError::GameOver { step: self.step });
+        }
+        self.publish_fallback(None);
+        let legal = self.machine.legal(&self.state, self.role);
+        if legal.is_empty() {
+            return Err(MatchError::NoLegalMove { step: self.step });
+        }
+        let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
+        let playouts_before = self.search.stats().playouts;
+        let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
+        let (mv, by) = self.choose(&legal, think_until);
+        let text = self.move_text(&mv);
+        *self
+            .decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(by)
+            .or_default() += 1;
+        info!(
+            "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
+            self.id,
+            self.step + 1,
+            self.search.stats().playouts.saturating_sub(playouts_before),
+            pondered,
+            t0.elapsed().as_secs_f64()
+        );
+        Ok(text)
+    }
+
+    /// Our move among `legal` by `think_until`, and what chose it: the plan, the
+    /// only legal move, or the search.
+    fn choose(&mut self, legal: &[M::Move], think_until: Instant) -> (M::Move, &'static str) {
+        let begun = Instant::now();
+        loop {
+            self.poll_solver();
+            let now = Instant::now();
+            let late = now >= think_until || self.cancelled();
+            if let Some((m, committed)) = self.plan_move() {
+                if !committed {
+                    return (m, "plan");
+                }
+                // A committed line is played at the clock's end, to give the
+                // solver the time the line was committed for.
+                if late || !self.solver.running() {
+                    return (m, "committed line");
+                }
+                std::thread::sleep(SLICE.min(think_until - now));
+                continue;
+            }
+            if legal.len() == 1 {
+                return (legal[0].clone(), "only legal move");
+            }
+            if late {
+                return match self
+                    .search
+                    .try_best_move(self.role)
+                    .filter(|m| legal.contains(m))
+                {
+                    Some(m) => (self.commit_ahead(m), "search"),
+                    None => (legal[0].clone(), "first legal move (search had none)"),
+                };
+            }
+            self.search_or_wait(begun, think_until);
+            let best = self.search.try_best_move(self.role);
+            self.publish_fallback(best.as_ref());
+        }
+    }
+
+    fn stop(&mut self, moves: Option<Vec<SExpr>>) -> Result<String, MatchError> {
+        self.solver.end_run();
+        if let Some(ms) = &moves {
+            self.apply(ms)?;
+        }
+        if !self.machine.is_terminal(&self.state) {
+            let summary = format!("stopped after {} steps in a non-terminal state", self.step);
+            warn!("match {}: {summary}", self.id);
+            return Ok(summary);
+        }
+        let g = self.game();
+        let mut summary = String::new();
+        for (r, role) in g.roles.iter().enumerate() {
+            let v = self.machine.goal(&self.state, r);
+            let _ = write!(
+                summary,
+                "{}{}={}",
+                if r > 0 { " " } else { "" },
+                term_to_string(role, &g.symbols),
+                v.map_or("none".to_string(), |v| v.to_string())
+            );
+        }
+        info!(
+            "match {}: over after {} steps; goals {summary}",
+            self.id, self.step
+        );
+        Ok(summary)
+    }
+
+    /// Starts the solver from the current state.
+    pub fn start_solver(&mut self) {
+        self.start_solver_from(self.step, self.state.clone());
+    }
+
+    /// Starts the solver from `state`, the state at step `from` (one-player games
+    /// only), replacing any run.
+    fn start_solver_from(&mut self, from: usize, state: M::State) {
+        self.solver.end_run();
+        if self.solver.wanted() && !self.machine.is_terminal(&state) {
+            let rules = rules_from(&*self.machine, &state);
+            self.solver.start(&rules, from, self.step, state);
+        }
+    }
+
+    /// Takes the solver's plan once it has one: checked on our engine, it is
+    /// followed from its first state on.
+    fn poll_solver(&mut self) {
+        let Some(found) = self.solver.poll() else {
+            return;
+        };
+        let (from, secs) = (found.from, found.took.as_secs_f64());
+        if from < self.step {
+            info!(
+                "match {}: the solver's plan from step {from} came after {secs:.2}s, at step {}: too late",
+                self.id, self.step
+            );
+            return;
+        }
+        let plan = match Plan::verify(
+            &*self.machine,
+            self.role,
+            from,
+            found.state,
+            &found.result.plan,
+        ) {
+            Ok(plan) => plan,
+            Err(e) => {
+                warn!(
+                    "match {}: the solver's plan from step {from} is wrong: {e}",
+                    self.id
+                );
+                self.solver.give_up();
+                return;
+            }
+        };
+        info!(
+            "match {}: solver from step {from}: plan of {} moves to goal {} ({} proven) in {secs:.2}s, verified",
+            self.id,
+            plan.moves.len(),
+            plan.goal.unwrap_or(0),
+            found.result.proven.name()
+        );
+        self.plan = Plan::connect(self.plan.take(), plan, self.step);
+        if self.plan.is_none() {
+            warn!(
+                "match {}: the plan from step {from} does not connect to our moves",
+                self.id
+            );
+        }
+    }
+
+    /// The plan's move when the current state is the one the plan expects here,
+    /// and whether it is a committed move (not yet backed by a solver plan).
+    fn plan_move(&mut self) -> Option<(M::Move, bool)> {
+        let plan = self.plan.as_ref()?;
+        let i = self.step.checked_sub(plan.from)?;
+        if plan.states.get(i) == Some(&self.state) {
+            return Some((plan.moves[i].clone(), plan.goal.is_none()));
+        }
+        if i < plan.moves.len() || plan.goal.is_some() {
+            warn!(
+                "match {}: step {}: the state is not the one the plan expects; search decides",
+                self.id, self.step
+            );
+        }
+        self.plan = None;
+        None
+    }
+
+    /// On a one-player game without a plan: the search's move `chosen` leaves the
+    /// state any solver run works from, so commit to the search's best line for as
+    /// many moves as a solver run seems to take, and start the solver from the
+    /// line's end. Returns the move to play now (the line's first).
+    fn commit_ahead(&mut self, chosen: M::Move) -> M::Move {
+        if !self.solver.wanted() {
+            return chosen;
+        }
+        let m = &*self.machine;
+        let mut line = search_line(m, &self.search, self.role, &self.state);
+        if line.is_empty() {
+            line.push(chosen);
+        }
+        let estimate = self.solver.estimate().max(self.move_time);
+        // Lead: half again the estimate, in moves; at least one.
+        let wanted = (estimate.as_secs_f64() * 1.5 / self.move_time.as_secs_f64().max(0.001)).ceil()
+            as usize;
+        let Some((plan, end)) = Plan::commit(m, self.step, &self.state, &line, wanted) else {
+            // The line ends the game: nothing left to plan for.
+            return line[0].clone();
+        };
+        let d = plan.moves.len() + 1;
+        info!(
+            "match {}: step {}: committing to {d} move(s) of the search's line; solver restarts from step {} (estimate {:.1}s)",
+            self.id,
+            self.step + 1,
+            self.step + d,
+            estimate.as_secs_f64()
+        );
+        self.plan = Some(plan);
+        self.start_solver_from(self.step + d, end);
+        line.swap_remove(0)
+    }
+}
