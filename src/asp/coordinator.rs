@@ -391,6 +391,9 @@ impl<'a> Coordinator<'a> {
         let mut grace: Option<Instant> = None;
         self.progress = opts.progress;
         loop {
+            if let Some(r) = self.memory(&w, opts) {
+                return r;
+            }
             if let Some(r) = self.next_event(&mut w, opts, &mut grace) {
                 return r;
             }
@@ -400,7 +403,7 @@ impl<'a> Coordinator<'a> {
             if let Some(r) = self.proven(&w, opts) {
                 return r;
             }
-            if let Some(r) = self.limits(&mut w, opts, grace, deadline) {
+            if let Some(r) = self.limits(&mut w, grace, deadline) {
                 return r;
             }
         }
@@ -483,6 +486,24 @@ impl<'a> Coordinator<'a> {
         None
     }
 
+    /// The answer when this process and its worker processes together hold
+    /// more than the memory limit: checked before each event is taken in, so
+    /// that a solve past its limit stops whatever comes.
+    fn memory(&mut self, w: &Workers, opts: &SolveOptions) -> Option<SolveResult> {
+        let limit = opts.memory_mb?;
+        let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
+        let rss = resident_mb() + children.iter().map(|&p| child_resident_mb(p)).sum::<f64>();
+        drop(children);
+        if rss <= limit as f64 {
+            return None;
+        }
+        let msg = format!(
+            "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
+            self.horizon
+        );
+        Some(self.out_of_budget(Status::Error, msg))
+    }
+
     /// The candidate plan as the answer once the workers' refutations prove
     /// it shortest, or, in auto waiting for a proof, once no worker that
     /// could prove one runs any more.
@@ -529,12 +550,11 @@ impl<'a> Coordinator<'a> {
         }
     }
 
-    /// The answer when no worker runs any more, the memory limit is passed,
-    /// the grace after a first plan is over, or the deadline has come.
+    /// The answer when no worker runs any more, the grace after a first plan
+    /// is over, or the deadline has come.
     fn limits(
         &mut self,
         w: &mut Workers,
-        opts: &SolveOptions,
         grace: Option<Instant>,
         deadline: Option<Instant>,
     ) -> Option<SolveResult> {
@@ -548,18 +568,6 @@ impl<'a> Coordinator<'a> {
                 w.failures.join("; ")
             };
             return Some(self.result(Status::Error, None, self.times, msg));
-        }
-        if let Some(limit) = opts.memory_mb {
-            let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
-            let rss = resident_mb() + children.iter().map(|&p| child_resident_mb(p)).sum::<f64>();
-            drop(children);
-            if rss > limit as f64 {
-                let msg = format!(
-                    "memory limit of {limit} MiB exceeded ({rss:.0} MiB resident) after horizon {}",
-                    self.horizon
-                );
-                return Some(self.out_of_budget(Status::Error, msg));
-            }
         }
         if grace.is_some_and(|g| Instant::now() >= g) {
             if let Some(v) = self.candidate.take() {

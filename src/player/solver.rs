@@ -121,9 +121,12 @@ impl SolverRun {
             source,
         })?;
         let mut cmd = Command::new(&cfg.exe);
+        // `--first`: the player needs a plan before its start clock ends, not
+        // the proof that it is shortest; it says which it got.
         cmd.arg("solve")
             .arg(&path)
             .arg("--json")
+            .arg("--first")
             .arg("--timeout")
             .arg(format!("{}", cfg.timeout.as_secs_f64()))
             .arg("--memory-mb")

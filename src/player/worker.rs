@@ -355,7 +355,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
         };
         info!(
-            "match {}: solver from step {from}: plan of {} moves to goal {} ({} proven) in {secs:.2}s, verified",
+            "match {}: solver from step {from}: plan of {} moves to goal {} in {secs:.2}s, verified, submitted as the solver's first plan (proven: {})",
             self.id,
             plan.moves.len(),
             plan.goal.unwrap_or(0),
