@@ -35,13 +35,13 @@
 //!   playout from there starts by a copy, not by undoing the last one.
 //!
 //! The files: this one holds the public types and the [`StateMachine`]
-//! implementation; [`lit`] the node and literal newtypes, [`rows`] the
-//! compressed rows every per-node list is kept in; [`build`] compiles the
-//! ground program (gates, outputs, guards, specialisation); [`eval`] holds the
-//! gates and evaluates programs over them, [`propagate`] keeps a scratch up to
-//! date by propagation, [`outputs`] reads the legal, next and goal outputs off
-//! a scratch, [`scratch`] is the per-thread memory and [`playout`] the steps
-//! and playouts over it.
+//! implementation; `lit.rs` the node and literal newtypes, `rows.rs` the
+//! compressed rows every per-node list is kept in; `build/` compiles the
+//! ground program in steps (gates, outputs, guards, specialisation);
+//! `eval.rs` holds the gates and evaluates programs over them, `propagate.rs`
+//! keeps a scratch up to date by propagation, `outputs.rs` reads the legal,
+//! next and goal outputs off a scratch, `scratch.rs` is the per-thread memory
+//! and `playout.rs` the pool of scratches, the steps and the playouts.
 
 mod build;
 mod eval;

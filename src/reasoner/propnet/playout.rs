@@ -1,5 +1,6 @@
-//! Steps over a scratch: loading a state, applying a joint move, reading the
-//! goals, and the random playout that chains them without allocating.
+//! Steps over a scratch: taking one from the pool, loading a state, applying
+//! a joint move, reading the goals, and the random playout that chains them
+//! without allocating.
 
 use std::time::Instant;
 
@@ -11,6 +12,28 @@ use super::{Propnet, PropnetState};
 use crate::reasoner::{Pacer, Playout};
 
 impl Propnet {
+    /// A scratch holding the state with no fluent true.
+    fn new_scratch(&self) -> Scratch {
+        let mut s = Scratch::new(self.gates.len(), self.words(), self.out.legal.groups());
+        if self.incremental {
+            self.prime(&mut s);
+        }
+        s
+    }
+
+    /// Runs `f` on a scratch from the pool (a new one when the pool is empty),
+    /// returned to the pool afterwards.
+    pub(super) fn with_scratch<T>(&self, f: impl FnOnce(&mut Scratch) -> T) -> T {
+        let taken = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut s = taken.unwrap_or_else(|| self.new_scratch());
+        let out = f(&mut s);
+        self.scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(s);
+        out
+    }
+
     /// Makes the scratch hold `state`.
     pub(super) fn load(&self, s: &mut Scratch, state: &PropnetState) {
         if s.loaded && s.cur[..] == state.0[..] {

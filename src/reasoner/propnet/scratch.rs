@@ -1,9 +1,8 @@
 //! Per-thread working memory: the values of every node for one loaded state,
-//! the propagation counters, the snapshot of a playout's start, and the pool
-//! the scratches are taken from (the network itself stays immutable).
+//! the propagation counters, and the snapshot of a playout's start (the
+//! network itself stays immutable; the pool of scratches is the network's).
 
 use super::lit::Node;
-use super::Propnet;
 
 /// A copy of the parts of a [`Scratch`] that describe its loaded state.
 #[derive(Default)]
@@ -55,6 +54,29 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
+    /// A scratch for `nodes` nodes, states of `words` words and `groups` legal
+    /// groups, its fluents false and only the constant true node set (in
+    /// incremental mode the network primes it before use).
+    pub(super) fn new(nodes: usize, words: usize, groups: usize) -> Scratch {
+        let mut s = Scratch {
+            vals: vec![0u8; nodes],
+            counts: Vec::new(),
+            cur: vec![0; words],
+            loaded: false,
+            goals_done: false,
+            changed: Vec::new(),
+            diff: Vec::new(),
+            stack: Vec::new(),
+            legal: Vec::new(),
+            joint: Vec::new(),
+            group_count: vec![0; groups],
+            start: Snapshot::default(),
+            has_start: false,
+        };
+        s.vals[Node::TRUE.idx()] = 1;
+        s
+    }
+
     pub(super) fn save_start(&mut self) {
         let t = &mut self.start;
         Snapshot::copy(&mut t.vals, &self.vals);
@@ -73,45 +95,5 @@ impl Scratch {
         self.group_count.copy_from_slice(&t.group_count);
         self.diff.copy_from_slice(&t.diff);
         self.goals_done = false;
-    }
-}
-
-impl Propnet {
-    /// A scratch holding the state with no fluent true.
-    fn new_scratch(&self) -> Scratch {
-        let n = self.gates.len();
-        let mut s = Scratch {
-            vals: vec![0u8; n],
-            counts: Vec::new(),
-            cur: vec![0; self.words()],
-            loaded: false,
-            goals_done: false,
-            changed: Vec::new(),
-            diff: Vec::new(),
-            stack: Vec::new(),
-            legal: Vec::new(),
-            joint: Vec::new(),
-            group_count: vec![0; self.out.legal.groups()],
-            start: Snapshot::default(),
-            has_start: false,
-        };
-        s.vals[Node::TRUE.idx()] = 1;
-        if self.incremental {
-            self.prime(&mut s);
-        }
-        s
-    }
-
-    /// Runs `f` on a scratch from the pool (a new one when the pool is empty),
-    /// returned to the pool afterwards.
-    pub(super) fn with_scratch<T>(&self, f: impl FnOnce(&mut Scratch) -> T) -> T {
-        let taken = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut s = taken.unwrap_or_else(|| self.new_scratch());
-        let out = f(&mut s);
-        self.scratch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(s);
-        out
     }
 }
