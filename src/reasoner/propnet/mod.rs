@@ -1,0 +1,310 @@
+//! The compiled engine: a propositional network built from the ground rules
+//! (see [`super::ground`]), implementing [`StateMachine`].
+//!
+//! Every ground atom becomes a node: `true` atoms are the fluent inputs, `does`
+//! atoms the move inputs, every other atom an OR over its rules, each rule an AND
+//! of (possibly negated) nodes. Atoms that do not depend on the inputs (static
+//! relations, `init`) are evaluated once at compile time and folded away. Nodes are
+//! numbered in topological order of the atoms' strongly connected components, so
+//! one pass evaluates the network; a component with recursion between its atoms
+//! (paths, connectivity) is a loop solved to its least fixpoint. Ground negation
+//! inside such a component would make the rules unstratified and is refused.
+//!
+//! Evaluation is split in three programs, each only over the nodes an output
+//! needs: per state, what `legal`, `terminal` and `next` need; on demand, what
+//! `goal` needs; per joint move, the nodes that read `does`. A state is a bitset of
+//! fluents and a move an index, so a playout ([`Propnet::playout_from`]) allocates
+//! nothing: it runs in a per-thread scratch taken from a pool, and the network
+//! itself is immutable, so any number of threads share it.
+//!
+//! When no recursive component feeds the per-state outputs (nearly every game),
+//! the network propagates changes instead of evaluating programs: each gate
+//! keeps a count of its true inputs, and a changed node visits only its readers.
+//! The speed then is the number of visits per step, and four rewrites cut it
+//! where turn-taking games spend it:
+//! - legal gates give up their guard (the input most of a role's legal gates
+//!   share, `(true (control r))`): a turn change flips one guard, not every
+//!   legal gate; ORs over legal gates (`has_legal_move`) become
+//!   `AND(guard, OR(rests))` so the legal gates lose their reader;
+//! - the move program is copied once per role with its pass move (`noop`)
+//!   fixed, so the passing role's `does` input, which every frame rule reads,
+//!   is never set;
+//! - the fluents whose `next` value differs are kept as bitsets by propagation,
+//!   so a step reads its changes off;
+//! - a playout's start state is a snapshot restored when it ends, so the next
+//!   playout from there starts by a copy, not by undoing the last one.
+//!
+//! The files: this one holds the public types and the [`StateMachine`]
+//! implementation; `lit.rs` the node and literal newtypes, `rows.rs` the
+//! compressed rows every per-node list is kept in; `build/` compiles the
+//! ground program in steps (gates, outputs, guards, specialisation);
+//! `eval.rs` holds the gates and evaluates programs over them, `propagate.rs`
+//! keeps a scratch up to date by propagation, `outputs.rs` reads the legal,
+//! next and goal outputs off a scratch, `scratch.rs` is the per-thread memory
+//! and `playout.rs` the pool of scratches, the steps and the playouts.
+
+mod build;
+mod eval;
+mod lit;
+mod outputs;
+mod playout;
+mod propagate;
+mod rows;
+mod scratch;
+
+use hashbrown::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rand::Rng;
+
+use super::ground::{ground, GroundError, Limits};
+use super::terms::{TermId, TermPool};
+use super::{Playout, RoleIdx, StateMachine};
+use crate::gdl::{Game, Term};
+use eval::{Gates, Programs};
+use outputs::Outputs;
+use propagate::Propagation;
+use scratch::Scratch;
+
+/// A state: one bit per fluent of the network.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct PropnetState(Box<[u64]>);
+
+impl PropnetState {
+    fn get(&self, i: usize) -> bool {
+        self.0[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// Packs one byte per fluent into a state.
+    fn pack(bits: &[u8]) -> PropnetState {
+        let mut words = vec![0u64; bits.len().div_ceil(64)];
+        for (i, &b) in bits.iter().enumerate() {
+            words[i / 64] |= (b as u64) << (i % 64);
+        }
+        PropnetState(words.into_boxed_slice())
+    }
+}
+
+/// A move: an index into the network's move terms (the same for every role).
+pub type PropnetMove = u32;
+
+/// Why a game did not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum PropnetError {
+    #[error(transparent)]
+    Ground(#[from] GroundError),
+    #[error("the network exceeds {limit} nodes")]
+    TooManyNodes { limit: usize },
+    #[error("{0}")]
+    Rules(String),
+}
+
+/// Size and cost of a compiled network.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct NetStats {
+    pub ground_atoms: usize,
+    /// Candidate atoms the grounder's joins tried.
+    pub join_steps: u64,
+    pub ground_rules: usize,
+    pub fluents: usize,
+    pub moves: usize,
+    pub nodes: usize,
+    pub edges: usize,
+    /// Nodes run per state, per joint move, and for goals.
+    pub state_nodes: usize,
+    pub move_nodes: usize,
+    pub goal_nodes: usize,
+    pub ground_s: f64,
+    pub compile_s: f64,
+}
+
+/// The terms of the fluents and moves, by index, and back.
+struct Terms {
+    /// Fluent `i` is node [`lit::Node::fluent`]`(i)`; its term (without `true`).
+    fluents: Vec<TermId>,
+    fluent_of: HashMap<TermId, u32>,
+    moves: Vec<TermId>,
+    move_of: HashMap<TermId, u32>,
+}
+
+/// The compiled network.
+pub struct Propnet {
+    game: Game,
+    pool: TermPool,
+    terms: Terms,
+    gates: Gates,
+    progs: Programs,
+    /// Propagate changes instead of evaluating whole programs; possible when no
+    /// recursive component feeds `legal`, `terminal` or `next`.
+    incremental: bool,
+    /// Incremental mode: what a changed node updates.
+    prop: Propagation,
+    out: Outputs,
+    init: PropnetState,
+    scratch: Mutex<Vec<Scratch>>,
+    stats: NetStats,
+}
+
+/// Compile limits: the grounding's, and the number of network nodes.
+#[derive(Clone, Copy, Debug)]
+pub struct CompileLimits {
+    pub ground: Limits,
+    pub max_nodes: usize,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits {
+            ground: Limits::default(),
+            max_nodes: 4_000_000,
+        }
+    }
+}
+
+impl Propnet {
+    /// Grounds and compiles `game` with the default limits.
+    pub fn new(game: Game) -> Result<Propnet, PropnetError> {
+        Self::with_limits(game, &CompileLimits::default())
+    }
+
+    pub fn with_limits(game: Game, limits: &CompileLimits) -> Result<Propnet, PropnetError> {
+        let t0 = Instant::now();
+        let gp = ground(&game, &limits.ground)?;
+        let ground_s = t0.elapsed().as_secs_f64();
+        let mut net = build::compile(game, gp, limits.max_nodes)?;
+        net.stats.ground_s = ground_s;
+        net.stats.compile_s = t0.elapsed().as_secs_f64();
+        Ok(net)
+    }
+
+    pub fn stats(&self) -> &NetStats {
+        &self.stats
+    }
+
+    /// Whether the network propagates changes (else it evaluates each state anew).
+    pub fn is_incremental(&self) -> bool {
+        self.incremental
+    }
+
+    /// Whether fluent term `t` (without `true`) is one of the network's fluents.
+    pub fn has_fluent(&self, t: &Term) -> bool {
+        self.pool
+            .find_term(t)
+            .is_some_and(|id| self.terms.fluent_of.contains_key(&id))
+    }
+
+    /// A random playout from `state` with everything in scratch memory: no
+    /// allocation per step. `goals` gets each role's goal in the last state.
+    pub fn playout_from<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        goals: &mut Vec<Option<u8>>,
+    ) -> Playout {
+        self.playout_recorded(state, rng, max_steps, None, goals, None)
+    }
+
+    /// [`Propnet::playout_from`], also appending each joint move played to
+    /// `record` when given (for tests: the moves can be replayed and checked).
+    pub fn playout_recorded<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        goals: &mut Vec<Option<u8>>,
+        record: Option<&mut Vec<u32>>,
+    ) -> Playout {
+        self.with_scratch(|s| self.playout_in(s, state, rng, max_steps, deadline, goals, record))
+    }
+
+    /// Words of a state's bitset.
+    #[inline]
+    fn words(&self) -> usize {
+        self.init.0.len()
+    }
+}
+
+impl StateMachine for Propnet {
+    type State = PropnetState;
+    type Move = PropnetMove;
+
+    const FAST_PLAYOUT: bool = true;
+
+    fn game(&self) -> &Game {
+        &self.game
+    }
+
+    fn initial_state(&self) -> PropnetState {
+        self.init.clone()
+    }
+
+    fn legal_moves(&self, state: &PropnetState, role: RoleIdx, out: &mut Vec<u32>) {
+        self.with_scratch(|s| {
+            self.load(s, state);
+            self.out.legal.legal_into(&s.vals, role, out);
+        });
+    }
+
+    fn next_state(&self, state: &PropnetState, joint: &[u32]) -> PropnetState {
+        self.with_scratch(|s| {
+            self.load(s, state);
+            self.advance(s, joint);
+            let mut next = state.clone();
+            for &i in &s.changed {
+                next.0[i as usize / 64] ^= 1 << (i % 64);
+            }
+            next
+        })
+    }
+
+    fn is_terminal(&self, state: &PropnetState) -> bool {
+        self.with_scratch(|s| {
+            self.load(s, state);
+            s.vals[self.out.terminal.idx()] == 1
+        })
+    }
+
+    fn goal_values(&self, state: &PropnetState, role: RoleIdx) -> Vec<u8> {
+        self.with_scratch(|s| {
+            self.load(s, state);
+            self.goals_into(s);
+            let mut v: Vec<u8> = self.out.goals[role]
+                .iter()
+                .filter(|(n, _)| s.vals[n.idx()] == 1)
+                .map(|&(_, v)| v)
+                .collect();
+            v.dedup();
+            v
+        })
+    }
+
+    fn fluents(&self, state: &PropnetState) -> Vec<Term> {
+        (0..self.terms.fluents.len())
+            .filter(|&i| state.get(i))
+            .map(|i| self.pool.to_term(self.terms.fluents[i]))
+            .collect()
+    }
+
+    fn move_term(&self, m: &u32) -> Term {
+        self.pool.to_term(self.terms.moves[*m as usize])
+    }
+
+    fn parse_move(&self, term: &Term) -> Option<u32> {
+        let t = self.pool.find_term(term)?;
+        self.terms.move_of.get(&t).copied()
+    }
+
+    fn playout<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        goals: &mut Vec<Option<u8>>,
+    ) -> Playout {
+        self.playout_recorded(state, rng, max_steps, deadline, goals, None)
+    }
+}
