@@ -273,7 +273,7 @@ impl<M: StateMachine> Bfs<'_, M> {
         let h = self.hash(&init);
         self.table.insert_unique(h, 0, |_| h);
         if self.m.is_terminal(&init) {
-            let goal = self.m.goal(&init, 0).unwrap_or(0);
+            let goal = self.goal(&init);
             return match goal {
                 100 => End::Won(Vec::new()),
                 0 => End::Exhausted {
@@ -350,6 +350,13 @@ impl<M: StateMachine> Bfs<'_, M> {
         End::Exhausted { best, depth }
     }
 
+    /// The role's goal in `s`: its highest value when the rules give several,
+    /// as the encodings and the verification read them (a plan wins when
+    /// goal 100 holds at its end).
+    fn goal(&self, s: &M::State) -> u8 {
+        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
+    }
+
     fn hash(&self, s: &M::State) -> u64 {
         use std::hash::BuildHasher;
         self.hasher.hash_one(s)
@@ -368,11 +375,7 @@ impl<M: StateMachine> Bfs<'_, M> {
             return Added::Seen;
         }
         let terminal = at_clock_end || self.m.is_terminal(&state);
-        let goal = if terminal {
-            self.m.goal(&state, 0)
-        } else {
-            None
-        };
+        let goal = if terminal { self.goal(&state) } else { 0 };
         let n = self.nodes.len() as u32;
         self.nodes.push(Node {
             state,
@@ -389,8 +392,8 @@ impl<M: StateMachine> Bfs<'_, M> {
             return Added::New;
         }
         match goal {
-            Some(100) => Added::Won(n),
-            Some(g) if g > 0 && self.best.is_none_or(|(b, _)| g > b) => {
+            100 => Added::Won(n),
+            g if g > 0 && self.best.is_none_or(|(b, _)| g > b) => {
                 self.best = Some((g, n));
                 Added::Seen
             }
