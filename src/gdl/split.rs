@@ -611,13 +611,13 @@ impl Join<'_> {
     }
 }
 
+/// The literals of a disjunct that read one value each, by that value.
+type Parts = HashMap<Sym, Vec<Literal>>;
+
 /// Literals linked by shared variables form groups; each may read one value
 /// at most (through `image_vars`, image to value). The groups' literals by the
 /// value they read, and those that read none; `None` when a group reads two.
-fn by_value(
-    lits: &[Literal],
-    image_vars: &HashMap<Sym, Sym>,
-) -> Option<(HashMap<Sym, Vec<Literal>>, Vec<Literal>)> {
+fn by_value(lits: &[Literal], image_vars: &HashMap<Sym, Sym>) -> Option<(Parts, Vec<Literal>)> {
     let mut part_of: HashMap<Sym, Vec<Literal>> = HashMap::new();
     let mut common: Vec<Literal> = Vec::new();
     for g in components(lits) {
