@@ -16,14 +16,16 @@
 //! choice over every fluent of the relaxed game); each model it finds is a
 //! transition that breaks some candidates, which are dropped, until no model is
 //! left. The survivors hold in every reachable state, so adding them as constraints
-//! removes no plan; on Towers of Hanoi (corpus `hanoi`, 31 moves) they take clasp
-//! from 5-30 s to under a second.
+//! removes no plan, and they prune much of clasp's search where fluents exclude
+//! each other (Towers of Hanoi, corpus `hanoi`, 31 moves).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-use clingo::{Control, Part, ShowType, Signature, SolveMode, Symbol, SymbolType, TruthValue};
+use clingo::{
+    Control, Part, ShowType, Signature, SolveMode, SolverLiteral, Symbol, SymbolType, TruthValue,
+};
 
 use super::control::err;
 use super::translate::{RuleKind, Translation};
@@ -352,31 +354,70 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
 pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, String> {
     let start = Instant::now();
     let work = crate::cputime::ThreadWatch::start();
+    let (fluents, init) = relaxed_fluents(tr)?;
+    let candidates = candidates(&fluents, &init);
+    let report = |invariants: Vec<Invariant>, rounds: usize| Report {
+        invariants,
+        candidates: candidates.len(),
+        rounds,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    if candidates.is_empty() {
+        return Ok(report(Vec::new(), 0));
+    }
+    let mut step = Step::ground(tr, &fluents, &candidates)?;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        match step.round(&work, budget)? {
+            Round::Broken(broken) => step.drop_candidates(broken)?,
+            Round::Proven => break,
+            Round::OutOfTime => return Ok(report(Vec::new(), rounds)),
+        }
+    }
+    Ok(report(strongest(&candidates, &step.alive), rounds))
+}
 
-    // 1. The fluents of the relaxed game (negation dropped, every legal move
-    //    taken, one time point): a superset of every reachable state.
+/// Step 1: the fluents of the relaxed game (negation dropped, every legal move
+/// taken, one time point), a superset of every reachable state, and those of
+/// the initial state.
+fn relaxed_fluents(tr: &Translation) -> Result<(Vec<Symbol>, Vec<Symbol>), String> {
     let relaxed = rules_text(tr, "0", true);
     let ctl = ground(&relaxed, "relaxed")?;
     let mut fluents: Vec<Symbol> = Vec::new();
     let mut init: Vec<Symbol> = Vec::new();
-    {
-        let atoms = ctl.symbolic_atoms().map_err(err)?;
-        for a in atoms.iter().map_err(err)? {
-            let s = a.symbol().map_err(err)?;
-            let name = s.name().unwrap_or("");
-            let args = s.arguments().unwrap_or_default();
-            match (name, args.len()) {
-                ("holds", 2) => fluents.push(args[0]),
-                ("init", 1) => init.push(args[0]),
-                _ => {}
-            }
+    let atoms = ctl.symbolic_atoms().map_err(err)?;
+    for a in atoms.iter().map_err(err)? {
+        let s = a.symbol().map_err(err)?;
+        let name = s.name().unwrap_or("");
+        let args = s.arguments().unwrap_or_default();
+        match (name, args.len()) {
+            ("holds", 2) => fluents.push(args[0]),
+            ("init", 1) => init.push(args[0]),
+            _ => {}
         }
     }
-    drop(ctl);
+    Ok((fluents, init))
+}
 
-    // 2. The candidates that hold in the initial state.
+/// Step 2: the candidates that hold in the initial state, the cheapest ones
+/// that fit the limits.
+fn candidates(fluents: &[Symbol], init: &[Symbol]) -> Vec<Invariant> {
+    let by_schema = schemas(fluents);
+    let mut candidates = unique_candidates(&by_schema);
+    candidates.extend(exclusive_candidates(fluents, &by_schema));
+    candidates.retain(|c| !c.broken_by(init));
+    if candidates.len() > MAX_CANDIDATES {
+        candidates.retain(|c| matches!(c, Invariant::Unique { .. }));
+    }
+    cheapest(candidates, fluents)
+}
+
+/// The fluent schemas of at most [`MAX_ARITY`] arguments, with how many
+/// fluents each has.
+fn schemas(fluents: &[Symbol]) -> BTreeMap<Schema, usize> {
     let mut by_schema: BTreeMap<Schema, usize> = BTreeMap::new();
-    for f in &fluents {
+    for f in fluents {
         if f.symbol_type().ok() == Some(SymbolType::Function) {
             let arity = f.arguments().map(|a| a.len()).unwrap_or(0);
             if (1..=MAX_ARITY).contains(&arity) {
@@ -385,8 +426,14 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
             }
         }
     }
-    let mut candidates: Vec<Invariant> = Vec::new();
-    for (schema, count) in &by_schema {
+    by_schema
+}
+
+/// "At most one per key", for every proper subset of the arguments of every
+/// schema with two fluents or more.
+fn unique_candidates(by_schema: &BTreeMap<Schema, usize>) -> Vec<Invariant> {
+    let mut candidates = Vec::new();
+    for (schema, count) in by_schema {
         if *count < 2 {
             continue;
         }
@@ -398,6 +445,13 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
             });
         }
     }
+    candidates
+}
+
+/// "Never both", for every pair of small schemas and every pairing of their
+/// positions under which two of their fluents can agree at all.
+fn exclusive_candidates(fluents: &[Symbol], by_schema: &BTreeMap<Schema, usize>) -> Vec<Invariant> {
+    let mut candidates = Vec::new();
     let schemas: Vec<&Schema> = by_schema
         .keys()
         .filter(|s| s.arity <= MAX_PAIR_ARITY)
@@ -405,9 +459,8 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
     for (x, a) in schemas.iter().enumerate() {
         for b in &schemas[x + 1..] {
             for pairs in pairings(a.arity, b.arity) {
-                // Only pairings under which two fluents can agree at all.
-                let left = projections(&fluents, a, pairs.iter().map(|p| p.0));
-                let right = projections(&fluents, b, pairs.iter().map(|p| p.1));
+                let left = projections(fluents, a, pairs.iter().map(|p| p.0));
+                let right = projections(fluents, b, pairs.iter().map(|p| p.1));
                 if left.intersection(&right).next().is_some() {
                     candidates.push(Invariant::Exclusive {
                         a: (*a).clone(),
@@ -418,20 +471,20 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
             }
         }
     }
-    candidates.retain(|c| !c.broken_by(&init));
-    if candidates.len() > MAX_CANDIDATES {
-        candidates.retain(|c| matches!(c, Invariant::Unique { .. }));
-    }
-    // Each candidate grounds to one constraint per pair of fluents it compares
-    // (twice: now and next); keep the step program small, cheapest first.
+    candidates
+}
+
+/// Each candidate grounds to one constraint per pair of fluents it compares
+/// (twice: now and next); keep the step program small, cheapest first.
+fn cheapest(candidates: Vec<Invariant>, fluents: &[Symbol]) -> Vec<Invariant> {
     let mut costed: Vec<(u64, Invariant)> = candidates
         .into_iter()
-        .map(|c| (c.pairs(&fluents), c))
+        .map(|c| (c.pairs(fluents), c))
         .filter(|(n, _)| *n <= MAX_PAIRS)
         .collect();
     costed.sort_by_key(|(n, _)| *n);
     let mut spent = 0;
-    candidates = costed
+    costed
         .into_iter()
         .take_while(|(n, _)| {
             spent += n;
@@ -439,105 +492,147 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
         })
         .take(MAX_CANDIDATES)
         .map(|(_, c)| c)
-        .collect();
-    let total = candidates.len();
-    if candidates.is_empty() {
-        return Ok(Report {
-            invariants: Vec::new(),
-            candidates: total,
-            rounds: 0,
-            seconds: start.elapsed().as_secs_f64(),
-        });
-    }
+        .collect()
+}
 
-    // 3. One step from any state that satisfies the candidates switched on.
-    let mut step = rules_text(tr, "0", false);
-    for f in &fluents {
-        let _ = writeln!(step, "dom({f}).");
-    }
-    for (i, c) in candidates.iter().enumerate() {
-        let _ = writeln!(step, "#external on({i}).");
-        let _ = writeln!(step, ":- on({i}), {}.", c.body("holds", "0"));
-        let _ = writeln!(step, "broken({i}) :- on({i}), {}.", c.body("next", "0"));
-    }
-    let mut ctl = ground(&step, "step")?;
-    let mut alive = vec![true; candidates.len()];
-    // The literal of each candidate's switch `on(i)`.
-    let mut switch = vec![None; candidates.len()];
-    {
-        let atoms = ctl.symbolic_atoms().map_err(err)?;
-        let sig = Signature::new("on", 1, true).map_err(err)?;
-        for a in atoms.iter_with_signature(sig).map_err(err)? {
-            let s = a.symbol().map_err(err)?;
-            let i = s.arguments().map_err(err)?[0].number().map_err(err)? as usize;
-            switch[i] = Some(a.literal().map_err(err)?);
+/// What one round of the step search found.
+enum Round {
+    /// A transition that breaks these candidates.
+    Broken(Vec<usize>),
+    /// No transition breaks a candidate still switched on: every survivor is
+    /// proven.
+    Proven,
+    /// The budget ran out first.
+    OutOfTime,
+}
+
+/// Step 3: one step from any state that satisfies the candidates switched on.
+struct Step {
+    /// Taken out only while it solves.
+    ctl: Option<Control>,
+    /// The literal of each candidate's switch `on(i)`.
+    switch: Vec<Option<SolverLiteral>>,
+    /// Whether each candidate is still switched on.
+    alive: Vec<bool>,
+}
+
+impl Step {
+    /// The step program, grounded, with every candidate switched on.
+    fn ground(
+        tr: &Translation,
+        fluents: &[Symbol],
+        candidates: &[Invariant],
+    ) -> Result<Self, String> {
+        let mut step = rules_text(tr, "0", false);
+        for f in fluents {
+            let _ = writeln!(step, "dom({f}).");
         }
-    }
-    for l in switch.iter().flatten() {
-        ctl.assign_external(*l, TruthValue::True).map_err(err)?;
-    }
-    {
+        for (i, c) in candidates.iter().enumerate() {
+            let _ = writeln!(step, "#external on({i}).");
+            let _ = writeln!(step, ":- on({i}), {}.", c.body("holds", "0"));
+            let _ = writeln!(step, "broken({i}) :- on({i}), {}.", c.body("next", "0"));
+        }
+        let mut ctl = ground(&step, "step")?;
+        let mut switch = vec![None; candidates.len()];
+        {
+            let atoms = ctl.symbolic_atoms().map_err(err)?;
+            let sig = Signature::new("on", 1, true).map_err(err)?;
+            for a in atoms.iter_with_signature(sig).map_err(err)? {
+                let s = a.symbol().map_err(err)?;
+                let i = s.arguments().map_err(err)?[0].number().map_err(err)? as usize;
+                switch[i] = Some(a.literal().map_err(err)?);
+            }
+        }
+        for l in switch.iter().flatten() {
+            ctl.assign_external(*l, TruthValue::True).map_err(err)?;
+        }
         let conf = ctl.configuration_mut().map_err(err)?;
         let root = conf.root().map_err(err)?;
         let solve = conf.map_at(root, "solve").map_err(err)?;
         let limit = conf.map_at(solve, "solve_limit").map_err(err)?;
         conf.value_set(limit, &CONFLICTS_PER_CALL.to_string())
             .map_err(err)?;
+        Ok(Step {
+            ctl: Some(ctl),
+            switch,
+            alive: vec![true; candidates.len()],
+        })
     }
-    let mut rounds = 0;
-    loop {
-        rounds += 1;
-        // One round: a transition breaking some candidate, or none (every
-        // survivor proven), in chunks of conflicts between budget checks.
-        let broken: Option<Vec<usize>> = loop {
-            let mut handle = ctl.solve(SolveMode::YIELD, &[]).map_err(err)?;
-            let broken = match handle.model().map_err(err)? {
-                Some(m) => Some(
-                    m.symbols(ShowType::SHOWN)
-                        .map_err(err)?
-                        .iter()
-                        .filter_map(|s| s.arguments().ok()?.first()?.number().ok())
-                        .map(|n| n as usize)
-                        .collect(),
-                ),
-                None => None,
-            };
-            if broken.is_some() {
-                handle.cancel().map_err(err)?;
-                ctl = handle.close().map_err(err)?;
-                break broken;
-            }
-            let result = handle.get().map_err(err)?;
-            ctl = handle.close().map_err(err)?;
-            if result.contains(clingo::SolveResult::UNSATISFIABLE) {
-                break None;
-            }
-            // The chunk's conflicts ran out: go on while the budget lasts.
-            if work.elapsed() > budget {
-                return Ok(Report {
-                    invariants: Vec::new(),
-                    candidates: total,
-                    rounds,
-                    seconds: start.elapsed().as_secs_f64(),
-                });
-            }
-        };
-        let Some(broken) = broken else { break };
-        if broken.is_empty() {
-            return Err("a step model without a broken candidate".into());
-        }
-        for i in broken {
-            alive[i] = false;
-            if let Some(l) = switch.get(i).copied().flatten() {
-                ctl.assign_external(l, TruthValue::False).map_err(err)?;
+
+    /// One round: a transition breaking some candidate, or none (every
+    /// survivor proven), in chunks of conflicts between budget checks.
+    fn round(
+        &mut self,
+        work: &crate::cputime::ThreadWatch,
+        budget: Duration,
+    ) -> Result<Round, String> {
+        loop {
+            let (ctl, chunk) = solve_chunk(self.ctl.take().expect("a control"))?;
+            self.ctl = Some(ctl);
+            match chunk {
+                Chunk::Model(broken) => return Ok(Round::Broken(broken)),
+                Chunk::Unsatisfiable => return Ok(Round::Proven),
+                // The chunk's conflicts ran out: go on while the budget lasts.
+                Chunk::Unknown if work.elapsed() > budget => return Ok(Round::OutOfTime),
+                Chunk::Unknown => {}
             }
         }
     }
 
-    // 4. Keep the strongest: a key that holds makes every larger key redundant.
+    /// Switches off the candidates a transition broke.
+    fn drop_candidates(&mut self, broken: Vec<usize>) -> Result<(), String> {
+        if broken.is_empty() {
+            return Err("a step model without a broken candidate".into());
+        }
+        let ctl = self.ctl.as_mut().expect("a control");
+        for i in broken {
+            self.alive[i] = false;
+            if let Some(l) = self.switch.get(i).copied().flatten() {
+                ctl.assign_external(l, TruthValue::False).map_err(err)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one solve call of [`CONFLICTS_PER_CALL`] conflicts found.
+enum Chunk {
+    /// A model: the candidates it breaks.
+    Model(Vec<usize>),
+    Unsatisfiable,
+    /// The conflicts ran out first.
+    Unknown,
+}
+
+/// One solve call on the step program, and the control back.
+fn solve_chunk(ctl: Control) -> Result<(Control, Chunk), String> {
+    let mut handle = ctl.solve(SolveMode::YIELD, &[]).map_err(err)?;
+    if let Some(m) = handle.model().map_err(err)? {
+        let broken = m
+            .symbols(ShowType::SHOWN)
+            .map_err(err)?
+            .iter()
+            .filter_map(|s| s.arguments().ok()?.first()?.number().ok())
+            .map(|n| n as usize)
+            .collect();
+        handle.cancel().map_err(err)?;
+        return Ok((handle.close().map_err(err)?, Chunk::Model(broken)));
+    }
+    let result = handle.get().map_err(err)?;
+    let ctl = handle.close().map_err(err)?;
+    if result.contains(clingo::SolveResult::UNSATISFIABLE) {
+        Ok((ctl, Chunk::Unsatisfiable))
+    } else {
+        Ok((ctl, Chunk::Unknown))
+    }
+}
+
+/// Step 4: the survivors, keeping the strongest: a key that holds makes every
+/// larger key redundant.
+fn strongest(candidates: &[Invariant], alive: &[bool]) -> Vec<Invariant> {
     let proven: Vec<&Invariant> = candidates
         .iter()
-        .zip(&alive)
+        .zip(alive)
         .filter_map(|(c, &a)| a.then_some(c))
         .collect();
     let mut invariants: Vec<Invariant> = proven
@@ -546,12 +641,7 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
         .map(|c| (*c).clone())
         .collect();
     invariants.sort();
-    Ok(Report {
-        invariants,
-        candidates: total,
-        rounds,
-        seconds: start.elapsed().as_secs_f64(),
-    })
+    invariants
 }
 
 /// The unique-value invariants ("at most one `(mark ?i ?j _)` per cell") of

@@ -24,6 +24,10 @@ use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Term};
 
 use super::symbols::{SymbolMap, RESERVED_PREDICATES};
 
+mod factor;
+use factor::factorable;
+pub use factor::{Factor, FACTOR_MIN_MOVES};
+
 /// When a translated rule is grounded, and at which time.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum RuleKind {
@@ -121,27 +125,6 @@ pub struct Translation {
     pub factors: Vec<Factor>,
 }
 
-/// A role whose moves are all `(f a1 .. an)` with each argument ranging over a
-/// domain of its own (bandl10's `(set ?A1 .. ?A10)`, 3^10 = 59,049 moves a
-/// step): the program chooses `does_arg(R,I,V,T)`, one value per argument, in
-/// place of `does(R,M,T)` among the product, and reads `(does R (f t1 .. tn))`
-/// as the conjunction of `does_arg(R,I,ti,T)` (leaving out the arguments that
-/// are variables the rule uses nowhere else). The ground program then grows by
-/// the sum of the domains a step, not by their product.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Factor {
-    /// The role as ASP text.
-    pub role: String,
-    /// The moves' function symbol and arity, to rebuild a plan's moves.
-    pub functor: Sym,
-    pub arity: usize,
-}
-
-/// The fewest moves a step (the product of the argument domains) for which a
-/// role's moves are factored: below it the plain choice is as fast and the
-/// printed program reads more plainly.
-pub const FACTOR_MIN_MOVES: usize = 1000;
-
 /// Translates a game's rules.
 pub fn translate(game: &Game) -> Translation {
     let map = SymbolMap::new(&game.symbols);
@@ -194,95 +177,6 @@ pub fn translate(game: &Game) -> Translation {
         dropped,
         factors,
     }
-}
-
-/// The roles whose moves can be factored (see [`Factor`]), with the moves'
-/// functor and arity: the role's one `legal` rule is `(legal R (f ?V1 ..
-/// ?Vn))` with distinct variables and a body of static literals over one of
-/// them each, its domains (relations of facts only) multiply to at least
-/// [`FACTOR_MIN_MOVES`], and every `does` of the role in a rule the program
-/// keeps is a positive `(does R (f t1 .. tn))`; `legal` is read by no rule.
-fn factorable(game: &Game, relevant: &[bool]) -> BTreeMap<Term, (Sym, usize)> {
-    let mut out = BTreeMap::new();
-    let kept = || {
-        game.rules
-            .iter()
-            .zip(relevant)
-            .filter(|(_, &keep)| keep)
-            .map(|(r, _)| r)
-    };
-    let reads_legal = kept().any(|r| {
-        r.body.iter().any(|l| {
-            matches!(l, Literal::Pos(t) | Literal::Not(t) if t.relation() == Some(Relation { name: kw::LEGAL, arity: 2 }))
-        })
-    });
-    if reads_legal {
-        return out;
-    }
-    let facts = game.fact_tables();
-    'roles: for role in &game.roles {
-        let legal: Vec<&Rule> = kept()
-            .filter(|r| {
-                r.head.name() == Some(kw::LEGAL)
-                    && r.head.args().len() == 2
-                    && (r.head.args()[0] == *role || matches!(r.head.args()[0], Term::Var(_)))
-            })
-            .collect();
-        let [rule] = legal.as_slice() else { continue };
-        let Term::Func(functor, params) = &rule.head.args()[1] else {
-            continue;
-        };
-        if params.len() < 2 || rule.head.args()[0] != *role {
-            continue;
-        }
-        let mut vars: Vec<Sym> = Vec::new();
-        for p in params {
-            match p {
-                Term::Var(v) if !vars.contains(v) => vars.push(*v),
-                _ => continue 'roles,
-            }
-        }
-        let mut domain = vec![0usize; vars.len()];
-        for l in &rule.body {
-            let Literal::Pos(t) = l else { continue 'roles };
-            let Some(rel) = t.relation() else {
-                continue 'roles;
-            };
-            let (lv, n) = match (t.vars().as_slice(), facts.get(&rel).map(Vec::len)) {
-                (&[v], Some(n)) if game.phase(rel) == Phase::Static => (v, n),
-                _ => continue 'roles,
-            };
-            let Some(i) = vars.iter().position(|&v| v == lv) else {
-                continue 'roles;
-            };
-            domain[i] = if domain[i] == 0 { n } else { domain[i].min(n) };
-        }
-        let moves = domain
-            .iter()
-            .try_fold(1usize, |acc, &n| (n > 0).then(|| acc.saturating_mul(n)));
-        if moves.is_none_or(|m| m < FACTOR_MIN_MOVES) {
-            continue;
-        }
-        let does_ok = kept().all(|r| {
-            r.body.iter().all(|l| match l {
-                Literal::Pos(t) | Literal::Not(t) if t.name() == Some(kw::DOES) => {
-                    let [who, mv] = t.args() else { return false };
-                    if who != role && !matches!(who, Term::Var(_)) {
-                        return true;
-                    }
-                    matches!(l, Literal::Pos(_))
-                        && who == role
-                        && mv.name() == Some(*functor)
-                        && mv.args().len() == params.len()
-                }
-                _ => true,
-            })
-        });
-        if does_ok {
-            out.insert(role.clone(), (*functor, params.len()));
-        }
-    }
-    out
 }
 
 /// The rules that `legal`, `next`, `terminal`, `goal`, `init` or `role` depend on.
@@ -634,11 +528,11 @@ impl Translator<'_> {
     /// the GDL frame axiom `(<= (next (cell ?u ?v ?z)) (true (cell ?u ?v ?z))
     /// (does p (move ?x ?y)) (distinct ?x ?u) (true (cell ?x1 ?y1 b)) (distinct
     /// ?x1 ?u))` grounds to 81 rules a step instead of about 9,000, and clasp
-    /// propagates over far fewer rules (the corpus 8-puzzle solves about 5 times
-    /// faster). A component with a variable that only the rest of the body binds
-    /// gets a projection of a binding literal (`aux_dN(U,T) :- holds(cell(U,V,Z),T).`)
-    /// so the auxiliary rule stays safe; the projection is true whenever the rest of
-    /// the body is, so the rule means what it meant.
+    /// propagates over far fewer rules. A component with a variable that only
+    /// the rest of the body binds gets a projection of a binding literal
+    /// (`aux_dN(U,T) :- holds(cell(U,V,Z),T).`) so the auxiliary rule stays
+    /// safe; the projection is true whenever the rest of the body is, so the
+    /// rule means what it meant.
     fn decompose(
         &mut self,
         head_vars: &[Sym],
@@ -649,35 +543,7 @@ impl Translator<'_> {
         let note = source.map(|s| format!("a part of the body of {s}"));
         let n = body.len();
         let local = |v: &Sym| !head_vars.contains(v);
-        // Union-find over literals sharing a variable the head does not hold.
-        let mut comp: Vec<usize> = (0..n).collect();
-        fn find(c: &mut [usize], i: usize) -> usize {
-            let mut r = i;
-            while c[r] != r {
-                r = c[r];
-            }
-            c[i] = r;
-            r
-        }
-        let mut owner: HashMap<Sym, usize> = HashMap::new();
-        for (i, p) in body.iter().enumerate() {
-            for v in p.vars.iter().filter(|v| local(v)) {
-                match owner.get(v) {
-                    Some(&j) => {
-                        let (a, b) = (find(&mut comp, i), find(&mut comp, j));
-                        comp[a] = b;
-                    }
-                    None => {
-                        owner.insert(*v, i);
-                    }
-                }
-            }
-        }
-        let roots: Vec<usize> = (0..n).map(|i| find(&mut comp, i)).collect();
-        let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (i, &r) in roots.iter().enumerate() {
-            groups.entry(r).or_default().push(i);
-        }
+        let groups = local_components(&body, &local);
         let splittable =
             |g: &Vec<usize>| g.len() < n && g.iter().any(|&i| body[i].vars.iter().any(&local));
         if groups.len() < 2 || !groups.values().any(splittable) {
@@ -689,82 +555,85 @@ impl Translator<'_> {
                 out.extend(g.iter().map(|&i| body[i].lit.clone()));
                 continue;
             }
-            // The variables this component shares with the head or other literals.
-            let outside: HashSet<Sym> = (0..n)
-                .filter(|i| !g.contains(i))
-                .flat_map(|i| body[i].vars.iter().copied())
-                .chain(head_vars.iter().copied())
-                .collect();
-            let mut shared: Vec<Sym> = Vec::new();
-            for &i in g {
-                for &v in &body[i].vars {
-                    if outside.contains(&v) && !shared.contains(&v) {
-                        shared.push(v);
-                    }
-                }
-            }
-            let mut lits: Vec<Lit> = g.iter().map(|&i| body[i].lit.clone()).collect();
-            let mut kind = g
-                .iter()
-                .map(|&i| body[i].kind)
-                .max()
-                .unwrap_or(RuleKind::Static);
-            // Shared variables no positive literal of the component binds.
-            let bound: HashSet<Sym> = g
-                .iter()
-                .filter(|&&i| matches!(body[i].lit, Lit::Pos(_)))
-                .flat_map(|&i| body[i].vars.iter().copied())
-                .collect();
-            let mut unbound: Vec<Sym> = shared
-                .iter()
-                .copied()
-                .filter(|v| !bound.contains(v))
-                .collect();
-            while let Some(&v) = unbound.first() {
-                // The positive literal outside the component that binds the most
-                // of what is missing, the fewest other variables breaking ties.
-                let best = (0..n)
-                    .filter(|i| !g.contains(i) && matches!(body[*i].lit, Lit::Pos(_)))
-                    .filter(|&i| body[i].vars.contains(&v))
-                    .max_by_key(|&i| {
-                        let p = &body[i];
-                        let hits = unbound.iter().filter(|u| p.vars.contains(u)).count();
-                        (hits, usize::MAX - p.vars.len(), usize::MAX - i)
-                    });
-                let Some(i) = best else {
-                    // Cannot happen in a safe rule; keep the body whole.
-                    return body.into_iter().map(|p| p.lit).collect();
-                };
-                let Lit::Pos(src) = &body[i].lit else {
-                    unreachable!()
-                };
-                let proj: Vec<Sym> = unbound
-                    .iter()
-                    .copied()
-                    .filter(|u| body[i].vars.contains(u))
-                    .collect();
-                let args = proj.iter().map(|u| vars.name(*u).to_string()).collect();
-                let head = self.shared_aux(
-                    "d",
-                    args,
-                    vec![Lit::Pos(src.clone())],
-                    body[i].kind,
-                    note.clone(),
-                );
-                kind = kind.max(body[i].kind);
-                lits.insert(0, Lit::Pos(head));
-                unbound.retain(|u| !proj.contains(u));
-            }
-            let args = shared.iter().map(|u| vars.name(*u).to_string()).collect();
-            out.push(Lit::Pos(self.shared_aux(
-                "p",
-                args,
-                lits,
-                kind,
-                note.clone(),
-            )));
+            let component = Component {
+                body: &body,
+                group: g,
+                head_vars,
+                vars,
+                note: &note,
+            };
+            let Some(lit) = self.component_rule(&component) else {
+                // Cannot happen in a safe rule; keep the body whole.
+                return body.into_iter().map(|p| p.lit).collect();
+            };
+            out.push(lit);
         }
         out
+    }
+
+    /// The auxiliary rule of one component of a decomposed body (see
+    /// [`Translator::decompose`]), as the literal that stands for it; `None`
+    /// when a shared variable has no binding literal outside the component.
+    fn component_rule(&mut self, c: &Component) -> Option<Lit> {
+        let (body, g) = (c.body, c.group);
+        let n = body.len();
+        let shared = c.shared();
+        let mut lits: Vec<Lit> = g.iter().map(|&i| body[i].lit.clone()).collect();
+        let mut kind = g
+            .iter()
+            .map(|&i| body[i].kind)
+            .max()
+            .unwrap_or(RuleKind::Static);
+        // Shared variables no positive literal of the component binds.
+        let bound: HashSet<Sym> = g
+            .iter()
+            .filter(|&&i| matches!(body[i].lit, Lit::Pos(_)))
+            .flat_map(|&i| body[i].vars.iter().copied())
+            .collect();
+        let mut unbound: Vec<Sym> = shared
+            .iter()
+            .copied()
+            .filter(|v| !bound.contains(v))
+            .collect();
+        while let Some(&v) = unbound.first() {
+            // The positive literal outside the component that binds the most
+            // of what is missing, the fewest other variables breaking ties.
+            let i = (0..n)
+                .filter(|i| !g.contains(i) && matches!(body[*i].lit, Lit::Pos(_)))
+                .filter(|&i| body[i].vars.contains(&v))
+                .max_by_key(|&i| {
+                    let p = &body[i];
+                    let hits = unbound.iter().filter(|u| p.vars.contains(u)).count();
+                    (hits, usize::MAX - p.vars.len(), usize::MAX - i)
+                })?;
+            let Lit::Pos(src) = &body[i].lit else {
+                unreachable!()
+            };
+            let proj: Vec<Sym> = unbound
+                .iter()
+                .copied()
+                .filter(|u| body[i].vars.contains(u))
+                .collect();
+            let args = proj.iter().map(|u| c.vars.name(*u).to_string()).collect();
+            let head = self.shared_aux(
+                "d",
+                args,
+                vec![Lit::Pos(src.clone())],
+                body[i].kind,
+                c.note.clone(),
+            );
+            kind = kind.max(body[i].kind);
+            lits.insert(0, Lit::Pos(head));
+            unbound.retain(|u| !proj.contains(u));
+        }
+        let args = shared.iter().map(|u| c.vars.name(*u).to_string()).collect();
+        Some(Lit::Pos(self.shared_aux(
+            "p",
+            args,
+            lits,
+            kind,
+            c.note.clone(),
+        )))
     }
 
     fn atom(&self, t: &Term, vars: &VarNames) -> Atom {
@@ -791,6 +660,73 @@ impl Translator<'_> {
             }
         }
     }
+}
+
+/// One component of a body being decomposed (see [`Translator::decompose`]).
+struct Component<'a> {
+    body: &'a [Part],
+    /// The component's literals (indices into `body`).
+    group: &'a [usize],
+    head_vars: &'a [Sym],
+    vars: &'a VarNames,
+    note: &'a Option<String>,
+}
+
+impl Component<'_> {
+    /// The variables this component shares with the head or other literals,
+    /// in the order the component reads them.
+    fn shared(&self) -> Vec<Sym> {
+        let (body, g) = (self.body, self.group);
+        let outside: HashSet<Sym> = (0..body.len())
+            .filter(|i| !g.contains(i))
+            .flat_map(|i| body[i].vars.iter().copied())
+            .chain(self.head_vars.iter().copied())
+            .collect();
+        let mut shared: Vec<Sym> = Vec::new();
+        for &i in g {
+            for &v in &body[i].vars {
+                if outside.contains(&v) && !shared.contains(&v) {
+                    shared.push(v);
+                }
+            }
+        }
+        shared
+    }
+}
+
+/// The literals of `body` grouped by the `local` variables they share
+/// (union-find), each group by its representative.
+fn local_components(body: &[Part], local: &dyn Fn(&Sym) -> bool) -> BTreeMap<usize, Vec<usize>> {
+    let n = body.len();
+    let mut comp: Vec<usize> = (0..n).collect();
+    fn find(c: &mut [usize], i: usize) -> usize {
+        let mut r = i;
+        while c[r] != r {
+            r = c[r];
+        }
+        c[i] = r;
+        r
+    }
+    let mut owner: HashMap<Sym, usize> = HashMap::new();
+    for (i, p) in body.iter().enumerate() {
+        for v in p.vars.iter().filter(|v| local(v)) {
+            match owner.get(v) {
+                Some(&j) => {
+                    let (a, b) = (find(&mut comp, i), find(&mut comp, j));
+                    comp[a] = b;
+                }
+                None => {
+                    owner.insert(*v, i);
+                }
+            }
+        }
+    }
+    let roots: Vec<usize> = (0..n).map(|i| find(&mut comp, i)).collect();
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, &r) in roots.iter().enumerate() {
+        groups.entry(r).or_default().push(i);
+    }
+    groups
 }
 
 /// ASP variable names for one rule's GDL variables: `?x` -> `X`, `?piece` ->

@@ -6,7 +6,7 @@
 //! as state-dependent, and a grounder, which does not know which `true` atoms
 //! hold, relaxes `(not (true (wall ...)))` away: the maze has no walls, its
 //! pieces reach every point of a 51 x 51 grid, and the mummy's chase over all
-//! their pairs grounds for minutes. [`freeze`] finds such fluents (every
+//! their pairs grounds to a huge program. [`freeze`] finds such fluents (every
 //! `next` rule for their name is that copy) and reads `(true (wall a b c))` as
 //! `(constant_wall a b c)`, a static relation given by the `init` rules of
 //! `wall`. It is exact: a fluent that only the copy can bring into the next
@@ -24,13 +24,25 @@ use super::symbol::{kw, Sym};
 /// fluents' names; `None` when there is none (or the rules name fluents
 /// through variables, `(next ?f)`, so the analysis cannot say).
 pub fn freeze(game: &Game) -> Option<(Game, Vec<Relation>)> {
-    let fluent = |rule: &Rule, name: Sym| -> Option<Option<Term>> {
-        (rule.head.name() == Some(name) && rule.head.args().len() == 1).then(|| {
-            rule.head.args()[0]
-                .name()
-                .map(|_| rule.head.args()[0].clone())
-        })
-    };
+    let frozen = constant_fluents(game)?;
+    let frozen_game = read_as_static(game, &frozen)?;
+    Some((frozen_game, frozen))
+}
+
+/// The fluent of a rule whose head is `(name f)` (`next` or `init`): `None`
+/// for another head, `Some(None)` when `f` is a variable.
+fn fluent(rule: &Rule, name: Sym) -> Option<Option<Term>> {
+    (rule.head.name() == Some(name) && rule.head.args().len() == 1).then(|| {
+        rule.head.args()[0]
+            .name()
+            .map(|_| rule.head.args()[0].clone())
+    })
+}
+
+/// The fluents that only copy rules bring into the next state and some rule
+/// reads, sorted by name; `None` when there is none or the rules name fluents
+/// through variables.
+fn constant_fluents(game: &Game) -> Option<Vec<Relation>> {
     let mut copies_only: HashMap<Relation, bool> = HashMap::new();
     for rule in &game.rules {
         let Some(f) = fluent(rule, kw::NEXT) else {
@@ -68,10 +80,16 @@ pub fn freeze(game: &Game) -> Option<(Game, Vec<Relation>)> {
         return None;
     }
     frozen.sort_by_key(|r| (game.symbols.name(r.name).to_string(), r.arity));
+    Some(frozen)
+}
 
+/// The game with `(true f)` of every `frozen` fluent read as its static
+/// relation, given by the fluent's `init` rules; the copy rules keep reading
+/// the state.
+fn read_as_static(game: &Game, frozen: &[Relation]) -> Option<Game> {
     let mut symbols = game.symbols.clone();
     let mut names: HashMap<Relation, Sym> = HashMap::new();
-    for rel in &frozen {
+    for rel in frozen {
         let name = symbols.fresh(&format!("constant_{}", game.symbols.name(rel.name)));
         names.insert(*rel, name);
     }
@@ -120,13 +138,12 @@ pub fn freeze(game: &Game) -> Option<(Game, Vec<Relation>)> {
             pos: rule.pos,
         });
     }
-    let frozen_game = Game::new(Description {
+    Game::new(Description {
         symbols,
         rules,
         source: game.source.clone(),
     })
-    .ok()?;
-    Some((frozen_game, frozen))
+    .ok()
 }
 
 #[cfg(test)]

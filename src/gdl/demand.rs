@@ -6,8 +6,8 @@
 //! one legal move, and `prereq1` is defined through `prereq2` ... `prereq44`,
 //! each over all bit tuples of its arity: 2^44 tuples bottom-up, a few dozen
 //! asked for top-down. mummymaze1p's static `direction-from` relates every
-//! pair of points of a 51 x 51 grid (6.8 million tuples, gringo grounds them
-//! for minutes) where play only ever asks about the two pieces on the board.
+//! pair of points of a 51 x 51 grid (6.8 million tuples, slow to ground)
+//! where play only ever asks about the two pieces on the board.
 //!
 //! The rewrite gives such a relation `p` an *adornment*, the argument
 //! positions every call of it binds, and a demand relation `demand_p` over
@@ -123,13 +123,50 @@ pub fn rewrite(game: &Game, scope: Scope) -> Option<(Game, Vec<Relation>)> {
 /// The rewrite of the relations in `adorn` (each adorned with every position
 /// to start with); `None` when none is left or the result is not stratified.
 fn magic(game: &Game, mut adorn: Adornments) -> Option<(Game, Vec<Relation>)> {
-    // Shrink the adornments to the positions bound where each call is
-    // placed, until they are stable (they only shrink, so this ends).
+    shrink(game, &mut adorn);
+    if adorn.is_empty() {
+        return None;
+    }
+    let tainted = tainted(game, &adorn);
+    let mut symbols = game.symbols.clone();
+    let mut names: HashMap<Relation, Sym> = HashMap::new();
+    let mut order: Vec<Relation> = adorn.keys().copied().collect();
+    order.sort_by_key(|r| (game.symbols.name(r.name).to_string(), r.arity));
+    for rel in &order {
+        let name = symbols.fresh(&format!("demand_{}", game.symbols.name(rel.name)));
+        names.insert(*rel, name);
+    }
+    let demands = Demands {
+        adorn: &adorn,
+        names: &names,
+        tainted: &tainted,
+    };
+    let rules = demands.rules(game);
+    let mut rewritten = Game::new(Description {
+        symbols,
+        rules,
+        source: game.source.clone(),
+    })
+    .ok()?;
+    rewritten.small = order
+        .iter()
+        .map(|r| Relation {
+            name: names[r],
+            arity: adorn[r].iter().filter(|b| **b).count(),
+        })
+        .collect();
+    Some((rewritten, order))
+}
+
+/// Shrinks the adornments to the positions bound where each call is placed,
+/// until they are stable (they only shrink, so this ends), and drops those
+/// left with none.
+fn shrink(game: &Game, adorn: &mut Adornments) {
     loop {
         let mut changed = false;
         for rule in &game.rules {
-            let order = sideways(rule, &adorn);
-            let mut bound = head_bound(rule, &adorn);
+            let order = sideways(rule, adorn);
+            let mut bound = head_bound(rule, adorn);
             for i in order {
                 let (Literal::Pos(t) | Literal::Not(t)) = &rule.body[i] else {
                     continue;
@@ -152,12 +189,11 @@ fn magic(game: &Game, mut adorn: Adornments) -> Option<(Game, Vec<Relation>)> {
             break;
         }
     }
-    if adorn.is_empty() {
-        return None;
-    }
+}
 
-    // Relations a rewritten one feeds: negative literals over them stay out
-    // of demand rules, which keeps the program stratified.
+/// The relations a rewritten one feeds: negative literals over them stay out
+/// of demand rules, which keeps the program stratified.
+fn tainted(game: &Game, adorn: &Adornments) -> HashSet<Relation> {
     let mut tainted: HashSet<Relation> = adorn.keys().copied().collect();
     loop {
         let before = tainted.len();
@@ -179,45 +215,75 @@ fn magic(game: &Game, mut adorn: Adornments) -> Option<(Game, Vec<Relation>)> {
             break;
         }
     }
+    tainted
+}
 
-    let mut symbols = game.symbols.clone();
-    let mut names: HashMap<Relation, Sym> = HashMap::new();
-    let mut order: Vec<Relation> = adorn.keys().copied().collect();
-    order.sort_by_key(|r| (game.symbols.name(r.name).to_string(), r.arity));
-    for rel in &order {
-        let name = symbols.fresh(&format!("demand_{}", game.symbols.name(rel.name)));
-        names.insert(*rel, name);
-    }
-    let demand = |t: &Term| -> Option<Term> {
+/// The demand relations of a rewrite, and what their rules may read.
+struct Demands<'a> {
+    adorn: &'a Adornments,
+    names: &'a HashMap<Relation, Sym>,
+    tainted: &'a HashSet<Relation>,
+}
+
+impl Demands<'_> {
+    /// The demand atom of a call of a rewritten relation: its adorned
+    /// arguments.
+    fn demand(&self, t: &Term) -> Option<Term> {
         let rel = t.relation()?;
-        let name = names.get(&rel)?;
+        let name = self.names.get(&rel)?;
         let args = t
             .args()
             .iter()
-            .zip(&adorn[&rel])
+            .zip(&self.adorn[&rel])
             .filter(|(_, b)| **b)
             .map(|(a, _)| a.clone())
             .collect();
         Some(Term::Func(*name, args))
-    };
+    }
 
-    let mut rules = Vec::with_capacity(game.rules.len() * 2);
-    let mut seen_demands: HashSet<(Term, Vec<Literal>)> = HashSet::new();
-    for rule in &game.rules {
-        let own = demand(&rule.head);
+    /// Every rule of `game` with its demand in front, after the demand rules
+    /// of the calls in its body (each distinct one once).
+    fn rules(&self, game: &Game) -> Vec<Rule> {
+        let mut rules = Vec::with_capacity(game.rules.len() * 2);
+        let mut seen_demands: HashSet<(Term, Vec<Literal>)> = HashSet::new();
+        for rule in &game.rules {
+            let own = self.demand(&rule.head);
+            self.demand_rules(rule, &own, &mut seen_demands, &mut rules);
+            let mut body = rule.body.clone();
+            if let Some(d) = own {
+                body.insert(0, Literal::Pos(d));
+            }
+            rules.push(Rule {
+                head: rule.head.clone(),
+                body,
+                pos: rule.pos,
+            });
+        }
+        rules
+    }
+
+    /// The demand rules of the calls in `rule`'s body, those not in `seen`
+    /// yet, pushed to `out`.
+    fn demand_rules(
+        &self,
+        rule: &Rule,
+        own: &Option<Term>,
+        seen: &mut HashSet<(Term, Vec<Literal>)>,
+        out: &mut Vec<Rule>,
+    ) {
         // What a call's demand rule keeps: the caller's demand, then the
         // literals placed before the call.
         let mut prefix: Vec<Literal> = own.iter().cloned().map(Literal::Pos).collect();
-        for i in sideways(rule, &adorn) {
+        for i in sideways(rule, self.adorn) {
             let l = &rule.body[i];
             let (Literal::Pos(t) | Literal::Not(t)) = l else {
                 prefix.push(l.clone());
                 continue;
             };
-            if let Some(head) = demand(t) {
+            if let Some(head) = self.demand(t) {
                 let body = connected(&head, &prefix);
-                if seen_demands.insert((head.clone(), body.clone())) {
-                    rules.push(Rule {
+                if seen.insert((head.clone(), body.clone())) {
+                    out.push(Rule {
                         head,
                         body,
                         pos: rule.pos,
@@ -225,37 +291,14 @@ fn magic(game: &Game, mut adorn: Adornments) -> Option<(Game, Vec<Relation>)> {
                 }
             }
             let keep = match l {
-                Literal::Not(t) => t.relation().is_some_and(|r| !tainted.contains(&r)),
+                Literal::Not(t) => t.relation().is_some_and(|r| !self.tainted.contains(&r)),
                 _ => true,
             };
             if keep {
                 prefix.push(l.clone());
             }
         }
-        let mut body = rule.body.clone();
-        if let Some(d) = own {
-            body.insert(0, Literal::Pos(d));
-        }
-        rules.push(Rule {
-            head: rule.head.clone(),
-            body,
-            pos: rule.pos,
-        });
     }
-    let mut rewritten = Game::new(Description {
-        symbols,
-        rules,
-        source: game.source.clone(),
-    })
-    .ok()?;
-    rewritten.small = order
-        .iter()
-        .map(|r| Relation {
-            name: names[r],
-            arity: adorn[r].iter().filter(|b| **b).count(),
-        })
-        .collect();
-    Some((rewritten, order))
 }
 
 /// The literals of `body` linked to `head` through shared variables (and

@@ -11,6 +11,7 @@ pub mod normal;
 pub mod parser;
 pub mod print;
 pub mod split;
+mod subst;
 pub mod symbol;
 pub mod validate;
 

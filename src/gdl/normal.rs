@@ -66,119 +66,13 @@ impl Game {
             source,
         } = desc;
         let mut diags = Vec::new();
-        let mut rules = Vec::with_capacity(raw.len());
-        for r in raw {
-            match expand_or(&r) {
-                Some(expanded) => rules.extend(expanded),
-                None => diags.push(diag(
-                    &source,
-                    Severity::Error,
-                    r.pos,
-                    format!("'or' expands to more than {MAX_OR_EXPANSION} rules"),
-                    Some(rule_to_string(&r, &symbols)),
-                )),
-            }
-        }
+        let rules = expand_rules(raw, &symbols, &source, &mut diags);
         validate::check_rules(&rules, &symbols, &source, &mut diags);
-
-        let role_facts: Vec<&Rule> = rules
-            .iter()
-            .filter(|r| r.head.name() == Some(kw::ROLE) && r.head.args().len() == 1)
-            .collect();
-        let roles: Vec<Term> = role_facts
-            .iter()
-            .map(|r| r.head.args()[0].clone())
-            .collect();
-        if roles.is_empty() {
-            diags.push(diag(
-                &source,
-                Severity::Error,
-                Pos { line: 1, col: 1 },
-                "the game has no roles: no '(role ...)' fact".into(),
-                None,
-            ));
-        }
-        for (i, r) in roles.iter().enumerate() {
-            if roles[..i].contains(r) {
-                diags.push(diag(
-                    &source,
-                    Severity::Error,
-                    role_facts[i].pos,
-                    format!("role {} is declared twice", term_to_string(r, &symbols)),
-                    None,
-                ));
-            }
-        }
-
-        let graph = DependencyGraph::build(&rules);
-        // Facts carry no edges (see `DependencyGraph::build`), so they must come
-        // before every rule; they depend on nothing, so that order is valid.
-        let (mut components, rest): (Vec<_>, Vec<_>) = graph
-            .components()
-            .into_iter()
-            .partition(|c| c.iter().all(|&r| rules[r].is_fact()));
-        components.extend(rest);
-        let mut rule_phase = vec![Phase::Static; rules.len()];
-        let mut comps = Vec::with_capacity(components.len());
-        for comp in components {
-            let mut phase = Phase::Static;
-            let mut recursive = false;
-            for &r in &comp {
-                phase = phase.max(direct_phase(&rules[r]));
-                for &(dep, negative) in &graph.edges[r] {
-                    if comp.contains(&dep) {
-                        recursive = true;
-                        if negative {
-                            diags.push(diag(
-                                &source,
-                                Severity::Error,
-                                rules[r].pos,
-                                "recursion through 'not': this rule depends negatively on itself (the rules are not stratified)".into(),
-                                Some(rule_to_string(&rules[r], &symbols)),
-                            ));
-                        }
-                    } else {
-                        phase = phase.max(rule_phase[dep]);
-                    }
-                }
-            }
-            for &r in &comp {
-                rule_phase[r] = phase;
-            }
-            comps.push(Component {
-                rules: comp,
-                recursive,
-                phase,
-            });
-        }
-
-        let mut relations: HashMap<Relation, Phase> = HashMap::new();
-        for (r, p) in rules.iter().zip(&rule_phase) {
-            if let Some(rel) = r.head.relation() {
-                let e = relations.entry(rel).or_insert(Phase::Static);
-                *e = (*e).max(*p);
-            }
-        }
+        let roles = roles(&rules, &symbols, &source, &mut diags);
+        let (rule_phase, components) = evaluation_order(&rules, &symbols, &source, &mut diags);
+        let relations = relation_phases(&rules, &rule_phase);
         validate::check_phases(&rules, &rule_phase, &symbols, &source, &mut diags);
-        // A role no `legal` rule can ever apply to has no move in any state.
-        for role in &roles {
-            let pattern = Term::Func(kw::LEGAL, vec![role.clone(), Term::Var(kw::LEGAL)]);
-            if !rules
-                .iter()
-                .any(|r| r.head.name() == Some(kw::LEGAL) && unifiable(&pattern, &r.head))
-            {
-                diags.push(diag(
-                    &source,
-                    Severity::Warning,
-                    Pos { line: 1, col: 1 },
-                    format!(
-                        "role {} has no 'legal' rule: it has no move in any state",
-                        term_to_string(role, &symbols)
-                    ),
-                    None,
-                ));
-            }
-        }
+        check_legal_rules(&roles, &rules, &symbols, &source, &mut diags);
 
         let (errors, warnings): (Vec<_>, Vec<_>) = diags
             .into_iter()
@@ -194,7 +88,7 @@ impl Game {
             roles,
             rules,
             rule_phase,
-            components: comps,
+            components,
             relations,
             warnings,
             small: Vec::new(),
@@ -243,6 +137,163 @@ impl Game {
             .iter()
             .map(|r| term_to_string(r, &self.symbols))
             .collect()
+    }
+}
+
+/// The rules without `or` (see [`expand_or`]); an error for each rule that
+/// expands to too many.
+fn expand_rules(
+    raw: Vec<Rule>,
+    symbols: &Symbols,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Rule> {
+    let mut rules = Vec::with_capacity(raw.len());
+    for r in raw {
+        match expand_or(&r) {
+            Some(expanded) => rules.extend(expanded),
+            None => diags.push(diag(
+                source,
+                Severity::Error,
+                r.pos,
+                format!("'or' expands to more than {MAX_OR_EXPANSION} rules"),
+                Some(rule_to_string(&r, symbols)),
+            )),
+        }
+    }
+    rules
+}
+
+/// The roles, in the order of their `role` facts; an error when there is none
+/// and for each one declared twice.
+fn roles(
+    rules: &[Rule],
+    symbols: &Symbols,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Term> {
+    let role_facts: Vec<&Rule> = rules
+        .iter()
+        .filter(|r| r.head.name() == Some(kw::ROLE) && r.head.args().len() == 1)
+        .collect();
+    let roles: Vec<Term> = role_facts
+        .iter()
+        .map(|r| r.head.args()[0].clone())
+        .collect();
+    if roles.is_empty() {
+        diags.push(diag(
+            source,
+            Severity::Error,
+            Pos { line: 1, col: 1 },
+            "the game has no roles: no '(role ...)' fact".into(),
+            None,
+        ));
+    }
+    for (i, r) in roles.iter().enumerate() {
+        if roles[..i].contains(r) {
+            diags.push(diag(
+                source,
+                Severity::Error,
+                role_facts[i].pos,
+                format!("role {} is declared twice", term_to_string(r, symbols)),
+                None,
+            ));
+        }
+    }
+    roles
+}
+
+/// Each rule's phase and the components in evaluation order; an error for
+/// each rule that depends negatively on its own component.
+fn evaluation_order(
+    rules: &[Rule],
+    symbols: &Symbols,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> (Vec<Phase>, Vec<Component>) {
+    let graph = DependencyGraph::build(rules);
+    // Facts carry no edges (see `DependencyGraph::build`), so they must come
+    // before every rule; they depend on nothing, so that order is valid.
+    let (mut components, rest): (Vec<_>, Vec<_>) = graph
+        .components()
+        .into_iter()
+        .partition(|c| c.iter().all(|&r| rules[r].is_fact()));
+    components.extend(rest);
+    let mut rule_phase = vec![Phase::Static; rules.len()];
+    let mut comps = Vec::with_capacity(components.len());
+    for comp in components {
+        let mut phase = Phase::Static;
+        let mut recursive = false;
+        for &r in &comp {
+            phase = phase.max(direct_phase(&rules[r]));
+            for &(dep, negative) in &graph.edges[r] {
+                if comp.contains(&dep) {
+                    recursive = true;
+                    if negative {
+                        diags.push(diag(
+                            source,
+                            Severity::Error,
+                            rules[r].pos,
+                            "recursion through 'not': this rule depends negatively on itself (the rules are not stratified)".into(),
+                            Some(rule_to_string(&rules[r], symbols)),
+                        ));
+                    }
+                } else {
+                    phase = phase.max(rule_phase[dep]);
+                }
+            }
+        }
+        for &r in &comp {
+            rule_phase[r] = phase;
+        }
+        comps.push(Component {
+            rules: comp,
+            recursive,
+            phase,
+        });
+    }
+    (rule_phase, comps)
+}
+
+/// The phase of every relation defined by a rule or fact: the latest of its
+/// rules'.
+fn relation_phases(rules: &[Rule], rule_phase: &[Phase]) -> HashMap<Relation, Phase> {
+    let mut relations: HashMap<Relation, Phase> = HashMap::new();
+    for (r, p) in rules.iter().zip(rule_phase) {
+        if let Some(rel) = r.head.relation() {
+            let e = relations.entry(rel).or_insert(Phase::Static);
+            *e = (*e).max(*p);
+        }
+    }
+    relations
+}
+
+/// A role no `legal` rule can ever apply to has no move in any state: a
+/// warning.
+fn check_legal_rules(
+    roles: &[Term],
+    rules: &[Rule],
+    symbols: &Symbols,
+    source: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for role in roles {
+        let pattern = Term::Func(kw::LEGAL, vec![role.clone(), Term::Var(kw::LEGAL)]);
+        if !rules
+            .iter()
+            .any(|r| r.head.name() == Some(kw::LEGAL) && unifiable(&pattern, &r.head))
+        {
+            diags.push(diag(
+                source,
+                Severity::Warning,
+                Pos { line: 1, col: 1 },
+                format!(
+                    "role {} has no 'legal' rule: it has no move in any state",
+                    term_to_string(role, symbols)
+                ),
+                None,
+            ));
+        }
     }
 }
 

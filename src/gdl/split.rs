@@ -29,7 +29,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::ast::{is_input_keyword, Description, Literal, Relation, Rule, Term};
 use super::graph::{keep_reached, Phase};
-use super::normal::{map_literal, Game};
+use super::normal::Game;
+use super::subst::{apply_lit, resolve, unify};
 use super::symbol::{kw, Sym, Symbols};
 
 /// A fluent that holds at most one value per key: `(mark ?i ?j ?m)` with key
@@ -193,14 +194,25 @@ fn split_rule(
     if sources.len() < 2 {
         return None;
     }
-    let is_static_call = |t: &Term| {
-        t.relation().is_some_and(|r| {
-            game.relations.get(&r) == Some(&Phase::Static) && !is_input_keyword(r.name)
-        })
-    };
-    // Drop value variables read anywhere but their fluent literal and static
-    // calls whose arguments are ground or value variables; dropping one may
-    // disqualify the calls it is in, so repeat.
+    keep_splittable(game, rule, &mut sources);
+    let calls = value_calls(rule, &sources);
+    if !joins(rule, &calls, &sources) {
+        return None;
+    }
+    rewrite_rule(game, rule, &sources, &calls, symbols, names)
+}
+
+/// Whether `t` calls a static relation (not an input keyword).
+fn is_static_call(game: &Game, t: &Term) -> bool {
+    t.relation().is_some_and(|r| {
+        game.relations.get(&r) == Some(&Phase::Static) && !is_input_keyword(r.name)
+    })
+}
+
+/// Drops the value variables read anywhere but their fluent literal and
+/// static calls whose arguments are ground or value variables; dropping one
+/// may disqualify the calls it is in, so repeats.
+fn keep_splittable(game: &Game, rule: &Rule, sources: &mut HashMap<Sym, Source>) {
     loop {
         let before = sources.len();
         for (i, lit) in rule.body.iter().enumerate() {
@@ -228,7 +240,7 @@ fn split_rule(
                 continue;
             }
             let ok = match lit {
-                Literal::Pos(t) if is_static_call(t) => t
+                Literal::Pos(t) if is_static_call(game, t) => t
                     .args()
                     .iter()
                     .all(|a| a.is_ground() || matches!(a, Term::Var(v) if sources.contains_key(v))),
@@ -244,8 +256,12 @@ fn split_rule(
             break;
         }
     }
-    let calls: Vec<usize> = rule
-        .body
+}
+
+/// The body literals, other than the fluent literals themselves, that read a
+/// value variable (indices).
+fn value_calls(rule: &Rule, sources: &HashMap<Sym, Source>) -> Vec<usize> {
+    rule.body
         .iter()
         .enumerate()
         .filter(|(i, l)| {
@@ -254,8 +270,12 @@ fn split_rule(
             n > 0 && !sources.values().any(|s| s.literal == *i)
         })
         .map(|(i, _)| i)
-        .collect();
-    let joins = calls.iter().any(|&i| {
+        .collect()
+}
+
+/// Whether one of the `calls` joins two values or more.
+fn joins(rule: &Rule, calls: &[usize], sources: &HashMap<Sym, Source>) -> bool {
+    calls.iter().any(|&i| {
         let mut n = HashSet::new();
         rule.body[i].for_each_var(&mut |v| {
             if sources.contains_key(&v) {
@@ -263,11 +283,20 @@ fn split_rule(
             }
         });
         n.len() >= 2
-    });
-    if !joins {
-        return None;
-    }
+    })
+}
 
+/// The part and join rules of each call of `calls`, and `rule` reading the
+/// joined relations and the `has_*` atoms instead; `None` when a call does
+/// not split.
+fn rewrite_rule(
+    game: &Game,
+    rule: &Rule,
+    sources: &HashMap<Sym, Source>,
+    calls: &[usize],
+    symbols: &mut Symbols,
+    names: &mut Names,
+) -> Option<Vec<Rule>> {
     let head_name = symbols.name(rule.head.name()?).to_string();
     let mut out: Vec<Rule> = Vec::new();
     let mut body: Vec<Literal> = Vec::new();
@@ -280,14 +309,14 @@ fn split_rule(
                 .body
                 .iter()
                 .filter(|l| match l {
-                    Literal::Pos(t) | Literal::Not(t) => is_static_call(t),
+                    Literal::Pos(t) | Literal::Not(t) => is_static_call(game, t),
                     Literal::Distinct(..) => true,
                     _ => false,
                 })
                 .cloned()
                 .collect();
             let joined = split_call(
-                game, call, &sources, &context, &head_name, symbols, names, &mut out,
+                game, call, sources, &context, &head_name, symbols, names, &mut out,
             )?;
             body.push(Literal::Pos(joined));
         } else if let Some((_, s)) = sources.iter().find(|(_, s)| s.literal == i) {
@@ -457,20 +486,7 @@ fn split_call(
         vs
     };
     let disjuncts = unfold(game, call, &values, symbols, names)?;
-    // The join's arguments: the key variables of every value's fluent.
-    let mut key_vars: Vec<Sym> = Vec::new();
-    for v in &values {
-        let s = &sources[v];
-        for (p, a) in s.fluent.args().iter().enumerate() {
-            if p != s.value_pos {
-                a.for_each_var(&mut |k| {
-                    if !key_vars.contains(&k) {
-                        key_vars.push(k)
-                    }
-                });
-            }
-        }
-    }
+    let key_vars = key_vars(&values, sources);
     // The rule's static literals over those keys only (sudoku's `(succ ?i
     // ?i2)` placing a box's cells) bound the join as they bound the rule.
     let context: Vec<Literal> = context
@@ -487,74 +503,14 @@ fn split_call(
         joined_name,
         key_vars.iter().map(|v| Term::Var(*v)).collect(),
     );
+    let join = Join {
+        sources,
+        values: &values,
+        key_vars: &key_vars,
+        head_name,
+    };
     for d in disjuncts {
-        let lits: Vec<Literal> = d.lits.iter().map(|(l, _)| apply_lit(l, &d.subst)).collect();
-        // Each value's image: a variable of its own, or a ground term.
-        let mut images: HashMap<Sym, Term> = HashMap::new();
-        for v in &values {
-            let img = resolve(&Term::Var(*v), &d.subst);
-            match &img {
-                Term::Var(w) if images.values().any(|i| i == &Term::Var(*w)) => return None,
-                Term::Var(_) => {}
-                t if t.is_ground() => {}
-                _ => return None,
-            }
-            images.insert(*v, img);
-        }
-        let image_vars: HashMap<Sym, Sym> = images
-            .iter()
-            .filter_map(|(v, i)| match i {
-                Term::Var(w) => Some((*w, *v)),
-                _ => None,
-            })
-            .collect();
-        // Literals linked by shared variables form groups; each may read one
-        // value at most.
-        let groups = components(&lits);
-        let mut part_of: HashMap<Sym, Vec<Literal>> = HashMap::new();
-        let mut common: Vec<Literal> = Vec::new();
-        for g in groups {
-            let mut owners = HashSet::new();
-            for &i in &g {
-                lits[i].for_each_var(&mut |w| {
-                    if let Some(v) = image_vars.get(&w) {
-                        owners.insert(*v);
-                    }
-                });
-            }
-            match owners.len() {
-                0 => common.extend(g.iter().map(|&i| lits[i].clone())),
-                1 => {
-                    let v = *owners.iter().next().expect("one owner");
-                    part_of
-                        .entry(v)
-                        .or_default()
-                        .extend(g.iter().map(|&i| lits[i].clone()));
-                }
-                _ => return None,
-            }
-        }
-        let mut join_body: Vec<Literal> = Vec::new();
-        for v in &values {
-            let s = &sources[v];
-            let mut fluent_args = s.fluent.args().to_vec();
-            fluent_args[s.value_pos] = images[v].clone();
-            let fluent = Term::Func(s.fluent.name()?, fluent_args);
-            let part_keys: Vec<Term> = {
-                let mut ks = Vec::new();
-                fluent.for_each_var(&mut |k| {
-                    if key_vars.contains(&k) && !ks.contains(&Term::Var(k)) {
-                        ks.push(Term::Var(k))
-                    }
-                });
-                ks
-            };
-            let mut part_body = vec![Literal::Pos(Term::Func(kw::TRUE, vec![fluent]))];
-            part_body.extend(part_of.remove(v).unwrap_or_default());
-            let part = names.part(symbols, head_name, part_keys, part_body, out);
-            join_body.push(Literal::Pos(part));
-        }
-        join_body.extend(common);
+        let mut join_body = join.body(&d, symbols, names, out)?;
         join_body.extend(context.iter().cloned());
         out.push(Rule {
             head: joined.clone(),
@@ -563,6 +519,129 @@ fn split_call(
         });
     }
     Some(joined)
+}
+
+/// The join's arguments: the key variables of every value's fluent.
+fn key_vars(values: &[Sym], sources: &HashMap<Sym, Source>) -> Vec<Sym> {
+    let mut key_vars: Vec<Sym> = Vec::new();
+    for v in values {
+        let s = &sources[v];
+        for (p, a) in s.fluent.args().iter().enumerate() {
+            if p != s.value_pos {
+                a.for_each_var(&mut |k| {
+                    if !key_vars.contains(&k) {
+                        key_vars.push(k)
+                    }
+                });
+            }
+        }
+    }
+    key_vars
+}
+
+/// What the join rules of one split call share.
+struct Join<'a> {
+    sources: &'a HashMap<Sym, Source>,
+    /// The call's value variables, in the order of the call.
+    values: &'a [Sym],
+    key_vars: &'a [Sym],
+    head_name: &'a str,
+}
+
+impl Join<'_> {
+    /// The body of the join rule of one disjunct (the context aside): a part
+    /// per value, pushed to `out` when new, then the literals that read no
+    /// value; `None` when the disjunct does not split.
+    fn body(
+        &self,
+        d: &Disjunct,
+        symbols: &mut Symbols,
+        names: &mut Names,
+        out: &mut Vec<Rule>,
+    ) -> Option<Vec<Literal>> {
+        let lits: Vec<Literal> = d.lits.iter().map(|(l, _)| apply_lit(l, &d.subst)).collect();
+        let images = self.images(&d.subst)?;
+        let image_vars: HashMap<Sym, Sym> = images
+            .iter()
+            .filter_map(|(v, i)| match i {
+                Term::Var(w) => Some((*w, *v)),
+                _ => None,
+            })
+            .collect();
+        let (mut part_of, common) = by_value(&lits, &image_vars)?;
+        let mut join_body: Vec<Literal> = Vec::new();
+        for v in self.values {
+            let s = &self.sources[v];
+            let mut fluent_args = s.fluent.args().to_vec();
+            fluent_args[s.value_pos] = images[v].clone();
+            let fluent = Term::Func(s.fluent.name()?, fluent_args);
+            let part_keys: Vec<Term> = {
+                let mut ks = Vec::new();
+                fluent.for_each_var(&mut |k| {
+                    if self.key_vars.contains(&k) && !ks.contains(&Term::Var(k)) {
+                        ks.push(Term::Var(k))
+                    }
+                });
+                ks
+            };
+            let mut part_body = vec![Literal::Pos(Term::Func(kw::TRUE, vec![fluent]))];
+            part_body.extend(part_of.remove(v).unwrap_or_default());
+            let part = names.part(symbols, self.head_name, part_keys, part_body, out);
+            join_body.push(Literal::Pos(part));
+        }
+        join_body.extend(common);
+        Some(join_body)
+    }
+
+    /// Each value's image under `subst`: a variable of its own, or a ground
+    /// term; `None` otherwise.
+    fn images(&self, subst: &HashMap<Sym, Term>) -> Option<HashMap<Sym, Term>> {
+        let mut images: HashMap<Sym, Term> = HashMap::new();
+        for v in self.values {
+            let img = resolve(&Term::Var(*v), subst);
+            match &img {
+                Term::Var(w) if images.values().any(|i| i == &Term::Var(*w)) => return None,
+                Term::Var(_) => {}
+                t if t.is_ground() => {}
+                _ => return None,
+            }
+            images.insert(*v, img);
+        }
+        Some(images)
+    }
+}
+
+/// The literals of a disjunct that read one value each, by that value.
+type Parts = HashMap<Sym, Vec<Literal>>;
+
+/// Literals linked by shared variables form groups; each may read one value
+/// at most (through `image_vars`, image to value). The groups' literals by the
+/// value they read, and those that read none; `None` when a group reads two.
+fn by_value(lits: &[Literal], image_vars: &HashMap<Sym, Sym>) -> Option<(Parts, Vec<Literal>)> {
+    let mut part_of: HashMap<Sym, Vec<Literal>> = HashMap::new();
+    let mut common: Vec<Literal> = Vec::new();
+    for g in components(lits) {
+        let mut owners = HashSet::new();
+        for &i in &g {
+            lits[i].for_each_var(&mut |w| {
+                if let Some(v) = image_vars.get(&w) {
+                    owners.insert(*v);
+                }
+            });
+        }
+        match owners.len() {
+            0 => common.extend(g.iter().map(|&i| lits[i].clone())),
+            1 => {
+                let v = *owners.iter().next().expect("one owner");
+                part_of
+                    .entry(v)
+                    .or_default()
+                    .extend(g.iter().map(|&i| lits[i].clone()));
+            }
+            _ => return None,
+        }
+    }
+    Some((part_of, common))
 }
 
 /// The disjunctive normal form of the static call `call` over its definition,
@@ -644,48 +723,6 @@ fn rename(rule: &Rule, symbols: &mut Symbols, names: &mut Names) -> Rule {
         head: resolve(&rule.head, &map),
         body: rule.body.iter().map(|l| apply_lit(l, &map)).collect(),
         pos: rule.pos,
-    }
-}
-
-fn resolve(t: &Term, s: &HashMap<Sym, Term>) -> Term {
-    match t {
-        Term::Var(v) => match s.get(v) {
-            Some(b) => resolve(b, s),
-            None => t.clone(),
-        },
-        Term::Const(_) => t.clone(),
-        Term::Func(f, args) => Term::Func(*f, args.iter().map(|a| resolve(a, s)).collect()),
-    }
-}
-
-fn apply_lit(l: &Literal, s: &HashMap<Sym, Term>) -> Literal {
-    map_literal(l, &|t| resolve(t, s))
-}
-
-fn occurs(v: Sym, t: &Term, s: &HashMap<Sym, Term>) -> bool {
-    match resolve(t, s) {
-        Term::Var(w) => w == v,
-        Term::Const(_) => false,
-        Term::Func(_, args) => args.iter().any(|a| occurs(v, a, s)),
-    }
-}
-
-fn unify(a: &Term, b: &Term, s: &mut HashMap<Sym, Term>) -> bool {
-    let (a, b) = (resolve(a, s), resolve(b, s));
-    match (&a, &b) {
-        (Term::Var(x), Term::Var(y)) if x == y => true,
-        (Term::Var(v), t) | (t, Term::Var(v)) => {
-            if occurs(*v, t, s) {
-                return false;
-            }
-            s.insert(*v, t.clone());
-            true
-        }
-        (Term::Const(x), Term::Const(y)) => x == y,
-        (Term::Func(f, xs), Term::Func(g, ys)) => {
-            f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| unify(x, y, s))
-        }
-        _ => false,
     }
 }
 

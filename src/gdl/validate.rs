@@ -27,18 +27,36 @@ fn keyword_arity(s: Sym) -> Option<usize> {
 }
 
 pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut Vec<Diagnostic>) {
-    let mut err = |r: &Rule, sev: Severity, msg: String| {
-        out.push(diag(file, sev, r.pos, msg, Some(rule_to_string(r, syms))))
-    };
-    let mut defined: HashSet<Relation> = HashSet::new();
+    let mut c = Checker { syms, file, out };
+    let defined: HashSet<Relation> = rules.iter().filter_map(|r| r.head.relation()).collect();
     let mut arities: HashMap<Sym, HashSet<usize>> = HashMap::new();
     for r in rules {
-        if let Some(rel) = r.head.relation() {
-            defined.insert(rel);
-        }
+        c.keyword_arities(r, &mut arities);
+        c.head(r);
+        c.safety(r);
+        c.goal_value(r);
+        c.undefined(r, &defined);
     }
-    for r in rules {
-        // Keyword arities, in the head and in the body.
+    c.several_arities(arities);
+    check_recursion_restriction(rules, syms, file, out);
+}
+
+/// The diagnostics of [`check_rules`], each check a method.
+struct Checker<'a> {
+    syms: &'a Symbols,
+    file: &'a str,
+    out: &'a mut Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, r: &Rule, sev: Severity, msg: String) {
+        let text = rule_to_string(r, self.syms);
+        self.out.push(diag(self.file, sev, r.pos, msg, Some(text)))
+    }
+
+    /// Keyword arities, in the head and in the body; records every arity each
+    /// relation name is used with.
+    fn keyword_arities(&mut self, r: &Rule, arities: &mut HashMap<Sym, HashSet<usize>>) {
         let mut atoms: Vec<&Term> = vec![&r.head];
         for l in &r.body {
             match l {
@@ -62,20 +80,20 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                     } else {
                         (Severity::Warning, "; treated as an ordinary relation")
                     };
-                    err(
-                        r,
-                        sev,
-                        format!(
-                            "'{}' takes {} argument(s), found {}{how}",
-                            syms.name(rel.name),
-                            k,
-                            rel.arity
-                        ),
+                    let msg = format!(
+                        "'{}' takes {} argument(s), found {}{how}",
+                        self.syms.name(rel.name),
+                        k,
+                        rel.arity
                     );
+                    self.err(r, sev, msg);
                 }
             }
         }
-        // What may stand in a head.
+    }
+
+    /// What may stand in a head.
+    fn head(&mut self, r: &Rule) {
         let head = r.head.name().expect("heads are atoms");
         if head == kw::TRUE
             || head == kw::DOES
@@ -84,13 +102,17 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
             || head == kw::OR
             || head == kw::AND
         {
-            err(
-                r,
-                Severity::Error,
-                format!("'{}' cannot be defined by a rule or fact", syms.name(head)),
+            let msg = format!(
+                "'{}' cannot be defined by a rule or fact",
+                self.syms.name(head)
             );
+            self.err(r, Severity::Error, msg);
         }
-        // Safety.
+    }
+
+    /// Safety: every variable of the head and of `distinct` occurs in a
+    /// positive body literal; one only inside `not` is a warning.
+    fn safety(&mut self, r: &Rule) {
         let mut bound: HashSet<Sym> = HashSet::new();
         for l in &r.body {
             if let Literal::Pos(t) = l {
@@ -99,6 +121,7 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 });
             }
         }
+        let syms = self.syms;
         let unbound = |t: &Term| -> Vec<String> {
             t.vars()
                 .into_iter()
@@ -108,7 +131,7 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
         };
         let head_unbound = unbound(&r.head);
         if !head_unbound.is_empty() {
-            err(
+            self.err(
                 r,
                 Severity::Error,
                 format!("unsafe rule: variable {} in the head does not occur in a positive body literal", head_unbound.join(", ")),
@@ -120,13 +143,13 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                     let mut u = unbound(a);
                     u.extend(unbound(b));
                     if !u.is_empty() {
-                        err(r, Severity::Error, format!("unsafe rule: variable {} in 'distinct' does not occur in a positive body literal", u.join(", ")));
+                        self.err(r, Severity::Error, format!("unsafe rule: variable {} in 'distinct' does not occur in a positive body literal", u.join(", ")));
                     }
                 }
                 Literal::Not(t) => {
                     let u = unbound(t);
                     if !u.is_empty() {
-                        err(
+                        self.err(
                             r,
                             Severity::Warning,
                             format!(
@@ -139,57 +162,63 @@ pub(crate) fn check_rules(rules: &[Rule], syms: &Symbols, file: &str, out: &mut 
                 _ => {}
             }
         }
-        // Goal values.
-        if head == kw::GOAL && r.head.args().len() == 2 {
-            match &r.head.args()[1] {
-                Term::Const(c) if syms.name(*c).parse::<u8>().is_ok_and(|v| v <= 100) => {}
-                Term::Var(_) => {}
-                other => err(
-                    r,
-                    Severity::Warning,
-                    format!(
-                        "goal value {} is not a number from 0 to 100",
-                        super::print::term_to_string(other, syms)
-                    ),
-                ),
+    }
+
+    /// Goal values are numbers from 0 to 100.
+    fn goal_value(&mut self, r: &Rule) {
+        if r.head.name() != Some(kw::GOAL) || r.head.args().len() != 2 {
+            return;
+        }
+        match &r.head.args()[1] {
+            Term::Const(c) if self.syms.name(*c).parse::<u8>().is_ok_and(|v| v <= 100) => {}
+            Term::Var(_) => {}
+            other => {
+                let msg = format!(
+                    "goal value {} is not a number from 0 to 100",
+                    super::print::term_to_string(other, self.syms)
+                );
+                self.err(r, Severity::Warning, msg);
             }
         }
-        // Relations used but never defined are always false.
+    }
+
+    /// Relations used but never defined are always false.
+    fn undefined(&mut self, r: &Rule, defined: &HashSet<Relation>) {
         for l in &r.body {
             if let Literal::Pos(t) | Literal::Not(t) = l {
                 if let Some(rel) = t.relation() {
                     if keyword_arity(rel.name).is_none() && !defined.contains(&rel) {
-                        err(
-                            r,
-                            Severity::Warning,
-                            format!(
-                                "relation {} is used but never defined (always false)",
-                                rel.display(syms)
-                            ),
+                        let msg = format!(
+                            "relation {} is used but never defined (always false)",
+                            rel.display(self.syms)
                         );
+                        self.err(r, Severity::Warning, msg);
                     }
                 }
             }
         }
     }
-    for (name, ars) in arities {
-        if ars.len() > 1 && keyword_arity(name).is_none() {
-            let mut a: Vec<_> = ars.into_iter().collect();
-            a.sort_unstable();
-            out.push(diag(
-                file,
-                Severity::Warning,
-                Default::default(),
-                format!(
-                    "'{}' is used with several arities {:?}; each is a separate relation",
-                    syms.name(name),
-                    a
-                ),
-                None,
-            ));
+
+    /// A name used with several arities names several relations.
+    fn several_arities(&mut self, arities: HashMap<Sym, HashSet<usize>>) {
+        for (name, ars) in arities {
+            if ars.len() > 1 && keyword_arity(name).is_none() {
+                let mut a: Vec<_> = ars.into_iter().collect();
+                a.sort_unstable();
+                self.out.push(diag(
+                    self.file,
+                    Severity::Warning,
+                    Default::default(),
+                    format!(
+                        "'{}' is used with several arities {:?}; each is a separate relation",
+                        self.syms.name(name),
+                        a
+                    ),
+                    None,
+                ));
+            }
         }
     }
-    check_recursion_restriction(rules, syms, file, out);
 }
 
 /// `does` may only influence `next` (and relations only `next` uses); `init`, `role`,
