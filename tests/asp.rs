@@ -958,3 +958,32 @@ fn invariants_hold_in_random_playouts() {
         }
     }
 }
+
+/// The counting bound (`asp::forward::count`) is a proof: never above a
+/// puzzle's optimum, and equal to it where every move fills or clears one
+/// task (sudoku4's blanks, the lights of lightsout, the blocks to place).
+#[test]
+fn counting_bounds_never_exceed_the_optimum() {
+    use ggp_asp::asp::forward::count;
+    use ggp_asp::reasoner::{ground, prepare, StateMachine};
+    let bound = |game: &Game| {
+        let g = ground::ground(game, &prepare::default_limits()).expect("it grounds");
+        let p = Prover::new(game.clone());
+        count::bound(game, &g, &p.fluents(&p.initial_state())).map(|b| b.moves)
+    };
+    for &name in PUZZLES {
+        let optimum = common::optimum(name);
+        let game = load(&common::puzzle_path(name));
+        let b = bound(&game);
+        assert!(
+            b.is_none_or(|b| b <= optimum),
+            "{name}: bound {b:?}, optimum {optimum}"
+        );
+        if ["sudoku4", "lightsout", "blocks"].contains(&name) {
+            assert_eq!(b, Some(optimum), "{name}");
+        }
+    }
+    // A corpus fill-in puzzle: one blank filled a move.
+    let game = load(&common::corpus_file("futoshiki4.kif"));
+    assert_eq!(bound(&game), Some(15));
+}

@@ -32,7 +32,7 @@ use std::time::Instant;
 use hashbrown::HashTable;
 
 use crate::gdl::{kw, Game, Literal, Rule, Sym, Term};
-use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::super::solve::{Event, Found, Outcome, Times};
 use super::super::{Mode, Proven};
@@ -90,7 +90,8 @@ pub fn run(
         Some((g, end)) => (g, Some(end)),
         None => (game, None),
     };
-    let machine = match AnyMachine::build_as_written(game, engine) {
+    let ground = ground::ground(&game, &crate::reasoner::prepare::default_limits()).ok();
+    let machine = match AnyMachine::build_as_written(game.clone(), engine) {
         Ok((m, why)) => {
             if progress {
                 let clock = clock_end.map_or(String::new(), |e| {
@@ -105,6 +106,16 @@ pub fn run(
             return;
         }
     };
+    if let Some(g) = &ground {
+        let init = machine.visit(InitialFluents);
+        if let Some(b) = super::count::bound(&game, g, &init) {
+            if progress {
+                eprintln!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
+            }
+            refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
+        }
+    }
+    drop(ground);
     let end = machine.visit(Search {
         limits,
         clock_end,
@@ -196,6 +207,17 @@ fn head_fluent(r: &Rule, kwd: Sym) -> Option<Sym> {
 /// Whether `t` is `(true (fluent ...))`.
 fn is_true_of(t: &Term, fluent: Sym) -> bool {
     matches!(t, Term::Func(k, args) if *k == kw::TRUE && args.len() == 1 && args[0].name() == Some(fluent))
+}
+
+/// The fluents of the initial state.
+struct InitialFluents;
+
+impl MachineVisitor for InitialFluents {
+    type Output = Vec<Term>;
+
+    fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> Vec<Term> {
+        machine.fluents(&machine.initial_state())
+    }
 }
 
 /// How the search ended.

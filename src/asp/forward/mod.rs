@@ -48,6 +48,7 @@ mod beam;
 pub mod blockers;
 pub mod bounds;
 pub mod breadth;
+pub mod count;
 pub mod distance;
 pub mod support;
 use crate::gdl::split::Unique;
