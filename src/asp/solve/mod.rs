@@ -1,5 +1,6 @@
 //! Solving a [`Program`] with clingo: full grounding with a deepening horizon,
-//! incremental multi-shot solving, and both at once (`auto`).
+//! incremental multi-shot solving, and both at once (`auto`). The two workers
+//! are in `full.rs` and `incremental.rs`; this file holds what they share.
 //!
 //! Each way of solving runs on its own thread with its own clingo `Control` (a
 //! `Control` cannot cross threads) and reports to a coordinator over a channel:
@@ -36,6 +37,9 @@ use super::symbols::SymbolMap;
 use super::translate::Factor;
 use super::{Mode, Proven, SolveOptions};
 use serde::{Deserialize, Serialize};
+
+mod full;
+mod incremental;
 
 /// What a worker found. `plan` is in step order; `goal` is what the program claims.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -131,40 +135,6 @@ pub struct Worker {
     pub guard: Option<MutexGuard<'static, ()>>,
 }
 
-/// A grounded horizon of the full worker whose search is under way.
-struct Open {
-    h: usize,
-    ctl: Control,
-    /// Its ground atoms (a measure of the memory it holds).
-    atoms: usize,
-    /// Solving time spent on it so far.
-    spent: Duration,
-    /// Its grounding time.
-    ground: Duration,
-}
-
-/// How long the newest open horizon searches (and at least twice its grounding
-/// time, and half the time so far) before the next one is grounded. Long enough
-/// that the games whose first satisfiable horizon is merely slow keep it nearly
-/// to themselves (coins2 at 9 steps, 1.7 s alone: a timeout when four horizons
-/// opened after 0.5 s each took equal turns), short enough that a horizon only
-/// a counting argument away from unsatisfiable does not hold up the next
-/// (futoshiki4 at 14 steps).
-const OPEN_AFTER: Duration = Duration::from_secs(2);
-
-/// The most horizons grounded at once, and the most ground atoms they hold
-/// together (each keeps its ground program; 2 million atoms are about 1 GiB on
-/// the corpus's largest programs).
-const MAX_OPEN: usize = 4;
-const MAX_OPEN_ATOMS: usize = 2_000_000;
-
-/// One turn of an open horizon: an eighth of the time spent so far, between a
-/// quarter of a second (a turn restarts the search threads and reassigns the
-/// query) and 4 s.
-fn slice(elapsed: Duration) -> Duration {
-    (elapsed / 8).clamp(Duration::from_millis(250), Duration::from_secs(4))
-}
-
 /// The answer of one solve call.
 enum Answer {
     /// Models were found; the last is the best; `optimal` when optimality (or, for
@@ -211,8 +181,8 @@ impl Worker {
         let mut args = vec!["--models=0".to_string()];
         // Measured on the corpus's hanoi, 8puzzle and lightsOut (with invariants):
         // the full worker finds first plans fastest with jumpy, the incremental
-        // one with trendy (8puzzle 1.0 s against 1.9 s with the default); two
-        // different configurations also make auto a small portfolio.
+        // one with trendy (both faster than the default); two different
+        // configurations also make auto a small portfolio.
         let config = if self.mode == Mode::Full {
             "jumpy"
         } else {
@@ -361,212 +331,6 @@ impl Worker {
         }
     }
 
-    /// The horizons full grounding tries: small first, growing by half, ending at
-    /// `max_steps`, and never jumping past the length of the game when a clock
-    /// bounds it (where clingo then proves that no play lasts longer: a horizon
-    /// beyond it would ground more for nothing, twice as much on
-    /// ruleDepthExponential, whose steps each ground twice the one before).
-    fn horizons(&self) -> Vec<usize> {
-        horizons(self.opts.max_steps, self.job.ends_by)
-    }
-
-    /// Grounds the full program at horizon `h`: the control, its ground atoms and
-    /// the grounding seconds.
-    fn ground_full(&mut self, text: &str, h: usize) -> Res<(Control, usize, f64)> {
-        let mut ctl = self.control()?;
-        ctl.add("base", &[], &format!("{text}\nhorizon({h}).\n"))
-            .map_err(err)?;
-        let g0 = self.times.ground_s;
-        self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
-        let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
-        Ok((ctl, atoms, self.times.ground_s - g0))
-    }
-
-    /// Full grounding with a deepening horizon, the searches of several horizons
-    /// interleaved in time slices.
-    ///
-    /// Why not one horizon after the other: on fill-in puzzles (futoshiki, hidato,
-    /// sudoku: one move per empty cell) every horizon below the plan's length is
-    /// unsatisfiable for a counting reason that clasp can only prove by
-    /// exhaustion (futoshiki4 at 14 steps: no answer in 20 s), while the next
-    /// horizon has a plan found in a fraction of a second (15 steps: 0.3 s).
-    /// So once the newest horizon has searched for [`OPEN_AFTER`] without an
-    /// answer, the next one is grounded, and the open horizons take turns
-    /// ([`slice`]), each newer one at a quarter of the rate of the one before
-    /// (in the spirit of Rintanen's "algorithm B"; each `Control` keeps what it
-    /// has learnt between its turns). At most [`MAX_OPEN`] are kept; the
-    /// smallest is dropped, unproven. Horizons that the incremental worker has
-    /// refuted meanwhile ([`Worker::refuted`]) are closed or skipped.
-    ///
-    /// What is proven does not change: an unsatisfiable horizon closes every
-    /// smaller one, and a plan whose length clingo then minimises to the optimum
-    /// at its horizon is shortest (a shorter plan would fit that horizon too).
-    fn full(&mut self) -> Res<Outcome> {
-        let job = Arc::clone(&self.job);
-        let text = &job.full;
-        let horizons = self.horizons();
-        let map = self.job.map.clone();
-        let factors = self.job.factors.clone();
-        let query = id("query")?;
-        let started = Instant::now();
-        let mut next = 0;
-        let mut open: Vec<Open> = Vec::new();
-        loop {
-            if self.stopped() {
-                return Ok(Outcome::Stopped);
-            }
-            let refuted = self.refuted.load(Ordering::Relaxed);
-            open.retain(|o| o.h > refuted);
-            while next + 1 < horizons.len() && horizons[next] <= refuted {
-                next += 1;
-            }
-            // Measured on this worker's own grounding and solving time, not
-            // the wall clock: waiting for clingo's lock (held by the other
-            // workers, or by other solvers of the process) is not work done,
-            // and with it counted the newest horizon never caught up with
-            // half the time so far on a busy machine.
-            let newest_done = open
-                .last()
-                .is_none_or(|o| o.spent >= OPEN_AFTER.max(o.ground * 2).max(self.busy() / 2));
-            if next < horizons.len() && newest_done {
-                let h = horizons[next];
-                next += 1;
-                // Several grounded horizons at once must not take the memory
-                // limit's room: past half of it, only the newest is kept.
-                let crowded = self
-                    .opts
-                    .memory_mb
-                    .is_some_and(|m| super::resident_mb() > m as f64 / 2.0);
-                let atoms_open = |open: &[Open]| open.iter().map(|o| o.atoms).sum::<usize>();
-                while open.len() >= MAX_OPEN
-                    || (!open.is_empty() && (crowded || atoms_open(&open) > MAX_OPEN_ATOMS))
-                {
-                    let o = open.remove(0);
-                    self.progress(&format!("horizon {}: left unproven", o.h));
-                }
-                let (ctl, atoms, ground_s) = self.ground_full(text, h)?;
-                if self.stopped() {
-                    return Ok(Outcome::Stopped);
-                }
-                self.progress(&format!(
-                    "horizon {h}: {atoms} atoms, ground {ground_s:.2} s"
-                ));
-                open.push(Open {
-                    h,
-                    ctl,
-                    atoms,
-                    spent: Duration::ZERO,
-                    ground: Duration::from_secs_f64(ground_s),
-                });
-                continue;
-            }
-            // Whose turn: the oldest (smallest) open horizon searches at rate 1,
-            // the next at 1/4, then 1/16, ...; the turn goes to the least spent
-            // time over rate. Equal turns slowed the games whose first
-            // satisfiable horizon is merely slow (coins2, comp2006 queens);
-            // favouring the newest opened horizons up to 200 within seconds.
-            let Some(i) = (0..open.len()).min_by_key(|&i| open[i].spent * (1 << (2 * i))) else {
-                return Ok(Outcome::Stopped);
-            };
-            let Open {
-                h,
-                ctl,
-                atoms,
-                spent,
-                ground,
-            } = open.remove(i);
-            // The last horizon alone searches without a slice.
-            let alone = open.is_empty() && next >= horizons.len();
-            let turn = slice(self.busy());
-            let s0 = self.times.solve_s;
-            let mut first = true;
-            let (ctl, answer) = self.solve_for(
-                ctl,
-                &[query],
-                false,
-                (!alone).then_some(turn),
-                |w, atoms| {
-                    if first {
-                        first = false;
-                        if let Some(plan) = plan_of(&map, &factors, atoms) {
-                            w.progress(&format!(
-                                "horizon {h}: a plan of {} moves after {:.2} s",
-                                plan.len(),
-                                started.elapsed().as_secs_f64()
-                            ));
-                            let found = Found {
-                                plan,
-                                goal: 100,
-                                proven: Proven::None,
-                            };
-                            w.send(Event::Candidate(w.mode, found, w.times_now()));
-                        }
-                    }
-                },
-            )?;
-            let solve_s = self.times.solve_s - s0;
-            let head = format!("horizon {h}: solve {:.2} s", spent.as_secs_f64() + solve_s);
-            match answer {
-                Answer::Paused => {
-                    open.insert(
-                        i,
-                        Open {
-                            h,
-                            ctl,
-                            atoms,
-                            spent: spent + Duration::from_secs_f64(solve_s),
-                            ground,
-                        },
-                    );
-                    continue;
-                }
-                Answer::Sat { atoms, optimal } => {
-                    self.progress(&format!("{head}: plan found"));
-                    let plan =
-                        plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
-                    let proven = if optimal {
-                        Proven::Shortest
-                    } else {
-                        Proven::None
-                    };
-                    return Ok(Outcome::Plan(Found {
-                        plan,
-                        goal: 100,
-                        proven,
-                    }));
-                }
-                Answer::Interrupted { atoms } => {
-                    if let Some(plan) = atoms.and_then(|a| plan_of(&map, &factors, &a)) {
-                        return Ok(Outcome::Plan(Found {
-                            plan,
-                            goal: 100,
-                            proven: Proven::None,
-                        }));
-                    }
-                    return Ok(Outcome::Stopped);
-                }
-                Answer::Unsat => {
-                    self.progress(&format!("{head}: no winning plan"));
-                    // No plan within h: none within a smaller horizon either.
-                    self.refuted.fetch_max(h, Ordering::Relaxed);
-                    open.retain(|o| o.h > h);
-                }
-            }
-            let (ctl, answer) = self.solve(ctl, &[id("alive")?], true, |_, _| {})?;
-            let bounded = matches!(answer, Answer::Unsat);
-            if matches!(answer, Answer::Interrupted { .. } | Answer::Paused) {
-                return Ok(Outcome::Stopped);
-            }
-            self.send(Event::Horizon(self.mode, h, self.times));
-            if bounded || h >= self.opts.max_steps {
-                if bounded {
-                    self.progress(&format!("no play lasts beyond {h} steps"));
-                }
-                return self.best_goal_with(ctl, h, bounded);
-            }
-        }
-    }
-
     /// The best goal at horizon `h` on a grounded full program.
     fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Outcome> {
         let map = self.job.map.clone();
@@ -605,148 +369,10 @@ impl Worker {
             Answer::Interrupted { .. } | Answer::Paused => Ok(Outcome::Stopped),
         }
     }
-
-    /// Best goal by full grounding at horizon `h` (used by the incremental worker).
-    fn best_goal(&mut self, h: usize, bounded: bool) -> Res<Outcome> {
-        let mut ctl = self.control()?;
-        ctl.add("base", &[], &format!("{}\nhorizon({h}).\n", self.job.full))
-            .map_err(err)?;
-        self.ground(&mut ctl, &[Part::new("base", vec![]).map_err(err)?])?;
-        self.best_goal_with(ctl, h, bounded)
-    }
-
-    /// Multi-shot solving, one step per round.
-    fn incremental(&mut self) -> Res<Outcome> {
-        let map = self.job.map.clone();
-        let factors = self.job.factors.clone();
-        let mut ctl = self.control()?;
-        let job = Arc::clone(&self.job);
-        let text = job.incremental.as_deref().ok_or("no incremental program")?;
-        ctl.add("base", &[], text).map_err(err)?;
-        let num = |t: usize| Symbol::create_number(t as i32);
-        self.ground(
-            &mut ctl,
-            &[
-                Part::new("base", vec![]).map_err(err)?,
-                Part::new("check", vec![num(0)]).map_err(err)?,
-            ],
-        )?;
-        let mut t = 0;
-        loop {
-            if self.stopped() {
-                return Ok(Outcome::Stopped);
-            }
-            let query = func("query", t)?;
-            let (c, answer) = self.solve(ctl, &[query], true, |_, _| {})?;
-            ctl = c;
-            let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
-            let head = format!(
-                "step {t}: {atoms} atoms, {} rules, ground {:.2} s, solve {:.2} s (total)",
-                stat(&ctl, &["problem", "lp", "rules"]),
-                self.times.ground_s,
-                self.times.solve_s
-            );
-            match answer {
-                Answer::Sat { atoms, .. } => {
-                    self.progress(&format!("{head}: plan found"));
-                    let plan =
-                        plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
-                    return Ok(Outcome::Plan(Found {
-                        plan,
-                        goal: 100,
-                        proven: Proven::Shortest,
-                    }));
-                }
-                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
-                Answer::Unsat => {
-                    self.progress(&format!("{head}: no winning plan"));
-                    self.refuted.fetch_max(t, Ordering::Relaxed);
-                }
-            }
-            let alive = func("alive", t)?;
-            let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
-            ctl = c;
-            match answer {
-                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
-                Answer::Unsat => {
-                    self.progress(&format!("no play lasts beyond {t} steps"));
-                    return self.best_goal(t, true);
-                }
-                Answer::Sat { .. } => {}
-            }
-            self.send(Event::Horizon(self.mode, t, self.times));
-            if t >= self.opts.max_steps {
-                return self.best_goal(t, false);
-            }
-            for sym in [query, alive] {
-                if let Some(lit) = literal_of(&ctl, sym)? {
-                    ctl.release_external(lit).map_err(err)?;
-                }
-            }
-            t += 1;
-            self.ground(
-                &mut ctl,
-                &[
-                    Part::new("step", vec![num(t)]).map_err(err)?,
-                    Part::new("check", vec![num(t)]).map_err(err)?,
-                ],
-            )?;
-        }
-    }
-}
-
-/// See [`Worker::horizons`].
-fn horizons(max: usize, ends_by: Option<usize>) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut h = 4.min(max).max(1);
-    loop {
-        out.push(h);
-        if h >= max {
-            break;
-        }
-        let mut next = (h + h.div_ceil(2)).min(max);
-        if let Some(end) = ends_by.filter(|&e| h < e && e < next) {
-            next = end;
-        }
-        h = next;
-    }
-    out
 }
 
 fn id(name: &str) -> Res<Symbol> {
     Symbol::create_id(name, true).map_err(err)
-}
-
-fn func(name: &str, t: usize) -> Res<Symbol> {
-    Symbol::create_function(name, &[Symbol::create_number(t as i32)], true).map_err(err)
-}
-
-fn literal_of(ctl: &Control, sym: Symbol) -> Res<Option<clingo::SolverLiteral>> {
-    let atoms = ctl.symbolic_atoms().map_err(err)?;
-    for a in atoms.iter().map_err(err)? {
-        if a.symbol().map_err(err)? == sym {
-            return Ok(Some(a.literal().map_err(err)?));
-        }
-    }
-    Ok(None)
-}
-
-/// A statistic by its path (`problem.lp.rules`), 0 when absent.
-fn stat(ctl: &Control, path: &[&str]) -> u64 {
-    let Ok(stats) = ctl.statistics() else {
-        return 0;
-    };
-    let mut key = match stats.root() {
-        Ok(k) => k,
-        Err(_) => return 0,
-    };
-    for p in path {
-        match stats.map_at(key, p) {
-            Ok(k) => key = k,
-            Err(_) => return 0,
-        }
-    }
-    stats.value_get(key).map(|v| v as u64).unwrap_or(0)
 }
 
 /// The plan in a model: the moves `does(R,M,T)` ordered by `T`, and those of a
@@ -832,19 +458,4 @@ pub fn check_single_player(game: &Game) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::horizons;
-
-    #[test]
-    fn horizons_grow_by_half_and_stop_at_the_game_length() {
-        assert_eq!(horizons(30, None), vec![4, 6, 9, 14, 21, 30]);
-        assert_eq!(horizons(30, Some(19)), vec![4, 6, 9, 14, 19, 29, 30]);
-        // A length on the schedule, or beyond the limit, changes nothing.
-        assert_eq!(horizons(30, Some(14)), vec![4, 6, 9, 14, 21, 30]);
-        assert_eq!(horizons(30, Some(40)), vec![4, 6, 9, 14, 21, 30]);
-        assert_eq!(horizons(2, Some(1)), vec![2]);
-    }
 }
