@@ -24,83 +24,35 @@
 //! keeping the states that look nearest to goal 100 at every step: it brings
 //! many pieces home at once where the depth-first search commits to its first
 //! moves (solitaireChineseCheckers).
+//!
+//! This file runs the phases and answers; the depth-first search itself (its
+//! table, restarts, look-ahead and focus) is in `dfs.rs`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hashbrown::HashMap;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-
-use crate::gdl::{Game, Relation, Term};
+use crate::gdl::{Game, Term};
 use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
 use super::solve::{Event, Found, Outcome, Times};
 use super::{Mode, Proven};
 use beam::{beam, Beam};
 use bounds::Bound;
+use dfs::Dfs;
 use distance::Distances;
-use support::{Analysis, Support};
+use support::Support;
 
 mod beam;
 pub mod blockers;
 pub mod bounds;
 pub mod breadth;
 pub mod count;
+mod dfs;
 pub mod distance;
 pub mod support;
 use crate::gdl::split::Unique;
-
-/// The most states the table of failed states holds (16 bytes each with the
-/// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
-const MAX_TABLE: usize = 40_000_000;
-
-/// The most moves of a state's children whose outcome the search looks at
-/// to order the children (see [`Dfs::search`]).
-const MAX_LOOKAHEAD: usize = 256;
-
-/// The moves the look-ahead judges before it must have found at least one in
-/// three losing at once to go on (see [`Dfs::lookahead_pays`]).
-const LOOKAHEAD_TRIAL: u64 = 20_000;
-
-/// States the support analysis looks at before it must have found one dead
-/// end in twenty to go on (see [`Dfs::support_pays`]).
-const SUPPORT_TRIAL: u64 = 500;
-
-/// The seed of the tie-breaks after the first run: the search is deterministic.
-const SEED: u64 = 0x5eed_f0e5_7a7e;
-
-/// How a subtree ended.
-enum Search {
-    Won,
-    /// No win below; `cut` when the depth bound (not the game) ended some line.
-    Failed {
-        cut: bool,
-    },
-    /// The run's node budget is spent (see [`luby`]).
-    Abandoned,
-    Stopped,
-}
-
-/// The nodes of a run's budget per unit of the Luby sequence (about a second
-/// of the propnet on peg solitaire).
-const RUN_NODES: u64 = 100_000;
-
-/// The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ... (Luby, Sinclair and
-/// Zuckerman 1993), `i` from 1.
-fn luby(i: u64) -> u64 {
-    let mut k = 1;
-    while (1 << k) - 1 < i {
-        k += 1;
-    }
-    if (1 << k) - 1 == i {
-        1 << (k - 1)
-    } else {
-        luby(i - (1 << (k - 1)) + 1)
-    }
-}
 
 /// How the search ended.
 enum End {
@@ -157,34 +109,14 @@ pub fn run(
         }
     }
     // In auto the clingo workers have the machine to themselves first: most
-    // games they solve in a second or two, with proofs the search cannot give.
+    // games they solve soon, with proofs the search cannot give.
     while start.elapsed() < delay {
         if stop.load(Ordering::Relaxed) {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let blockers = blockers::blockers(&game);
-    let bound = bounds::find(&game);
-    let distances = ground.as_ref().and_then(|g| Distances::new(&game, g));
-    let support = ground
-        .as_ref()
-        .and_then(|g| Support::new(&game, g, &unique))
-        .filter(Support::informative);
-    drop(ground);
-    if let (true, Some(s)) = (progress, &support) {
-        eprintln!("[search] goal support: {}", s.describe());
-    }
-    if let (true, Some(b)) = (progress, &bound) {
-        eprintln!("[search] {}", b.describe(&game));
-    }
-    if progress && !blockers.is_empty() {
-        let shown: Vec<String> = blockers
-            .iter()
-            .map(|p| blockers::describe(p, &game.symbols))
-            .collect();
-        eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
-    }
+    let guides = Guides::new(&game, ground, &unique, progress);
     // The solver has made the rules ground already (`asp::prepare`).
     let machine = match AnyMachine::build_as_written(game, engine) {
         Ok((m, why)) => {
@@ -200,17 +132,29 @@ pub fn run(
     };
     let end = machine.visit(Visit {
         max_steps,
-        blockers,
-        bound,
-        distances,
-        support,
+        guides,
         alone,
         stop: &stop,
         progress,
         tx: &tx,
     });
+    if let Some(outcome) = outcome(end, alone, max_steps, &tx, times) {
+        let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+    }
+}
+
+/// The worker's final word on how the search ended; `None` when it has sent
+/// `Failed` instead. In auto a win is only a candidate, sent here, and an
+/// exhausted search that proved nothing fails.
+fn outcome(
+    end: End,
+    alone: bool,
+    max_steps: usize,
+    tx: &mpsc::Sender<Event>,
+    times: impl Fn() -> Times,
+) -> Option<Outcome> {
     let plan = |plan, goal, proven| Outcome::Plan(Found { plan, goal, proven });
-    let outcome = match end {
+    Some(match end {
         // In auto a win is a candidate: the clingo workers get the coordinator's
         // grace to find a shorter plan or prove one shortest.
         End::Won(moves) if !alone => {
@@ -252,10 +196,9 @@ pub fn run(
         End::Exhausted { .. } => {
             let e = format!("no winning plan within {max_steps} moves");
             let _ = tx.send(Event::Failed(Mode::Search, e, times()));
-            return;
+            return None;
         }
-    };
-    let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+    })
 }
 
 /// The highest goal value of the first role among the atoms of the relaxed
@@ -266,12 +209,60 @@ fn best_goal_in_reach(game: &Game, g: &ground::GroundProgram) -> Option<u8> {
         .try_fold(0u8, |best, (_, v)| Some(best.max(v.parse().ok()?)))
 }
 
+/// What the analyses of the rules give the search to steer and prune by.
+struct Guides {
+    /// Fluent patterns that rule goal 100 out (see [`blockers`]).
+    blockers: Vec<Term>,
+    /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
+    bound: Option<Bound>,
+    /// Goal distances, for the beam phase (see [`distance`]).
+    distances: Option<Distances>,
+    /// What goal 100 still needs of the final state (see [`support`]).
+    support: Option<Support>,
+}
+
+impl Guides {
+    /// The analyses of `game`, those of the goal distances and the support on
+    /// its ground rules `ground` (dropped once they are done).
+    fn new(
+        game: &Game,
+        ground: Option<ground::GroundProgram>,
+        unique: &[Unique],
+        progress: bool,
+    ) -> Guides {
+        let blockers = blockers::blockers(game);
+        let bound = bounds::find(game);
+        let distances = ground.as_ref().and_then(|g| Distances::new(game, g));
+        let support = ground
+            .as_ref()
+            .and_then(|g| Support::new(game, g, unique))
+            .filter(Support::informative);
+        drop(ground);
+        if let (true, Some(s)) = (progress, &support) {
+            eprintln!("[search] goal support: {}", s.describe());
+        }
+        if let (true, Some(b)) = (progress, &bound) {
+            eprintln!("[search] {}", b.describe(game));
+        }
+        if progress && !blockers.is_empty() {
+            let shown: Vec<String> = blockers
+                .iter()
+                .map(|p| blockers::describe(p, &game.symbols))
+                .collect();
+            eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
+        }
+        Guides {
+            blockers,
+            bound,
+            distances,
+            support,
+        }
+    }
+}
+
 struct Visit<'a> {
     max_steps: usize,
-    blockers: Vec<Term>,
-    bound: Option<Bound>,
-    distances: Option<Distances>,
-    support: Option<Support>,
+    guides: Guides,
     /// The search is the only worker: its answer is the solver's.
     alone: bool,
     stop: &'a AtomicBool,
@@ -283,53 +274,28 @@ impl MachineVisitor for Visit<'_> {
     type Output = End;
 
     fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> End {
-        let mut dfs = Dfs {
-            m: &*machine,
-            failed: HashMap::new(),
-            hasher: hashbrown::DefaultHashBuilder::default(),
-            stop: self.stop,
-            progress: self.progress,
-            nodes: 0,
-            path: Vec::new(),
-            scratch: Vec::new(),
-            best: None,
-            shuffle: false,
-            budget: 0,
-            rng: SmallRng::seed_from_u64(SEED),
-            focus: !self.blockers.is_empty()
-                || self.support.as_ref().is_some_and(Support::has_groups),
-            blockers: self.blockers,
-            support: self.support.as_ref(),
-            analysed: 0,
-            dead: 0,
-            pruned: false,
-            duals: Vec::new(),
-            bound: self.bound,
-            tx: self.tx,
-            looked: 0,
-            lost: 0,
-        };
-        let terms = |moves: &[M::Move]| moves.iter().map(|m| machine.move_term(m)).collect();
+        let Guides {
+            blockers,
+            bound,
+            distances,
+            support,
+        } = self.guides;
+        let mut dfs = Dfs::new(
+            &*machine,
+            blockers,
+            support.as_ref(),
+            bound,
+            self.stop,
+            self.progress,
+            self.tx,
+        );
         let root = machine.initial_state();
         if machine.is_terminal(&root) {
             // Nothing to search: the clingo workers answer for the empty plan.
             return End::Stopped;
         }
-        if dfs.focus {
-            dfs.duals = duals(&*machine, &root);
-            if self.progress && !dfs.duals.is_empty() {
-                let shown: Vec<String> = dfs
-                    .duals
-                    .iter()
-                    .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
-                    .collect();
-                eprintln!(
-                    "[search] each move uses up its value of: {}",
-                    shown.join(", ")
-                );
-            }
-        }
-        if let Some(d) = &self.distances {
+        dfs.find_duals(&root);
+        if let Some(d) = &distances {
             if d.estimate(&machine.fluents(&root)) > 0 {
                 match beam(
                     &*machine,
@@ -339,571 +305,12 @@ impl MachineVisitor for Visit<'_> {
                     self.stop,
                     self.progress,
                 ) {
-                    Beam::Won(moves) => return End::Won(terms(&moves)),
+                    Beam::Won(moves) => return End::Won(dfs.terms(&moves)),
                     Beam::Stopped => return End::Stopped,
                     Beam::Failed => {}
                 }
             }
         }
-        let started = Instant::now();
-        for run in 1.. {
-            // The first run takes the game's order for ties; the later ones
-            // break ties at random (seeded), each with a node budget on the
-            // Luby sequence: the usual cure for the heavy tails of a
-            // depth-first search whose first choices were bad. The table of
-            // failed states carries over: its entries are facts whatever the
-            // order.
-            dfs.shuffle = run > 1;
-            dfs.budget = dfs.nodes + luby(run) * RUN_NODES;
-            let r = dfs.search(&root, self.max_steps);
-            if self.progress {
-                eprintln!(
-                    "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
-                     look-ahead {}: {} of {} moves judged lose at once",
-                    dfs.nodes,
-                    dfs.failed.len(),
-                    started.elapsed().as_secs_f64(),
-                    if dfs.lookahead_pays() { "on" } else { "off" },
-                    dfs.lost,
-                    dfs.looked,
-                );
-            }
-            match r {
-                Search::Won => return End::Won(terms(&dfs.path)),
-                Search::Stopped => return End::Stopped,
-                Search::Abandoned => dfs.path.clear(),
-                // The focused runs prove nothing: search the game whole.
-                Search::Failed { .. } if dfs.focus => {
-                    if self.progress {
-                        eprintln!("[search] the focused search failed: every move from now on");
-                    }
-                    dfs.focus = false;
-                    dfs.failed.clear();
-                    dfs.path.clear();
-                }
-                // Alone, the search must also answer for the goals below
-                // 100: the lines given up for goal 100 are searched again,
-                // every one of them.
-                Search::Failed { .. } if dfs.pruned && self.alone => {
-                    if self.progress {
-                        eprintln!(
-                            "[search] goal 100 is out of reach: every line again, for the best goal below it"
-                        );
-                    }
-                    dfs.support = None;
-                    dfs.bound = None;
-                    dfs.pruned = false;
-                    dfs.failed.clear();
-                    dfs.path.clear();
-                }
-                Search::Failed { cut } => {
-                    return End::Exhausted {
-                        best: dfs.best.as_ref().map(|(g, moves)| (*g, terms(moves))),
-                        complete: !cut,
-                    }
-                }
-            }
-        }
-        unreachable!("the runs go on until one ends the search")
-    }
-}
-
-/// A child in the search order: its sort key (goal, descending; legal moves;
-/// tie-break), the move and the state.
-type Child<M> = (
-    (std::cmp::Reverse<u8>, usize, u32),
-    <M as StateMachine>::Move,
-    <M as StateMachine>::State,
-);
-
-struct Dfs<'a, M: StateMachine> {
-    m: &'a M,
-    /// State hash -> the depth it was searched to without a win (`u32::MAX`:
-    /// every line below it ended in the game).
-    failed: HashMap<u64, u32>,
-    hasher: hashbrown::DefaultHashBuilder,
-    stop: &'a AtomicBool,
-    progress: bool,
-    nodes: u64,
-    /// The moves from the initial state to the state being searched.
-    path: Vec<M::Move>,
-    scratch: Vec<M::Move>,
-    /// The best goal below 100 of the terminal states seen, and a plan to it.
-    best: Option<(u8, Vec<M::Move>)>,
-    /// Break ties among children at random (else in the game's order).
-    shuffle: bool,
-    /// The value of `nodes` at which the run is abandoned.
-    budget: u64,
-    rng: SmallRng,
-    /// Fluent patterns that rule goal 100 out (see [`blockers`]).
-    blockers: Vec<Term>,
-    /// What goal 100 still needs of the final state (see [`support`]).
-    support: Option<&'a Support>,
-    /// States the support analysed, and those it found dead ends.
-    analysed: u64,
-    dead: u64,
-    /// Some line was given up because goal 100 is out of its reach (by the
-    /// support or the bound): what it would score below 100 is not known.
-    pruned: bool,
-    /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
-    focus: bool,
-    /// The move arguments whose values are each played once (see [`duals`]).
-    duals: Vec<Dual>,
-    /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
-    bound: Option<Bound>,
-    /// Where each new best plan below 100 goes ([`Event::Fallback`]).
-    tx: &'a mpsc::Sender<Event>,
-    /// Grandchild moves the look-ahead has judged, and those that lose at once.
-    looked: u64,
-    lost: u64,
-}
-
-/// A move argument whose every value is played at most once, and must be
-/// played: hidato's numbers, each placed in exactly one cell. The focused
-/// search treats each value as a constraint solver's variable whose domain is
-/// the moves that play it, beside the blockers (whose domains are the moves
-/// that remove them).
-struct Dual {
-    relation: Relation,
-    /// The argument's index in the move term.
-    pos: usize,
-    /// The values the initial state's legal moves give it.
-    values: Vec<Term>,
-}
-
-/// The initial state's root moves that [`duals`] plays to see which arguments
-/// they use up: enough to tell, few enough to cost little on a big game.
-const DUAL_PROBES: usize = 64;
-
-/// The move arguments (of the initial state's legal moves) whose value no
-/// legal move repeats once a move has played it, in each of up to
-/// [`DUAL_PROBES`] moves played from the initial state. Arguments with a
-/// single value tell the focus nothing and are left out.
-fn duals<M: StateMachine>(m: &M, root: &M::State) -> Vec<Dual> {
-    let mut moves = Vec::new();
-    m.legal_moves(root, 0, &mut moves);
-    let terms: Vec<Term> = moves.iter().map(|mv| m.move_term(mv)).collect();
-    // (relation, position) -> (still used up in every probe, its values)
-    let mut found: Vec<(Relation, usize, bool, Vec<Term>)> = Vec::new();
-    for t in &terms {
-        let Some(rel) = t.relation() else { continue };
-        for (pos, a) in t.args().iter().enumerate() {
-            let i = match found.iter().position(|(r, p, ..)| *r == rel && *p == pos) {
-                Some(i) => i,
-                None => {
-                    found.push((rel, pos, true, Vec::new()));
-                    found.len() - 1
-                }
-            };
-            if !found[i].3.contains(a) {
-                found[i].3.push(a.clone());
-            }
-        }
-    }
-    let stride = moves.len().div_ceil(DUAL_PROBES).max(1);
-    let mut after = Vec::new();
-    for (mv, t) in moves.iter().zip(&terms).step_by(stride) {
-        let next = m.next_state(root, std::slice::from_ref(mv));
-        if m.is_terminal(&next) {
-            continue;
-        }
-        m.legal_moves(&next, 0, &mut after);
-        let next_terms: Vec<Term> = after.iter().map(|mv| m.move_term(mv)).collect();
-        for (rel, pos, used_up, _) in &mut found {
-            if t.relation() != Some(*rel) {
-                continue;
-            }
-            let played = &t.args()[*pos];
-            if next_terms
-                .iter()
-                .any(|u| u.relation() == Some(*rel) && u.args()[*pos] == *played)
-            {
-                *used_up = false;
-            }
-        }
-    }
-    found
-        .into_iter()
-        .filter(|(_, _, used_up, values)| *used_up && values.len() > 1)
-        .map(|(relation, pos, _, values)| Dual {
-            relation,
-            pos,
-            values,
-        })
-        .collect()
-}
-
-impl<M: StateMachine> Dfs<'_, M> {
-    /// The best of the state's goal values, as the encodings read them (a
-    /// defective game may give several; peg_dresden2009 gives 99 and 100 at
-    /// once).
-    fn goal(&self, s: &M::State) -> u8 {
-        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
-    }
-
-    /// Searches `s` (not terminal) for a win within `depth` moves.
-    fn search(&mut self, s: &M::State, depth: usize) -> Search {
-        if depth == 0 {
-            return Search::Failed { cut: true };
-        }
-        let key = std::hash::BuildHasher::hash_one(&self.hasher, s);
-        if let Some(&d) = self.failed.get(&key) {
-            if d as usize >= depth {
-                return Search::Failed { cut: d != u32::MAX };
-            }
-        }
-        self.nodes += 1;
-        if self.nodes >= self.budget {
-            return Search::Abandoned;
-        }
-        if self.nodes.is_multiple_of(1024) {
-            if self.stop.load(Ordering::Relaxed) {
-                return Search::Stopped;
-            }
-            if self.progress && self.nodes.is_multiple_of(1 << 20) {
-                eprintln!(
-                    "[search] {} states, {} failed states kept, depth {}",
-                    self.nodes,
-                    self.failed.len(),
-                    self.path.len()
-                );
-            }
-        }
-        let analysis = match self.support {
-            Some(support) if self.support_pays() => {
-                self.analysed += 1;
-                match support.analyse(&self.m.fluents(s)) {
-                    Some(a) => Some(a),
-                    None => {
-                        // Goal 100 is out of reach; what lines from here
-                        // would score below it is not known.
-                        self.dead += 1;
-                        self.pruned = true;
-                        self.fail(key, depth, true);
-                        return Search::Failed { cut: true };
-                    }
-                }
-            }
-            _ => None,
-        };
-        let mut moves = Vec::new();
-        self.m.legal_moves(s, 0, &mut moves);
-        let mut children: Vec<Child<M>> = Vec::with_capacity(moves.len());
-        // Lines given up by the bound, not played out: what they would have
-        // scored below 100 is not known.
-        let mut cut = false;
-        // All next states first, then each child's questions together: the
-        // prover keeps the tables of one state at a time, and alternating
-        // between a state and its children recomputes them at every turn
-        // (ruleDepthExponential: 2^k rows a state at step k).
-        let nexts: Vec<(M::Move, M::State)> = moves
-            .into_iter()
-            .map(|mv| {
-                let next = self.m.next_state(s, std::slice::from_ref(&mv));
-                (mv, next)
-            })
-            .collect();
-        for (mv, next) in nexts {
-            if self.m.is_terminal(&next) {
-                let g = self.goal(&next);
-                if g == 100 {
-                    self.path.push(mv);
-                    return Search::Won;
-                }
-                if g > self.best.as_ref().map_or(0, |b| b.0) {
-                    let mut plan = self.path.clone();
-                    plan.push(mv);
-                    let found = Found {
-                        plan: plan.iter().map(|m| self.m.move_term(m)).collect(),
-                        goal: g,
-                        proven: Proven::None,
-                    };
-                    let _ = self.tx.send(Event::Fallback(Mode::Search, found));
-                    self.best = Some((g, plan));
-                }
-                continue;
-            }
-            if self.out_of_reach(&next) {
-                cut = true;
-                self.pruned = true;
-                continue;
-            }
-            let g = self.goal(&next);
-            let tie = if self.shuffle {
-                self.rng.gen()
-            } else {
-                children.len() as u32
-            };
-            // Unfocused, every child's moves are counted: now, while its
-            // tables are at hand.
-            let count = if self.focus {
-                usize::MAX
-            } else {
-                self.m.legal_moves(&next, 0, &mut self.scratch);
-                self.scratch.len()
-            };
-            children.push(((std::cmp::Reverse(g), count, tie), mv, next));
-        }
-        if self.focus && !self.focus(s, &mut children, analysis.as_ref()) {
-            self.fail(key, depth, true);
-            return Search::Failed { cut: true };
-        }
-        // Counted only for the children the focus keeps: the dearest part.
-        let mut grandchildren = 0;
-        for child in &mut children {
-            if child.0 .1 == usize::MAX {
-                self.m.legal_moves(&child.2, 0, &mut self.scratch);
-                child.0 .1 = self.scratch.len();
-            }
-            grandchildren += child.0 .1;
-        }
-        // Where it is cheap, count only the moves that do not lose at once: a
-        // knight's tour whose moves onto its own trail end the game
-        // (knightsTourLarge_ggpbase2010), or leave the score too far behind
-        // the clock (hunterbig), needs Warnsdorff's rule on the squares still
-        // open.
-        if grandchildren <= MAX_LOOKAHEAD && self.lookahead_pays() {
-            for child in &mut children {
-                self.m.legal_moves(&child.2, 0, &mut self.scratch);
-                let afters: Vec<M::State> = self
-                    .scratch
-                    .iter()
-                    .map(|mv| self.m.next_state(&child.2, std::slice::from_ref(mv)))
-                    .collect();
-                child.0 .1 = afters
-                    .iter()
-                    .filter(|after| {
-                        if self.m.is_terminal(after) {
-                            self.goal(after) == 100
-                        } else {
-                            !self.out_of_reach(after)
-                        }
-                    })
-                    .count();
-                self.looked += afters.len() as u64;
-                self.lost += (afters.len() - child.0 .1) as u64;
-            }
-        }
-        // Best goal first, then the child with the fewest moves (fail first:
-        // Warnsdorff's rule on a knight's tour), then the tie-break.
-        children.sort_by_key(|c| c.0);
-        for (_, mv, next) in children {
-            self.path.push(mv);
-            match self.search(&next, depth - 1) {
-                r @ (Search::Won | Search::Stopped | Search::Abandoned) => return r,
-                Search::Failed { cut: c } => cut |= c,
-            }
-            self.path.pop();
-        }
-        self.fail(key, depth, cut);
-        Search::Failed { cut }
-    }
-
-    /// Whether the look-ahead of [`Dfs::search`] still earns its cost, a
-    /// next state for every grandchild move: through its trial, and after it
-    /// while at least one move in three it judges loses at once. On the
-    /// knight's tours 40-80% do, and the look-ahead is what finds them; on peg
-    /// solitaire (one in eight) and vectorracer6 (one in five) it only made
-    /// each state four to twenty times dearer, and both lost their plans.
-    fn lookahead_pays(&self) -> bool {
-        self.looked < LOOKAHEAD_TRIAL || self.lost * 3 >= self.looked
-    }
-
-    /// Whether the support analysis earns its cost: always where it has
-    /// unique-value groups to reason over (the focus needs it), else after
-    /// its trial while one state in twenty it analyses is a dead end.
-    fn support_pays(&self) -> bool {
-        self.support.is_some_and(Support::has_groups)
-            || self.analysed < SUPPORT_TRIAL
-            || self.dead * 20 >= self.analysed
-    }
-
-    /// The focused step on the support's unique-value groups (a constraint
-    /// solver's most constrained variable): `children` keeps the moves that
-    /// bring in a candidate of the open group with the fewest candidates;
-    /// false when no move does (a dead end if every group must be filled
-    /// from here, as in a fill-in puzzle; the plain search looks again).
-    fn group_focus(&self, support: &Support, a: &Analysis, children: &mut Vec<Child<M>>) -> bool {
-        let Some(group) = a
-            .open
-            .iter()
-            .filter(|g| !g.is_empty())
-            .min_by_key(|g| g.len())
-        else {
-            return true;
-        };
-        let wanted: Vec<&Term> = group.iter().map(|&f| support.fluent(f)).collect();
-        children.retain(|(_, _, next)| self.m.fluents(next).iter().any(|f| wanted.contains(&f)));
-        !children.is_empty()
-    }
-
-    /// Whether the [`bounds`] rule goal 100 out in `s` (not terminal).
-    fn out_of_reach(&self, s: &M::State) -> bool {
-        self.bound
-            .as_ref()
-            .is_some_and(|b| b.rules_out(&self.m.fluents(s)))
-    }
-
-    /// Records a state searched to `depth` without a win.
-    fn fail(&mut self, key: u64, depth: usize, cut: bool) {
-        if self.failed.len() < MAX_TABLE || self.failed.contains_key(&key) {
-            let d = if cut { depth as u32 } else { u32::MAX };
-            self.failed.insert(key, d);
-        }
-    }
-
-    /// The focused step, a constraint solver's forward checking and most
-    /// constrained variable on the blockers of `s` (the fluents that must be
-    /// gone for goal 100, blank cells) and the values of the [`duals`] not yet
-    /// played (hidato's numbers): false when some blocker is removed by no
-    /// move, or some such value is played by none (a dead end, if moves only
-    /// ever get fewer, as in fill-in puzzles), else `children` keeps only the
-    /// moves of the variable with the fewest (a blocker's on a tie). Both
-    /// steps assume the game is such a puzzle, so what the focused runs fail
-    /// to find, the plain search looks for again.
-    fn focus(
-        &self,
-        s: &M::State,
-        children: &mut Vec<Child<M>>,
-        analysis: Option<&Analysis>,
-    ) -> bool {
-        if let (Some(support), Some(a)) = (self.support, analysis) {
-            if support.has_groups() {
-                return self.group_focus(support, a, children);
-            }
-        }
-        let here: Vec<Term> = self
-            .m
-            .fluents(s)
-            .into_iter()
-            .filter(|f| self.blockers.iter().any(|p| blockers::matches(p, f)))
-            .collect();
-        if here.is_empty() {
-            return true;
-        }
-        let mut removers = vec![0usize; here.len()];
-        let removed: Vec<Vec<bool>> = children
-            .iter()
-            .map(|(_, _, next)| {
-                let after: hashbrown::HashSet<Term> = self.m.fluents(next).into_iter().collect();
-                let gone: Vec<bool> = here.iter().map(|b| !after.contains(b)).collect();
-                for (n, g) in removers.iter_mut().zip(&gone) {
-                    *n += usize::from(*g);
-                }
-                gone
-            })
-            .collect();
-        let Some((target, &fewest)) = removers.iter().enumerate().min_by_key(|(_, n)| **n) else {
-            return true;
-        };
-        if fewest == 0 {
-            return false;
-        }
-        match self.dual_focus(children, fewest) {
-            DualPick::Unplayable => return false,
-            DualPick::Value(d, value) => {
-                let Dual { relation, pos, .. } = self.duals[d];
-                children.retain(|(_, mv, _)| {
-                    let t = self.m.move_term(mv);
-                    t.relation() == Some(relation) && t.args()[pos] == value
-                });
-                return true;
-            }
-            DualPick::None => {}
-        }
-        let mut keep = removed.iter().map(|gone| gone[target]);
-        children.retain(|_| keep.next().unwrap_or(false));
-        true
-    }
-
-    /// The [`duals`]' part of [`Dfs::focus`]: the value not yet played with
-    /// the fewest moves, if fewer than `fewest` (the blockers' best).
-    fn dual_focus(&self, children: &[Child<M>], fewest: usize) -> DualPick {
-        if self.duals.is_empty() {
-            return DualPick::None;
-        }
-        let played: Vec<Term> = self.path.iter().map(|mv| self.m.move_term(mv)).collect();
-        let moves: Vec<Term> = children
-            .iter()
-            .map(|(_, mv, _)| self.m.move_term(mv))
-            .collect();
-        let mut best: Option<(usize, &Term, usize)> = None;
-        for (d, dual) in self.duals.iter().enumerate() {
-            let plays = |t: &Term, value: &Term| {
-                t.relation() == Some(dual.relation) && t.args()[dual.pos] == *value
-            };
-            for value in &dual.values {
-                if played.iter().any(|t| plays(t, value)) {
-                    continue;
-                }
-                let n = moves.iter().filter(|t| plays(t, value)).count();
-                if n == 0 {
-                    return DualPick::Unplayable;
-                }
-                if n < best.map_or(fewest, |b| b.2) {
-                    best = Some((d, value, n));
-                }
-            }
-        }
-        match best {
-            Some((d, value, _)) => DualPick::Value(d, value.clone()),
-            None => DualPick::None,
-        }
-    }
-}
-
-/// What [`Dfs::dual_focus`] picks.
-enum DualPick {
-    /// No value has fewer moves than the best blocker.
-    None,
-    /// A value not yet played has no move: a dead end.
-    Unplayable,
-    /// The index of the dual and its value with the fewest moves.
-    Value(usize, Term),
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{duals, luby};
-    use crate::gdl::{parse, Game};
-    use crate::reasoner::{Prover, StateMachine};
-
-    fn dual_positions(text: &str) -> Vec<(usize, usize)> {
-        let game = Game::new(parse(text, "test.kif").unwrap()).unwrap();
-        let m = Prover::new(game);
-        duals(&m, &m.initial_state())
-            .iter()
-            .map(|d| (d.pos, d.values.len()))
-            .collect()
-    }
-
-    /// A cell takes one number and a number goes in one cell: both arguments
-    /// are used up; a sudoku's row, column and digit recur.
-    #[test]
-    fn duals_are_the_arguments_each_move_uses_up() {
-        let numbers = "(role p) (init (blank a)) (init (blank b)) (init (blank c))
-            (num 1) (num 2) (num 3)
-            (<= (legal p (put ?c ?n)) (true (blank ?c)) (num ?n) (not (used ?n)))
-            (<= (used ?n) (true (has ?c ?n)))
-            (<= (next (has ?c ?n)) (does p (put ?c ?n)))
-            (<= (next (has ?c ?n)) (true (has ?c ?n)))
-            (<= (next (blank ?c)) (true (blank ?c)) (not (filled ?c)))
-            (<= (filled ?c) (does p (put ?c ?n)))
-            (<= open (true (blank ?c)))
-            (<= terminal (not open))
-            (<= (goal p 100) (not open))
-            (<= (goal p 0) open)";
-        assert_eq!(dual_positions(numbers), [(0, 3), (1, 3)]);
-        // Numbers that may recur are no dual.
-        let recurring = numbers.replace("(not (used ?n))", "");
-        assert_eq!(dual_positions(&recurring), [(0, 3)]);
-        let sudoku = include_str!("../../../puzzles/sudoku4.kif");
-        assert_eq!(dual_positions(sudoku), []);
-    }
-
-    #[test]
-    fn luby_sequence() {
-        let first: Vec<u64> = (1..=15).map(luby).collect();
-        assert_eq!(first, [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]);
+        dfs.runs(&root, self.max_steps, self.alone)
     }
 }

@@ -1,0 +1,752 @@
+//! The depth-first search of [`super::run`]: the table of failed states,
+//! the restarts on the Luby sequence, the look-ahead and the focused phase.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use hashbrown::HashMap;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::gdl::{Relation, Term};
+use crate::reasoner::StateMachine;
+
+use super::super::solve::{Event, Found};
+use super::super::{Mode, Proven};
+use super::blockers;
+use super::bounds::Bound;
+use super::support::{Analysis, Support};
+use super::End;
+
+/// The most states the table of failed states holds (16 bytes each with the
+/// map's overhead: about 1 GiB); beyond it failures are no longer recorded.
+const MAX_TABLE: usize = 40_000_000;
+
+/// The most moves of a state's children whose outcome the search looks at
+/// to order the children (see [`Dfs::search`]).
+const MAX_LOOKAHEAD: usize = 256;
+
+/// The moves the look-ahead judges before it must have found at least one in
+/// three losing at once to go on (see [`Dfs::lookahead_pays`]).
+const LOOKAHEAD_TRIAL: u64 = 20_000;
+
+/// States the support analysis looks at before it must have found one dead
+/// end in twenty to go on (see [`Dfs::support_pays`]).
+const SUPPORT_TRIAL: u64 = 500;
+
+/// The seed of the tie-breaks after the first run: the search is deterministic.
+const SEED: u64 = 0x5eed_f0e5_7a7e;
+
+/// How a subtree ended.
+enum Search {
+    Won,
+    /// No win below; `cut` when the depth bound (not the game) ended some line.
+    Failed {
+        cut: bool,
+    },
+    /// The run's node budget is spent (see [`luby`]).
+    Abandoned,
+    Stopped,
+}
+
+/// The nodes of a run's budget per unit of the Luby sequence (a short run of
+/// the propnet on peg solitaire, so that a run whose first choices were bad
+/// is soon given up).
+const RUN_NODES: u64 = 100_000;
+
+/// The Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ... (Luby, Sinclair and
+/// Zuckerman 1993), `i` from 1.
+fn luby(i: u64) -> u64 {
+    let mut k = 1;
+    while (1 << k) - 1 < i {
+        k += 1;
+    }
+    if (1 << k) - 1 == i {
+        1 << (k - 1)
+    } else {
+        luby(i - (1 << (k - 1)) + 1)
+    }
+}
+
+/// A child in the search order: its sort key (goal, descending; legal moves;
+/// tie-break), the move and the state.
+type Child<M> = (
+    (std::cmp::Reverse<u8>, usize, u32),
+    <M as StateMachine>::Move,
+    <M as StateMachine>::State,
+);
+
+pub(super) struct Dfs<'a, M: StateMachine> {
+    m: &'a M,
+    /// State hash -> the depth it was searched to without a win (`u32::MAX`:
+    /// every line below it ended in the game).
+    failed: HashMap<u64, u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+    stop: &'a AtomicBool,
+    progress: bool,
+    nodes: u64,
+    /// The moves from the initial state to the state being searched.
+    path: Vec<M::Move>,
+    scratch: Vec<M::Move>,
+    /// The best goal below 100 of the terminal states seen, and a plan to it.
+    best: Option<(u8, Vec<M::Move>)>,
+    /// Break ties among children at random (else in the game's order).
+    shuffle: bool,
+    /// The value of `nodes` at which the run is abandoned.
+    budget: u64,
+    rng: SmallRng,
+    /// Fluent patterns that rule goal 100 out (see [`blockers`]).
+    blockers: Vec<Term>,
+    /// What goal 100 still needs of the final state (see [`support`]).
+    support: Option<&'a Support>,
+    /// States the support analysed, and those it found dead ends.
+    analysed: u64,
+    dead: u64,
+    /// Some line was given up because goal 100 is out of its reach (by the
+    /// support or the bound): what it would score below 100 is not known.
+    pruned: bool,
+    /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
+    focus: bool,
+    /// The move arguments whose values are each played once (see [`duals`]).
+    duals: Vec<Dual>,
+    /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
+    bound: Option<Bound>,
+    /// Where each new best plan below 100 goes ([`Event::Fallback`]).
+    tx: &'a mpsc::Sender<Event>,
+    /// Grandchild moves the look-ahead has judged, and those that lose at once.
+    looked: u64,
+    lost: u64,
+}
+
+/// A move argument whose every value is played at most once, and must be
+/// played: hidato's numbers, each placed in exactly one cell. The focused
+/// search treats each value as a constraint solver's variable whose domain is
+/// the moves that play it, beside the blockers (whose domains are the moves
+/// that remove them).
+struct Dual {
+    relation: Relation,
+    /// The argument's index in the move term.
+    pos: usize,
+    /// The values the initial state's legal moves give it.
+    values: Vec<Term>,
+}
+
+/// The initial state's root moves that [`duals`] plays to see which arguments
+/// they use up: enough to tell, few enough to cost little on a big game.
+const DUAL_PROBES: usize = 64;
+
+/// The move arguments (of the initial state's legal moves) whose value no
+/// legal move repeats once a move has played it, in each of up to
+/// [`DUAL_PROBES`] moves played from the initial state. Arguments with a
+/// single value tell the focus nothing and are left out.
+fn duals<M: StateMachine>(m: &M, root: &M::State) -> Vec<Dual> {
+    let mut moves = Vec::new();
+    m.legal_moves(root, 0, &mut moves);
+    let terms: Vec<Term> = moves.iter().map(|mv| m.move_term(mv)).collect();
+    // (relation, position) -> (still used up in every probe, its values)
+    let mut found: Vec<(Relation, usize, bool, Vec<Term>)> = Vec::new();
+    for t in &terms {
+        let Some(rel) = t.relation() else { continue };
+        for (pos, a) in t.args().iter().enumerate() {
+            let i = match found.iter().position(|(r, p, ..)| *r == rel && *p == pos) {
+                Some(i) => i,
+                None => {
+                    found.push((rel, pos, true, Vec::new()));
+                    found.len() - 1
+                }
+            };
+            if !found[i].3.contains(a) {
+                found[i].3.push(a.clone());
+            }
+        }
+    }
+    let stride = moves.len().div_ceil(DUAL_PROBES).max(1);
+    let mut after = Vec::new();
+    for (mv, t) in moves.iter().zip(&terms).step_by(stride) {
+        let next = m.next_state(root, std::slice::from_ref(mv));
+        if m.is_terminal(&next) {
+            continue;
+        }
+        m.legal_moves(&next, 0, &mut after);
+        let next_terms: Vec<Term> = after.iter().map(|mv| m.move_term(mv)).collect();
+        for (rel, pos, used_up, _) in &mut found {
+            if t.relation() != Some(*rel) {
+                continue;
+            }
+            let played = &t.args()[*pos];
+            if next_terms
+                .iter()
+                .any(|u| u.relation() == Some(*rel) && u.args()[*pos] == *played)
+            {
+                *used_up = false;
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(_, _, used_up, values)| *used_up && values.len() > 1)
+        .map(|(relation, pos, _, values)| Dual {
+            relation,
+            pos,
+            values,
+        })
+        .collect()
+}
+
+impl<'a, M: StateMachine> Dfs<'a, M> {
+    /// A search on `m` steered by the guides (see [`super::Guides`]); focused
+    /// when there are blockers or unique-value groups to focus on.
+    pub(super) fn new(
+        m: &'a M,
+        blockers: Vec<Term>,
+        support: Option<&'a Support>,
+        bound: Option<Bound>,
+        stop: &'a AtomicBool,
+        progress: bool,
+        tx: &'a mpsc::Sender<Event>,
+    ) -> Self {
+        Dfs {
+            m,
+            failed: HashMap::new(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            stop,
+            progress,
+            nodes: 0,
+            path: Vec::new(),
+            scratch: Vec::new(),
+            best: None,
+            shuffle: false,
+            budget: 0,
+            rng: SmallRng::seed_from_u64(SEED),
+            focus: !blockers.is_empty() || support.is_some_and(Support::has_groups),
+            blockers,
+            support,
+            analysed: 0,
+            dead: 0,
+            pruned: false,
+            duals: Vec::new(),
+            bound,
+            tx,
+            looked: 0,
+            lost: 0,
+        }
+    }
+}
+
+impl<M: StateMachine> Dfs<'_, M> {
+    /// The moves as terms.
+    pub(super) fn terms(&self, moves: &[M::Move]) -> Vec<Term> {
+        moves.iter().map(|m| self.m.move_term(m)).collect()
+    }
+
+    /// For a focused search, the [`duals`] of the initial state `root`.
+    pub(super) fn find_duals(&mut self, root: &M::State) {
+        if !self.focus {
+            return;
+        }
+        self.duals = duals(self.m, root);
+        if self.progress && !self.duals.is_empty() {
+            let shown: Vec<String> = self
+                .duals
+                .iter()
+                .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
+                .collect();
+            eprintln!(
+                "[search] each move uses up its value of: {}",
+                shown.join(", ")
+            );
+        }
+    }
+
+    /// The runs of the search from `root` (not terminal) to `max_steps`, until
+    /// one wins, is stopped or exhausts the game. `alone`: see
+    /// [`super::Visit::alone`].
+    pub(super) fn runs(&mut self, root: &M::State, max_steps: usize, alone: bool) -> End {
+        let started = Instant::now();
+        for run in 1.. {
+            // The first run takes the game's order for ties; the later ones
+            // break ties at random (seeded), each with a node budget on the
+            // Luby sequence: the usual cure for the heavy tails of a
+            // depth-first search whose first choices were bad. The table of
+            // failed states carries over: its entries are facts whatever the
+            // order.
+            self.shuffle = run > 1;
+            self.budget = self.nodes + luby(run) * RUN_NODES;
+            let r = self.search(root, max_steps);
+            if self.progress {
+                eprintln!(
+                    "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
+                     look-ahead {}: {} of {} moves judged lose at once",
+                    self.nodes,
+                    self.failed.len(),
+                    started.elapsed().as_secs_f64(),
+                    if self.lookahead_pays() { "on" } else { "off" },
+                    self.lost,
+                    self.looked,
+                );
+            }
+            match r {
+                Search::Won => return End::Won(self.terms(&self.path)),
+                Search::Stopped => return End::Stopped,
+                Search::Abandoned => self.path.clear(),
+                // The focused runs prove nothing: search the game whole.
+                Search::Failed { .. } if self.focus => {
+                    if self.progress {
+                        eprintln!("[search] the focused search failed: every move from now on");
+                    }
+                    self.focus = false;
+                    self.failed.clear();
+                    self.path.clear();
+                }
+                // Alone, the search must also answer for the goals below
+                // 100: the lines given up for goal 100 are searched again,
+                // every one of them.
+                Search::Failed { .. } if self.pruned && alone => {
+                    if self.progress {
+                        eprintln!(
+                            "[search] goal 100 is out of reach: every line again, for the best goal below it"
+                        );
+                    }
+                    self.support = None;
+                    self.bound = None;
+                    self.pruned = false;
+                    self.failed.clear();
+                    self.path.clear();
+                }
+                Search::Failed { cut } => {
+                    return End::Exhausted {
+                        best: self.best.as_ref().map(|(g, moves)| (*g, self.terms(moves))),
+                        complete: !cut,
+                    }
+                }
+            }
+        }
+        unreachable!("the runs go on until one ends the search")
+    }
+
+    /// The best of the state's goal values, as the encodings read them (a
+    /// defective game may give several; peg_dresden2009 gives 99 and 100 at
+    /// once).
+    fn goal(&self, s: &M::State) -> u8 {
+        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
+    }
+
+    /// Searches `s` (not terminal) for a win within `depth` moves.
+    fn search(&mut self, s: &M::State, depth: usize) -> Search {
+        if depth == 0 {
+            return Search::Failed { cut: true };
+        }
+        let key = std::hash::BuildHasher::hash_one(&self.hasher, s);
+        if let Some(r) = self.enter(key, depth) {
+            return r;
+        }
+        let analysis = match self.analyse(s, key, depth) {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let (mut children, mut cut) = match self.expand(s) {
+            Ok(c) => c,
+            Err(r) => return r,
+        };
+        if self.focus && !self.focus(s, &mut children, analysis.as_ref()) {
+            self.fail(key, depth, true);
+            return Search::Failed { cut: true };
+        }
+        self.order(&mut children);
+        for (_, mv, next) in children {
+            self.path.push(mv);
+            match self.search(&next, depth - 1) {
+                r @ (Search::Won | Search::Stopped | Search::Abandoned) => return r,
+                Search::Failed { cut: c } => cut |= c,
+            }
+            self.path.pop();
+        }
+        self.fail(key, depth, cut);
+        Search::Failed { cut }
+    }
+
+    /// What ends the search of the state `key` before its moves are looked
+    /// at: the table (searched deep enough already), the run's node budget,
+    /// the stop flag. Counts the state and reports progress.
+    fn enter(&mut self, key: u64, depth: usize) -> Option<Search> {
+        if let Some(&d) = self.failed.get(&key) {
+            if d as usize >= depth {
+                return Some(Search::Failed { cut: d != u32::MAX });
+            }
+        }
+        self.nodes += 1;
+        if self.nodes >= self.budget {
+            return Some(Search::Abandoned);
+        }
+        if self.nodes.is_multiple_of(1024) {
+            if self.stop.load(Ordering::Relaxed) {
+                return Some(Search::Stopped);
+            }
+            if self.progress && self.nodes.is_multiple_of(1 << 20) {
+                eprintln!(
+                    "[search] {} states, {} failed states kept, depth {}",
+                    self.nodes,
+                    self.failed.len(),
+                    self.path.len()
+                );
+            }
+        }
+        None
+    }
+
+    /// The support's analysis of `s` where it pays (see
+    /// [`Dfs::support_pays`]); the search's end when it finds goal 100 out of
+    /// reach.
+    fn analyse(
+        &mut self,
+        s: &M::State,
+        key: u64,
+        depth: usize,
+    ) -> Result<Option<Analysis>, Search> {
+        match self.support {
+            Some(support) if self.support_pays() => {
+                self.analysed += 1;
+                match support.analyse(&self.m.fluents(s)) {
+                    Some(a) => Ok(Some(a)),
+                    None => {
+                        // Goal 100 is out of reach; what lines from here
+                        // would score below it is not known.
+                        self.dead += 1;
+                        self.pruned = true;
+                        self.fail(key, depth, true);
+                        Err(Search::Failed { cut: true })
+                    }
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The children of `s` worth searching, and whether the bound gave up
+    /// some; terminal children are judged here (a new best goal below 100
+    /// is sent as a fallback). `Err(Search::Won)`, the move on the path,
+    /// when a move wins at once.
+    fn expand(&mut self, s: &M::State) -> Result<(Vec<Child<M>>, bool), Search> {
+        let mut moves = Vec::new();
+        self.m.legal_moves(s, 0, &mut moves);
+        let mut children: Vec<Child<M>> = Vec::with_capacity(moves.len());
+        // Lines given up by the bound, not played out: what they would have
+        // scored below 100 is not known.
+        let mut cut = false;
+        // All next states first, then each child's questions together: the
+        // prover keeps the tables of one state at a time, and alternating
+        // between a state and its children recomputes them at every turn
+        // (ruleDepthExponential: 2^k rows a state at step k).
+        let nexts: Vec<(M::Move, M::State)> = moves
+            .into_iter()
+            .map(|mv| {
+                let next = self.m.next_state(s, std::slice::from_ref(&mv));
+                (mv, next)
+            })
+            .collect();
+        for (mv, next) in nexts {
+            if self.m.is_terminal(&next) {
+                let g = self.goal(&next);
+                if g == 100 {
+                    self.path.push(mv);
+                    return Err(Search::Won);
+                }
+                self.ended(mv, g);
+                continue;
+            }
+            if self.out_of_reach(&next) {
+                cut = true;
+                self.pruned = true;
+                continue;
+            }
+            let g = self.goal(&next);
+            let tie = if self.shuffle {
+                self.rng.gen()
+            } else {
+                children.len() as u32
+            };
+            // Unfocused, every child's moves are counted: now, while its
+            // tables are at hand.
+            let count = if self.focus {
+                usize::MAX
+            } else {
+                self.m.legal_moves(&next, 0, &mut self.scratch);
+                self.scratch.len()
+            };
+            children.push(((std::cmp::Reverse(g), count, tie), mv, next));
+        }
+        Ok((children, cut))
+    }
+
+    /// A line that ends in the game with goal `g` below 100 by the move `mv`
+    /// after the path: a new best is kept and sent as a fallback.
+    fn ended(&mut self, mv: M::Move, g: u8) {
+        if g > self.best.as_ref().map_or(0, |b| b.0) {
+            let mut plan = self.path.clone();
+            plan.push(mv);
+            let found = Found {
+                plan: plan.iter().map(|m| self.m.move_term(m)).collect(),
+                goal: g,
+                proven: Proven::None,
+            };
+            let _ = self.tx.send(Event::Fallback(Mode::Search, found));
+            self.best = Some((g, plan));
+        }
+    }
+
+    /// Sorts the children into the search order: best goal first, then the
+    /// child with the fewest moves (fail first: Warnsdorff's rule on a
+    /// knight's tour), then the tie-break.
+    fn order(&mut self, children: &mut [Child<M>]) {
+        // Counted only for the children the focus keeps: the dearest part.
+        let mut grandchildren = 0;
+        for child in children.iter_mut() {
+            if child.0 .1 == usize::MAX {
+                self.m.legal_moves(&child.2, 0, &mut self.scratch);
+                child.0 .1 = self.scratch.len();
+            }
+            grandchildren += child.0 .1;
+        }
+        if grandchildren <= MAX_LOOKAHEAD && self.lookahead_pays() {
+            self.look_ahead(children);
+        }
+        children.sort_by_key(|c| c.0);
+    }
+
+    /// Counts only the moves of each child that do not lose at once: a
+    /// knight's tour whose moves onto its own trail end the game
+    /// (knightsTourLarge_ggpbase2010), or leave the score too far behind the
+    /// clock (hunterbig), needs Warnsdorff's rule on the squares still open.
+    /// Where it is cheap (see [`Dfs::order`]).
+    fn look_ahead(&mut self, children: &mut [Child<M>]) {
+        for child in children.iter_mut() {
+            self.m.legal_moves(&child.2, 0, &mut self.scratch);
+            let afters: Vec<M::State> = self
+                .scratch
+                .iter()
+                .map(|mv| self.m.next_state(&child.2, std::slice::from_ref(mv)))
+                .collect();
+            child.0 .1 = afters
+                .iter()
+                .filter(|after| {
+                    if self.m.is_terminal(after) {
+                        self.goal(after) == 100
+                    } else {
+                        !self.out_of_reach(after)
+                    }
+                })
+                .count();
+            self.looked += afters.len() as u64;
+            self.lost += (afters.len() - child.0 .1) as u64;
+        }
+    }
+
+    /// Whether the look-ahead of [`Dfs::search`] still earns its cost, a
+    /// next state for every grandchild move: through its trial, and after it
+    /// while at least one move in three it judges loses at once. On the
+    /// knight's tours far more do, and the look-ahead is what finds them; on
+    /// peg solitaire and vectorracer6 far fewer do, and it only made each
+    /// state many times dearer: both lost their plans.
+    fn lookahead_pays(&self) -> bool {
+        self.looked < LOOKAHEAD_TRIAL || self.lost * 3 >= self.looked
+    }
+
+    /// Whether the support analysis earns its cost: always where it has
+    /// unique-value groups to reason over (the focus needs it), else after
+    /// its trial while one state in twenty it analyses is a dead end.
+    fn support_pays(&self) -> bool {
+        self.support.is_some_and(Support::has_groups)
+            || self.analysed < SUPPORT_TRIAL
+            || self.dead * 20 >= self.analysed
+    }
+
+    /// The focused step on the support's unique-value groups (a constraint
+    /// solver's most constrained variable): `children` keeps the moves that
+    /// bring in a candidate of the open group with the fewest candidates;
+    /// false when no move does (a dead end if every group must be filled
+    /// from here, as in a fill-in puzzle; the plain search looks again).
+    fn group_focus(&self, support: &Support, a: &Analysis, children: &mut Vec<Child<M>>) -> bool {
+        let Some(group) = a
+            .open
+            .iter()
+            .filter(|g| !g.is_empty())
+            .min_by_key(|g| g.len())
+        else {
+            return true;
+        };
+        let wanted: Vec<&Term> = group.iter().map(|&f| support.fluent(f)).collect();
+        children.retain(|(_, _, next)| self.m.fluents(next).iter().any(|f| wanted.contains(&f)));
+        !children.is_empty()
+    }
+
+    /// Whether the [`bounds`] rule goal 100 out in `s` (not terminal).
+    fn out_of_reach(&self, s: &M::State) -> bool {
+        self.bound
+            .as_ref()
+            .is_some_and(|b| b.rules_out(&self.m.fluents(s)))
+    }
+
+    /// Records a state searched to `depth` without a win.
+    fn fail(&mut self, key: u64, depth: usize, cut: bool) {
+        if self.failed.len() < MAX_TABLE || self.failed.contains_key(&key) {
+            let d = if cut { depth as u32 } else { u32::MAX };
+            self.failed.insert(key, d);
+        }
+    }
+
+    /// The focused step, a constraint solver's forward checking and most
+    /// constrained variable on the blockers of `s` (the fluents that must be
+    /// gone for goal 100, blank cells) and the values of the [`duals`] not yet
+    /// played (hidato's numbers): false when some blocker is removed by no
+    /// move, or some such value is played by none (a dead end, if moves only
+    /// ever get fewer, as in fill-in puzzles), else `children` keeps only the
+    /// moves of the variable with the fewest (a blocker's on a tie). Both
+    /// steps assume the game is such a puzzle, so what the focused runs fail
+    /// to find, the plain search looks for again.
+    fn focus(
+        &self,
+        s: &M::State,
+        children: &mut Vec<Child<M>>,
+        analysis: Option<&Analysis>,
+    ) -> bool {
+        if let (Some(support), Some(a)) = (self.support, analysis) {
+            if support.has_groups() {
+                return self.group_focus(support, a, children);
+            }
+        }
+        let here: Vec<Term> = self
+            .m
+            .fluents(s)
+            .into_iter()
+            .filter(|f| self.blockers.iter().any(|p| blockers::matches(p, f)))
+            .collect();
+        if here.is_empty() {
+            return true;
+        }
+        let mut removers = vec![0usize; here.len()];
+        let removed: Vec<Vec<bool>> = children
+            .iter()
+            .map(|(_, _, next)| {
+                let after: hashbrown::HashSet<Term> = self.m.fluents(next).into_iter().collect();
+                let gone: Vec<bool> = here.iter().map(|b| !after.contains(b)).collect();
+                for (n, g) in removers.iter_mut().zip(&gone) {
+                    *n += usize::from(*g);
+                }
+                gone
+            })
+            .collect();
+        let Some((target, &fewest)) = removers.iter().enumerate().min_by_key(|(_, n)| **n) else {
+            return true;
+        };
+        if fewest == 0 {
+            return false;
+        }
+        match self.dual_focus(children, fewest) {
+            DualPick::Unplayable => return false,
+            DualPick::Value(d, value) => {
+                let Dual { relation, pos, .. } = self.duals[d];
+                children.retain(|(_, mv, _)| {
+                    let t = self.m.move_term(mv);
+                    t.relation() == Some(relation) && t.args()[pos] == value
+                });
+                return true;
+            }
+            DualPick::None => {}
+        }
+        let mut keep = removed.iter().map(|gone| gone[target]);
+        children.retain(|_| keep.next().unwrap_or(false));
+        true
+    }
+
+    /// The [`duals`]' part of [`Dfs::focus`]: the value not yet played with
+    /// the fewest moves, if fewer than `fewest` (the blockers' best).
+    fn dual_focus(&self, children: &[Child<M>], fewest: usize) -> DualPick {
+        if self.duals.is_empty() {
+            return DualPick::None;
+        }
+        let played: Vec<Term> = self.path.iter().map(|mv| self.m.move_term(mv)).collect();
+        let moves: Vec<Term> = children
+            .iter()
+            .map(|(_, mv, _)| self.m.move_term(mv))
+            .collect();
+        let mut best: Option<(usize, &Term, usize)> = None;
+        for (d, dual) in self.duals.iter().enumerate() {
+            let plays = |t: &Term, value: &Term| {
+                t.relation() == Some(dual.relation) && t.args()[dual.pos] == *value
+            };
+            for value in &dual.values {
+                if played.iter().any(|t| plays(t, value)) {
+                    continue;
+                }
+                let n = moves.iter().filter(|t| plays(t, value)).count();
+                if n == 0 {
+                    return DualPick::Unplayable;
+                }
+                if n < best.map_or(fewest, |b| b.2) {
+                    best = Some((d, value, n));
+                }
+            }
+        }
+        match best {
+            Some((d, value, _)) => DualPick::Value(d, value.clone()),
+            None => DualPick::None,
+        }
+    }
+}
+
+/// What [`Dfs::dual_focus`] picks.
+enum DualPick {
+    /// No value has fewer moves than the best blocker.
+    None,
+    /// A value not yet played has no move: a dead end.
+    Unplayable,
+    /// The index of the dual and its value with the fewest moves.
+    Value(usize, Term),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{duals, luby};
+    use crate::gdl::{parse, Game};
+    use crate::reasoner::{Prover, StateMachine};
+
+    fn dual_positions(text: &str) -> Vec<(usize, usize)> {
+        let game = Game::new(parse(text, "test.kif").unwrap()).unwrap();
+        let m = Prover::new(game);
+        duals(&m, &m.initial_state())
+            .iter()
+            .map(|d| (d.pos, d.values.len()))
+            .collect()
+    }
+
+    /// A cell takes one number and a number goes in one cell: both arguments
+    /// are used up; a sudoku's row, column and digit recur.
+    #[test]
+    fn duals_are_the_arguments_each_move_uses_up() {
+        let numbers = "(role p) (init (blank a)) (init (blank b)) (init (blank c))
+            (num 1) (num 2) (num 3)
+            (<= (legal p (put ?c ?n)) (true (blank ?c)) (num ?n) (not (used ?n)))
+            (<= (used ?n) (true (has ?c ?n)))
+            (<= (next (has ?c ?n)) (does p (put ?c ?n)))
+            (<= (next (has ?c ?n)) (true (has ?c ?n)))
+            (<= (next (blank ?c)) (true (blank ?c)) (not (filled ?c)))
+            (<= (filled ?c) (does p (put ?c ?n)))
+            (<= open (true (blank ?c)))
+            (<= terminal (not open))
+            (<= (goal p 100) (not open))
+            (<= (goal p 0) open)";
+        assert_eq!(dual_positions(numbers), [(0, 3), (1, 3)]);
+        // Numbers that may recur are no dual.
+        let recurring = numbers.replace("(not (used ?n))", "");
+        assert_eq!(dual_positions(&recurring), [(0, 3)]);
+        let sudoku = include_str!("../../../puzzles/sudoku4.kif");
+        assert_eq!(dual_positions(sudoku), []);
+    }
+
+    #[test]
+    fn luby_sequence() {
+        let first: Vec<u64> = (1..=15).map(luby).collect();
+        assert_eq!(first, [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]);
+    }
+}
