@@ -73,7 +73,7 @@ const PUZZLES: &[&str] = &[
 /// only counts moves, left out): whatever found it, its loops are cut.
 fn assert_no_loop(game: &Game, plan: &[String]) {
     use ggp_asp::reasoner::StateMachine;
-    let clock = asp::forward::bounds::clock_fluent(game);
+    let clock = asp::bounds::clock_fluent(game);
     let prover = Prover::new(game.clone());
     let mut state = prover.initial_state();
     let mut seen = std::collections::HashSet::new();

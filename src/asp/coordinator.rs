@@ -312,7 +312,7 @@ fn verify_fallbacks(
     plans: mpsc::Receiver<(Mode, Found)>,
     out: mpsc::Sender<Result<Verified, String>>,
 ) {
-    let clock = forward::bounds::clock_fluent(&game);
+    let clock = super::bounds::clock_fluent(&game);
     let Ok(prover) = Prover::try_new(game) else {
         return;
     };
@@ -378,7 +378,7 @@ impl<'a> Coordinator<'a> {
             times: Times::default(),
             candidate: None,
             fallback: None,
-            clock: forward::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover)),
+            clock: super::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover)),
             refuted: 0,
             progress: false,
         }

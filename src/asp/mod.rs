@@ -10,6 +10,7 @@
 //!   them, enforces the timeout and the memory limit, and accepts a plan only
 //!   once [`verify`] has replayed it on the reference prover.
 
+pub mod bounds;
 mod control;
 mod coordinator;
 pub mod forward;

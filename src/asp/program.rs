@@ -30,7 +30,7 @@ pub struct Program {
     /// State invariants added as constraints (see [`Program::find_invariants`]).
     pub invariants: Vec<Invariant>,
     /// The most moves any play lasts, when a clock in the rules says so
-    /// ([`super::forward::bounds::game_length`]): a horizon the full worker grounds.
+    /// ([`super::bounds::game_length`]): a horizon the full worker grounds.
     pub ends_by: Option<usize>,
     name: String,
 }
@@ -40,7 +40,7 @@ impl Program {
         Program {
             translation: translate(game),
             invariants: Vec::new(),
-            ends_by: super::forward::bounds::game_length(game),
+            ends_by: super::bounds::game_length(game),
             name: game.source.clone(),
         }
     }

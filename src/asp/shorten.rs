@@ -150,7 +150,7 @@ mod tests {
 
     fn shortened_in(rules: &str, moves: &str, budget: usize) -> Option<Vec<String>> {
         let game = Game::new(parse(rules, "line.kif").unwrap()).unwrap();
-        let clock = crate::asp::forward::bounds::clock_fluent(&game);
+        let clock = crate::asp::bounds::clock_fluent(&game);
         let prover = Prover::new(game);
         let plan = parse_ground_terms(&format!("({moves})"), &prover.game().symbols).unwrap();
         let goal = crate::asp::verify::replay(&prover, &plan).ok();
@@ -186,7 +186,7 @@ mod tests {
     fn states_are_compared_without_the_clock() {
         let rules = clocked();
         let g = Game::new(parse(&rules, "line.kif").unwrap()).unwrap();
-        assert!(crate::asp::forward::bounds::clock_fluent(&g).is_some());
+        assert!(crate::asp::bounds::clock_fluent(&g).is_some());
         // The loop returns to (at 0) one step later on the clock: cut all the
         // same, and the jump taken.
         assert_eq!(

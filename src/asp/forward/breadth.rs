@@ -164,11 +164,11 @@ pub fn run(
 /// `game` without its clock, and the number of moves after which the clock
 /// ends the game, when the game has a clock that nothing else reads: a
 /// fluent that moves one step along a static successor relation every move
-/// ([`super::bounds::clock_fluent`]), read only by its own `next` rules and
+/// ([`super::super::bounds::clock_fluent`]), read only by its own `next` rules and
 /// by `terminal` rules whose one literal is the clock's last value.
 pub fn without_clock(game: &Game) -> Option<(Game, usize)> {
-    let clock = super::bounds::clock_fluent(game)?;
-    let end = super::bounds::game_length(game)?;
+    let clock = super::super::bounds::clock_fluent(game)?;
+    let end = super::super::bounds::game_length(game)?;
     let reads_clock = |l: &Literal| match l {
         Literal::Pos(t) | Literal::Not(t) => is_true_of(t, clock),
         _ => false,

@@ -12,10 +12,10 @@ use rand::{Rng, SeedableRng};
 use crate::gdl::{Relation, Term};
 use crate::reasoner::StateMachine;
 
+use super::super::bounds::Bound;
 use super::super::solve::{Event, Found};
 use super::super::{Mode, Proven};
 use super::blockers;
-use super::bounds::Bound;
 use super::support::{Analysis, Support};
 use super::End;
 

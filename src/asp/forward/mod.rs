@@ -36,17 +36,16 @@ use std::time::{Duration, Instant};
 use crate::gdl::{Game, Term};
 use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
 
+use super::bounds::{self, Bound};
 use super::solve::{Event, Found, Outcome, Times};
 use super::{Mode, Proven};
 use beam::{beam, Beam};
-use bounds::Bound;
 use dfs::Dfs;
 use distance::Distances;
 use support::Support;
 
 mod beam;
 pub mod blockers;
-pub mod bounds;
 pub mod breadth;
 pub mod count;
 mod dfs;

@@ -6,7 +6,7 @@
 //! one), and the game ends when `(step ?n)`, which climbs by exactly one a
 //! move, reaches 49. A knight that moves onto an empty square has then lost
 //! goal 100 at once, though the game goes on for dozens of moves; the
-//! [`super`] search prunes such states and counts them as lost in its
+//! forward search ([`super::forward`]) prunes such states and counts them as lost in its
 //! fail-first order, which turns the game into the knight's tour it is.
 //!
 //! The analysis is exact for the shapes it accepts and gives up on anything
