@@ -27,7 +27,7 @@
 use hashbrown::{HashMap, HashSet};
 
 use crate::gdl::{kw, Game, Term};
-use crate::reasoner::ground::{AtomId, GroundProgram};
+use crate::reasoner::ground::{AtomId, GroundProgram, GroundRule};
 use crate::reasoner::terms::TermId;
 
 /// How deep the goal analysis follows derived atoms.
@@ -179,7 +179,7 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    fn rules(&self, a: AtomId) -> impl Iterator<Item = &crate::reasoner::ground::GroundRule> {
+    fn rules(&self, a: AtomId) -> impl Iterator<Item = &GroundRule> {
         self.rules_of
             .get(&a)
             .into_iter()
@@ -194,8 +194,7 @@ impl<'a> Analysis<'a> {
     }
 
     fn blocked(&self, a: AtomId, depth: usize) -> HashSet<TermId> {
-        let mut all: Option<HashSet<TermId>> = None;
-        for r in self.rules(a) {
+        self.in_every_rule(a, |r| {
             let mut by = HashSet::new();
             for &n in &r.neg {
                 match self.fluent_of_true.get(&n) {
@@ -212,13 +211,28 @@ impl<'a> Analysis<'a> {
                     }
                 }
             }
-            all = Some(match all {
-                None => by,
-                Some(prev) => prev.intersection(&by).copied().collect(),
-            });
-            if all.as_ref().is_some_and(HashSet::is_empty) {
-                break;
+            by
+        })
+    }
+
+    /// The fluents that `of_rule` gives for every rule of `a` (none when `a`
+    /// has no rule: the analysis then claims nothing).
+    fn in_every_rule(
+        &self,
+        a: AtomId,
+        of_rule: impl Fn(&GroundRule) -> HashSet<TermId>,
+    ) -> HashSet<TermId> {
+        let mut all: Option<HashSet<TermId>> = None;
+        for r in self.rules(a) {
+            let these = of_rule(r);
+            let common = match all {
+                None => these,
+                Some(prev) => prev.intersection(&these).copied().collect(),
+            };
+            if common.is_empty() {
+                return common;
             }
+            all = Some(common);
         }
         all.unwrap_or_default()
     }
@@ -244,8 +258,7 @@ impl<'a> Analysis<'a> {
     }
 
     fn needed(&self, a: AtomId, depth: usize) -> HashSet<TermId> {
-        let mut all: Option<HashSet<TermId>> = None;
-        for r in self.rules(a) {
+        self.in_every_rule(a, |r| {
             let mut need = HashSet::new();
             for &p in &r.pos {
                 if let Some(&f) = self.fluent_of_true.get(&p) {
@@ -255,15 +268,8 @@ impl<'a> Analysis<'a> {
                     need.extend(self.needed(p, depth + 1));
                 }
             }
-            all = Some(match all {
-                None => need,
-                Some(prev) => prev.intersection(&need).copied().collect(),
-            });
-            if all.as_ref().is_some_and(HashSet::is_empty) {
-                break;
-            }
-        }
-        all.unwrap_or_default()
+            need
+        })
     }
 
     /// Whether making move `m` may leave fluent `f`, true now, false next: no

@@ -154,14 +154,7 @@ impl Builder {
             }
             table.role_groups.push((g0, table.guards.len() as u32));
         }
-        let end = self.gates.next_node();
-        if end > start {
-            self.blocks.push(Block {
-                start,
-                end,
-                recursive: false,
-            });
-        }
+        self.close_block(start);
         Ok((table, rest_of))
     }
 
@@ -210,6 +203,15 @@ impl Builder {
             let inner = self.junction(false, &rests)?;
             self.gates.set(r, true, &[guard, inner]);
         }
+        self.close_block(start);
+        Ok(())
+    }
+}
+
+impl Builder {
+    /// Records the gates made since node `start` as one block evaluated in
+    /// order (none when no gate was made).
+    fn close_block(&mut self, start: Node) {
         let end = self.gates.next_node();
         if end > start {
             self.blocks.push(Block {
@@ -218,6 +220,5 @@ impl Builder {
                 recursive: false,
             });
         }
-        Ok(())
     }
 }
