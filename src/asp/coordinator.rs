@@ -20,9 +20,9 @@ use crate::reasoner::{Engine, Prover};
 /// How long auto waits, once it holds a plan not proven shortest, for a worker
 /// to prove one: a quarter of the time so far, between half a second and
 /// [`GRACE_MAX`]. A proof that has not come in the first minutes rarely comes in
-/// the next few seconds, and the plan is what the user waits for (peg
-/// solitaire's plans, found by the search after 45-55 s, were held until the
-/// minute was up).
+/// the next few seconds, and the plan is what the user waits for (a plan the
+/// search finds late, as peg solitaire's, would otherwise be held until the
+/// timeout).
 fn grace_after(elapsed: Duration) -> Duration {
     (elapsed / 4).clamp(Duration::from_millis(500), GRACE_MAX)
 }

@@ -230,10 +230,10 @@ pub enum SolveError {
 }
 
 /// The most CPU time spent proving invariants before solving (CPU time of the
-/// search's thread, so that a busy machine proves what an idle one does). The useful ones come
-/// fast (corpus hanoi 0.02 s, 8puzzle 0.13 s); a game whose one-step program is
-/// hard (the corpus's pancake puzzles: 761 fluents) would spend the whole budget
-/// for nothing, so it is short.
+/// search's thread, so that a busy machine proves what an idle one does). The
+/// useful ones come fast (hanoi's, the 8-puzzle's); a game whose one-step
+/// program is hard (the corpus's pancake puzzles: 761 fluents) would spend the
+/// whole budget for nothing, so it is short.
 pub const INVARIANT_BUDGET: Duration = Duration::from_secs(1);
 
 /// How long auto waits, without `--timeout`, for a proof that its first plan

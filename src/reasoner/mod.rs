@@ -39,9 +39,9 @@ pub struct Playout {
 
 /// Checks a deadline before each step of a loop without reading the clock at
 /// every step: the steps between two reads double while reads come less than
-/// 50 µs apart (a fast engine: reading the clock every step cost it 5-10% of
-/// its playouts) and halve when they come more than 200 µs apart (a slow one is
-/// read before every step). A loop so paced ends at most one step and about
+/// 50 µs apart (a fast engine, for which reading the clock every step would
+/// cost a noticeable share of its playouts) and halve when they come more than
+/// 200 µs apart (a slow one is read before every step). A loop so paced ends at most one step and about
 /// half a millisecond after the deadline.
 #[derive(Clone, Copy, Debug)]
 pub struct Pacer {

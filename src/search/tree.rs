@@ -489,7 +489,8 @@ impl<M: StateMachine + 'static> Tree<M> {
 
 /// Frees `garbage` on a thread of its own: the subtrees a move cuts off hold
 /// hundreds of thousands of nodes, each with allocations of its own, and
-/// freeing them took 20-270 ms of the next move's clock on connectFour.
+/// freeing them on the searching thread would take a share of the next move's
+/// clock.
 fn drop_elsewhere<T: Send + 'static>(garbage: T) {
     if std::thread::Builder::new()
         .name("uct-free".into())
