@@ -345,14 +345,6 @@ fn without_detours(prover: &Prover, clock: Option<crate::gdl::Sym>, found: Found
     }
 }
 
-/// Resident memory of process `pid` in MiB (0 once it is gone).
-fn child_resident_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/statm"))
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(0.0, |pages| pages * 4096.0 / (1024.0 * 1024.0))
-}
-
 /// Whether a worker of `mode` can prove a plan shortest.
 fn proves(mode: Mode) -> bool {
     matches!(mode, Mode::Full | Mode::Incremental | Mode::Breadth)
@@ -492,7 +484,11 @@ impl<'a> Coordinator<'a> {
     fn memory(&mut self, w: &Workers, opts: &SolveOptions) -> Option<SolveResult> {
         let limit = opts.memory_mb?;
         let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
-        let rss = resident_mb() + children.iter().map(|&p| child_resident_mb(p)).sum::<f64>();
+        let rss = resident_mb()
+            + children
+                .iter()
+                .map(|&p| super::resident_mb_of(p))
+                .sum::<f64>();
         drop(children);
         if rss <= limit as f64 {
             return None;

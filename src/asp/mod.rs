@@ -311,7 +311,16 @@ fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptio
 
 /// Resident memory of this process in MiB (0 where /proc is missing).
 pub fn resident_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/statm")
+    resident_mb_at("/proc/self/statm")
+}
+
+/// Resident memory of process `pid` in MiB (0 once it is gone).
+pub fn resident_mb_of(pid: u32) -> f64 {
+    resident_mb_at(&format!("/proc/{pid}/statm"))
+}
+
+fn resident_mb_at(statm: &str) -> f64 {
+    std::fs::read_to_string(statm)
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
         .map_or(0.0, |pages| pages * 4096.0 / (1024.0 * 1024.0))

@@ -372,11 +372,10 @@ impl<M: StateMachine> Bfs<'_, M> {
         End::Exhausted { best, depth }
     }
 
-    /// The role's goal in `s`: its highest value when the rules give several,
-    /// as the encodings and the verification read them (a plan wins when
-    /// goal 100 holds at its end).
+    /// The state's goal (see [`super::best_goal`]): a plan wins when goal
+    /// 100 holds at its end.
     fn goal(&self, s: &M::State) -> u8 {
-        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
+        super::best_goal(self.m, s)
     }
 
     fn hash(&self, s: &M::State) -> u64 {

@@ -325,11 +325,9 @@ impl<M: StateMachine> Dfs<'_, M> {
         unreachable!("the runs go on until one ends the search")
     }
 
-    /// The best of the state's goal values, as the encodings read them (a
-    /// defective game may give several; peg_dresden2009 gives 99 and 100 at
-    /// once).
+    /// The state's goal (see [`super::best_goal`]).
     fn goal(&self, s: &M::State) -> u8 {
-        self.m.goal_values(s, 0).last().copied().unwrap_or(0)
+        super::best_goal(self.m, s)
     }
 
     /// Searches `s` (not terminal) for a win within `depth` moves.

@@ -53,6 +53,13 @@ pub mod distance;
 pub mod support;
 use crate::gdl::split::Unique;
 
+/// The first role's goal in `s` as the encodings and the verification read
+/// it: its highest value when the rules give several (a defective game may:
+/// peg_dresden2009 gives 99 and 100 at once; coins2 0 and 100).
+fn best_goal<M: StateMachine>(m: &M, s: &M::State) -> u8 {
+    m.goal_values(s, 0).last().copied().unwrap_or(0)
+}
+
 /// How the search ended.
 enum End {
     Won(Vec<Term>),
