@@ -16,6 +16,7 @@ pub mod bench;
 pub mod cputime;
 pub mod gdl;
 pub mod player;
+pub mod priority;
 pub mod protocol;
 pub mod reasoner;
 pub mod search;

@@ -987,3 +987,32 @@ fn counting_bounds_never_exceed_the_optimum() {
     let game = load(&common::corpus_file("futoshiki4.kif"));
     assert_eq!(bound(&game), Some(15));
 }
+
+#[test]
+fn relaxed_bounds_never_exceed_the_optimum() {
+    use ggp_asp::asp::forward::relaxed;
+    use ggp_asp::reasoner::{ground, prepare, StateMachine};
+    let bound = |game: &Game| {
+        let g = ground::ground(game, &prepare::default_limits()).expect("it grounds");
+        let p = Prover::new(game.clone());
+        let init: Vec<_> = p
+            .fluents(&p.initial_state())
+            .iter()
+            .filter_map(|t| g.pool.find_term(t))
+            .collect();
+        relaxed::bound(game, &g, &init, 200)
+    };
+    for &name in PUZZLES {
+        let optimum = common::optimum(name);
+        let b = bound(&load(&common::puzzle_path(name)));
+        assert!(
+            b.is_none_or(|b| b <= optimum),
+            "{name}: bound {b:?}, optimum {optimum}"
+        );
+    }
+    // Peg solitaire: goal 100 waits for a counter that runs down one value a
+    // jump, from 32 pegs to 1; every winning plan has 31 moves.
+    assert_eq!(bound(&load(&common::corpus_file("peg.kif"))), Some(31));
+    // The corpus 8-puzzle's goal 100 reads its step counter at 30.
+    assert_eq!(bound(&load(&common::corpus_file("8puzzle.kif"))), Some(30));
+}

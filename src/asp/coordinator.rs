@@ -179,13 +179,14 @@ fn spawn_clingo_worker(
     refuted: &Arc<AtomicUsize>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<Option<u32>, SolveError> {
-    // In auto, the full worker searches with all the threads (clingo's
-    // portfolio of configurations, which pays off on the hard exact-horizon
-    // games) and the incremental worker with one beside it.
-    let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
-        1
-    } else {
-        opts.threads.max(1)
+    // In auto the incremental worker, the plain translation's way of solving,
+    // has a core of its own; the full worker searches with the others
+    // (clingo's portfolio of configurations, which pays off on the hard
+    // exact-horizon games).
+    let threads = match (opts.mode, mode) {
+        (Mode::Auto, Mode::Incremental) => 1,
+        (Mode::Auto, _) => opts.threads.saturating_sub(1).max(1),
+        _ => opts.threads.max(1),
     };
     let job = Job::new(mode, program, threads, opts);
     if let Some(exe) = &opts.worker_exe {
@@ -224,6 +225,12 @@ fn spawn_clingo_worker(
         .map_err(|e| SolveError::Thread(e.to_string()))
 }
 
+/// How long the breadth-first search of auto runs at full priority whatever
+/// the other workers prove: the 8-puzzle's 181,440 states take under a
+/// second. Past it, the search steps back behind a clingo worker that is
+/// ahead of it, whose core it would otherwise halve.
+const BREADTH_CHEAP: Duration = Duration::from_secs(1);
+
 /// Starts the breadth-first search on its own thread, at once: on a game
 /// with few states it proves the optimum before clingo has grounded.
 fn spawn_breadth(
@@ -238,7 +245,10 @@ fn spawn_breadth(
     } else {
         Engine::Auto
     };
-    let limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
+    let mut limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
+    if opts.mode == Mode::Auto {
+        limits.step_back_after = Some(BREADTH_CHEAP);
+    }
     let (game, stop, refuted, progress, tx) = (
         prepared.game.clone(),
         Arc::clone(stop),

@@ -24,8 +24,8 @@ pub struct Args {
     /// The longest plan looked for.
     #[arg(long, default_value_t = 200)]
     max_steps: usize,
-    /// Solver threads (default: the machine's cores; in auto mode the full
-    /// worker's, beside one incremental thread).
+    /// Solver threads (default: the machine's cores; in auto mode one is the
+    /// incremental worker's and the others, at least one, the full worker's).
     #[arg(long)]
     threads: Option<usize>,
     #[arg(long, value_enum, default_value_t = Mode::Auto)]

@@ -27,7 +27,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hashbrown::HashTable;
 
@@ -41,6 +41,11 @@ use super::super::{Mode, Proven};
 /// on the propnet: under a gigabyte).
 pub const MAX_STATES: usize = 8_000_000;
 
+/// How far the search steps back once its cheap chance is over: nice 5
+/// weighs a third of a normal thread, so a clingo worker beside it keeps
+/// most of its core while the search goes on with the rest.
+const STEP_BACK: i32 = 5;
+
 /// Bytes a kept state is reckoned to take, to turn `--memory-mb` into a
 /// number of states: the state, its parent and move, and the table's slot.
 const BYTES_PER_STATE: usize = 120;
@@ -52,6 +57,10 @@ pub struct Limits {
     pub max_steps: usize,
     /// The most states kept.
     pub max_states: usize,
+    /// When the search may step back to a lower priority (see
+    /// [`crate::priority`]): in auto, after its cheap first chance, once a
+    /// clingo worker has proven more than it has.
+    pub step_back_after: Option<Duration>,
 }
 
 impl Limits {
@@ -64,6 +73,7 @@ impl Limits {
         Limits {
             max_steps,
             max_states,
+            step_back_after: None,
         }
     }
 }
@@ -113,6 +123,16 @@ pub fn run(
                 eprintln!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
             }
             refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
+        }
+        let init: Vec<_> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
+        if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps) {
+            if progress {
+                eprintln!(
+                    "[bound] no plan of fewer than {moves} moves: goal 100 is out of reach \
+                     before, even with `not` left out"
+                );
+            }
+            refuted.fetch_max(moves - 1, Ordering::Relaxed);
         }
     }
     drop(ground);
@@ -326,8 +346,11 @@ impl<M: StateMachine> Bfs<'_, M> {
             depth += 1;
             let at_clock_end = self.s.clock_end == Some(depth);
             for (k, &i) in layer.iter().enumerate() {
-                if k % 1024 == 0 && self.s.stop.load(Ordering::Relaxed) {
-                    return End::Stopped;
+                if k % 1024 == 0 {
+                    if self.s.stop.load(Ordering::Relaxed) {
+                        return End::Stopped;
+                    }
+                    self.step_back_when_behind(depth);
                 }
                 if self.nodes.len() >= self.s.limits.max_states {
                     return self.give_up(depth);
@@ -370,6 +393,19 @@ impl<M: StateMachine> Bfs<'_, M> {
         }
         let best = self.best.map(|(g, n)| (g, self.plan(n)));
         End::Exhausted { best, depth }
+    }
+
+    /// Steps back to a lower priority, at most once, when the search has had
+    /// its cheap chance ([`Limits::step_back_after`]) and another worker is
+    /// ahead: it has proven that no plan of `depth` moves, the layer this
+    /// search is still expanding, exists.
+    fn step_back_when_behind(&mut self, depth: usize) {
+        if let Some(after) = self.s.limits.step_back_after {
+            if self.s.start.elapsed() >= after && self.s.refuted.load(Ordering::Relaxed) >= depth {
+                crate::priority::step_back(STEP_BACK);
+                self.s.limits.step_back_after = None;
+            }
+        }
     }
 
     /// The state's goal (see [`super::best_goal`]): a plan wins when goal

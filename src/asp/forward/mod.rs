@@ -50,6 +50,7 @@ pub mod breadth;
 pub mod count;
 mod dfs;
 pub mod distance;
+pub mod relaxed;
 pub mod support;
 use crate::gdl::split::Unique;
 

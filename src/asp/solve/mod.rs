@@ -179,16 +179,26 @@ impl Worker {
 
     fn control(&self) -> Res<Control> {
         let mut args = vec!["--models=0".to_string()];
-        // Measured on the corpus's hanoi, 8puzzle and lightsOut (with invariants):
-        // the full worker finds first plans fastest with jumpy, the incremental
-        // one with trendy (both faster than the default); two different
-        // configurations also make auto a small portfolio.
+        // The full worker finds first plans fastest with jumpy (measured on the
+        // corpus's hanoi, 8puzzle and lightsOut). The incremental one keeps
+        // clingo's default, a plain translation's: no configuration is best
+        // on every game (trendy took twice the default's time on coins2 and
+        // queens16ug), and two different ones make auto a small portfolio.
         let config = if self.mode == Mode::Full {
             "jumpy"
         } else {
-            "trendy"
+            "auto"
         };
-        args.push(format!("--configuration={config}"));
+        // The user's own `--configuration` (through `--clingo`) replaces ours:
+        // clingo refuses an option given twice.
+        if !self
+            .opts
+            .clingo_args
+            .iter()
+            .any(|a| a.starts_with("--configuration"))
+        {
+            args.push(format!("--configuration={config}"));
+        }
         if self.threads > 1 {
             args.push(format!("--parallel-mode={}", self.threads));
         }
