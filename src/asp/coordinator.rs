@@ -92,7 +92,7 @@ impl Workers {
         }
         let search = matches!(opts.mode, Mode::Auto | Mode::Search);
         if search {
-            spawn_search(prepared, modes.is_empty(), opts, stop, &tx)?;
+            spawn_search(prepared, modes.is_empty(), opts, &refuted, stop, &tx)?;
         }
         // Plans below 100 are replayed on a prover of their own thread, so that
         // the coordinator never waits on a slow replay (seconds on
@@ -265,11 +265,13 @@ fn spawn_breadth(
 }
 
 /// Starts the forward search on its own thread: at once when it runs `alone`,
-/// else after [`SEARCH_AFTER`], beside the clingo workers.
+/// else after [`SEARCH_AFTER`] beside the clingo workers, or as soon as a
+/// bound in `refuted` proves every plan long.
 fn spawn_search(
     prepared: &Prepared,
     alone: bool,
     opts: &SolveOptions,
+    refuted: &Arc<AtomicUsize>,
     stop: &Arc<AtomicBool>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(), SolveError> {
@@ -280,9 +282,10 @@ fn spawn_search(
         Engine::Auto
     };
     let unique = prepared.unique.clone();
-    let (game, max_steps, stop, progress, tx) = (
+    let (game, max_steps, refuted, stop, progress, tx) = (
         prepared.game.clone(),
         opts.max_steps,
+        Arc::clone(refuted),
         Arc::clone(stop),
         opts.progress,
         tx.clone(),
@@ -292,7 +295,7 @@ fn spawn_search(
         .stack_size(64 << 20)
         .spawn(move || {
             forward::run(
-                game, engine, unique, max_steps, delay, alone, stop, progress, tx,
+                game, engine, unique, max_steps, delay, alone, refuted, stop, progress, tx,
             )
         })
         .map(drop)

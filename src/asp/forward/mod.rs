@@ -28,7 +28,7 @@
 //! This file runs the phases and answers; the depth-first search itself (its
 //! table, restarts, look-ahead and focus) is in `dfs.rs`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -61,6 +61,11 @@ fn best_goal<M: StateMachine>(m: &M, s: &M::State) -> u8 {
     m.goal_values(s, 0).last().copied().unwrap_or(0)
 }
 
+/// The proven lower bound (in moves, less one) from which the search starts
+/// at once in auto: by then clingo's incremental worker would have solved
+/// as many horizons, each larger than the last.
+const LONG_PLAN: usize = 20;
+
 /// How the search ended.
 enum End {
     Won(Vec<Term>),
@@ -87,6 +92,7 @@ pub fn run(
     max_steps: usize,
     delay: Duration,
     alone: bool,
+    refuted: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     progress: bool,
     tx: mpsc::Sender<Event>,
@@ -116,8 +122,9 @@ pub fn run(
         }
     }
     // In auto the clingo workers have the machine to themselves first: most
-    // games they solve soon, with proofs the search cannot give.
-    while start.elapsed() < delay {
+    // games they solve soon, with proofs the search cannot give. Not when a
+    // bound already proves every plan long: clingo would be long on the way.
+    while start.elapsed() < delay && refuted.load(Ordering::Relaxed) < LONG_PLAN {
         if stop.load(Ordering::Relaxed) {
             return;
         }
