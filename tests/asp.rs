@@ -1000,7 +1000,7 @@ fn relaxed_bounds_never_exceed_the_optimum() {
             .iter()
             .filter_map(|t| g.pool.find_term(t))
             .collect();
-        relaxed::bound(game, &g, &init, 200)
+        relaxed::bound(game, &g, &init, 200, None)
     };
     for &name in PUZZLES {
         let optimum = common::optimum(name);

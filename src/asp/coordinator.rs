@@ -180,15 +180,19 @@ fn spawn_clingo_worker(
     tx: &mpsc::Sender<Event>,
 ) -> Result<Option<u32>, SolveError> {
     // In auto the incremental worker, the plain translation's way of solving,
-    // has a core of its own; the full worker searches with the others
-    // (clingo's portfolio of configurations, which pays off on the hard
-    // exact-horizon games).
-    let threads = match (opts.mode, mode) {
-        (Mode::Auto, Mode::Incremental) => 1,
-        (Mode::Auto, _) => opts.threads.saturating_sub(1).max(1),
-        _ => opts.threads.max(1),
+    // searches with one thread and keeps its core; the full worker searches
+    // with all the threads (clingo's portfolio of configurations, which pays
+    // off on the hard exact-horizon games) on what the incremental one
+    // leaves.
+    let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
+        1
+    } else {
+        opts.threads.max(1)
     };
-    let job = Job::new(mode, program, threads, opts);
+    let mut job = Job::new(mode, program, threads, opts);
+    if opts.mode == Mode::Auto && mode == Mode::Full {
+        job.step_back = STEP_BACK;
+    }
     if let Some(exe) = &opts.worker_exe {
         return process::spawn(exe, &job, stop, refuted, tx)
             .map(Some)
@@ -224,6 +228,12 @@ fn spawn_clingo_worker(
         .map(|_| None)
         .map_err(|e| SolveError::Thread(e.to_string()))
 }
+
+/// How far a worker of auto steps back behind the incremental worker (see
+/// [`crate::priority`]): nice 5 weighs a third of a normal thread, so the
+/// incremental worker keeps most of its core and the others share the rest
+/// (and every core it leaves idle).
+pub(super) const STEP_BACK: i32 = 5;
 
 /// How long the breadth-first search of auto runs at full priority whatever
 /// the other workers prove: the 8-puzzle's 181,440 states take under a

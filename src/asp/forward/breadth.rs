@@ -41,11 +41,6 @@ use super::super::{Mode, Proven};
 /// on the propnet: under a gigabyte).
 pub const MAX_STATES: usize = 8_000_000;
 
-/// How far the search steps back once its cheap chance is over: nice 5
-/// weighs a third of a normal thread, so a clingo worker beside it keeps
-/// most of its core while the search goes on with the rest.
-const STEP_BACK: i32 = 5;
-
 /// Bytes a kept state is reckoned to take, to turn `--memory-mb` into a
 /// number of states: the state, its parent and move, and the table's slot.
 const BYTES_PER_STATE: usize = 120;
@@ -125,7 +120,7 @@ pub fn run(
             refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
         }
         let init: Vec<_> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
-        if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps) {
+        if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps, clock_end) {
             if progress {
                 eprintln!(
                     "[bound] no plan of fewer than {moves} moves: goal 100 is out of reach \
@@ -402,7 +397,7 @@ impl<M: StateMachine> Bfs<'_, M> {
     fn step_back_when_behind(&mut self, depth: usize) {
         if let Some(after) = self.s.limits.step_back_after {
             if self.s.start.elapsed() >= after && self.s.refuted.load(Ordering::Relaxed) >= depth {
-                crate::priority::step_back(STEP_BACK);
+                crate::priority::step_back(super::super::coordinator::STEP_BACK);
                 self.s.limits.step_back_after = None;
             }
         }

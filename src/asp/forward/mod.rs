@@ -62,9 +62,11 @@ fn best_goal<M: StateMachine>(m: &M, s: &M::State) -> u8 {
 }
 
 /// The proven lower bound (in moves, less one) from which the search starts
-/// at once in auto: by then clingo's incremental worker would have solved
-/// as many horizons, each larger than the last.
-const LONG_PLAN: usize = 20;
+/// at once in auto: clingo's workers need seconds for the horizons up to
+/// there, and a plan the search finds is proven as long (every plan of
+/// SERGEI's ten queens has ten moves, which the clock says), while the
+/// search, stepping back, costs the incremental worker little.
+const LONG_PLAN: usize = 8;
 
 /// How the search ended.
 enum End {
@@ -129,6 +131,11 @@ pub fn run(
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+    // Beside the clingo workers, behind the incremental one (see
+    // `coordinator::STEP_BACK`).
+    if !alone {
+        crate::priority::step_back(super::coordinator::STEP_BACK);
     }
     let guides = Guides::new(&game, ground, &unique, progress);
     // The solver has made the rules ground already (`asp::prepare`).

@@ -9,7 +9,8 @@
 //! first become derivable in layer k, no plan to goal 100 has fewer than k
 //! moves. Where the goal waits for a counter to run down one value a move
 //! (peg solitaire's `(pegs s1)` from `(pegs s32)`), the bound is every plan's
-//! length, which neither clasp nor a search can prove by exhaustion.
+//! length, which neither clasp nor a search can prove by exhaustion; where
+//! only a clock ends the game, it is the clock's length.
 //!
 //! The layers are computed incrementally, each rule's satisfied positive
 //! literals counted once over the whole run: the work is linear in the size
@@ -22,8 +23,17 @@ use hashbrown::HashMap;
 
 /// The fewest moves a plan to goal 100 needs by relaxed reachability, when
 /// it is above 1; `init` are the fluents of the initial state, `max_steps`
-/// the longest plan looked for (layers beyond it are not built).
-pub fn bound(game: &Game, g: &GroundProgram, init: &[TermId], max_steps: usize) -> Option<usize> {
+/// the longest plan looked for (layers beyond it are not built), and
+/// `clock_end` the moves after which a clock left out of `game` (see
+/// [`super::breadth::without_clock`]) ends it: from there on the game may be
+/// over whatever its other `terminal` rules say.
+pub fn bound(
+    game: &Game,
+    g: &GroundProgram,
+    init: &[TermId],
+    max_steps: usize,
+    clock_end: Option<usize>,
+) -> Option<usize> {
     let goal = g
         .first_role_goals(game)
         .into_iter()
@@ -34,13 +44,19 @@ pub fn bound(game: &Game, g: &GroundProgram, init: &[TermId], max_steps: usize) 
     let mut fresh: Vec<TermId> = init.to_vec();
     for k in 0..=max_steps {
         let next = layers.advance(&fresh);
-        if layers.derived[goal as usize] && terminal.iter().any(|&t| layers.derived[t as usize]) {
+        let over = clock_end.is_some_and(|e| k >= e)
+            || terminal.iter().any(|&t| layers.derived[t as usize]);
+        if layers.derived[goal as usize] && over {
             return (k > 1).then_some(k);
         }
         if next.is_empty() {
-            // Nothing new can ever hold: goal 100 is out of reach (other
-            // analyses say so; this one claims no bound).
-            return None;
+            // Nothing new can ever hold: the game may end by its clock
+            // alone, else goal 100 is out of reach (other analyses say so;
+            // this one claims no bound).
+            return match clock_end {
+                Some(e) if layers.derived[goal as usize] && e <= max_steps => (e > 1).then_some(e),
+                _ => None,
+            };
         }
         fresh = next;
     }

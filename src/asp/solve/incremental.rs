@@ -42,8 +42,16 @@ impl Worker {
                 return Ok(Outcome::Stopped);
             }
             let query = func("query", t)?;
-            let (c, answer) = self.solve(ctl, &[query], true, |_, _| {})?;
-            ctl = c;
+            // Another worker (a bound, the breadth-first search) may have
+            // proven already that no plan of t moves exists: no call then.
+            let proven = self.refuted.load(Ordering::Relaxed);
+            let answer = if proven > 0 && t <= proven {
+                Answer::Unsat
+            } else {
+                let (c, answer) = self.solve(ctl, &[query], true, |_, _| {})?;
+                ctl = c;
+                answer
+            };
             let atoms = ctl.symbolic_atoms().and_then(|a| a.size()).unwrap_or(0);
             let head = format!(
                 "step {t}: {atoms} atoms, {} rules, ground {:.2} s, solve {:.2} s (total)",

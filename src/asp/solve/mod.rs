@@ -97,6 +97,9 @@ pub struct Job {
     pub ends_by: Option<usize>,
     pub threads: usize,
     pub opts: SolveOptions,
+    /// Nice levels the worker steps back by before it starts (see
+    /// [`crate::priority`]); its solver threads inherit them.
+    pub step_back: i32,
 }
 
 impl Job {
@@ -111,6 +114,7 @@ impl Job {
             ends_by: program.ends_by,
             threads,
             opts: opts.clone(),
+            step_back: 0,
         }
     }
 }
@@ -329,6 +333,7 @@ impl Worker {
 
     /// Runs the worker to its final word, always sending one `Done` or `Failed`.
     pub fn run(mut self) {
+        crate::priority::step_back(self.job.step_back);
         self.guard = Some(lock());
         let r = match self.mode {
             Mode::Incremental => self.incremental(),
