@@ -18,7 +18,7 @@ use super::error::{diag, Diagnostic, GdlError, Severity};
 use super::graph::{resolve_term, unifiable, unify, DependencyGraph, Phase, Term2};
 use super::print::{rule_to_string, term_to_string};
 use super::symbol::{kw, Sym, Symbols};
-use super::validate;
+use super::{domain, validate};
 
 /// One step of bottom-up evaluation: rules to run to a fixpoint together.
 #[derive(Clone, Debug)]
@@ -61,12 +61,13 @@ impl Game {
     /// warnings are kept in [`Game::warnings`].
     pub fn new(desc: Description) -> Result<Game, GdlError> {
         let Description {
-            symbols,
+            mut symbols,
             rules: raw,
             source,
         } = desc;
         let mut diags = Vec::new();
         let rules = expand_rules(raw, &symbols, &source, &mut diags);
+        let rules = domain::make_safe(rules, &mut symbols, &source, &mut diags);
         validate::check_rules(&rules, &symbols, &source, &mut diags);
         let roles = roles(&rules, &symbols, &source, &mut diags);
         let (rule_phase, components) = evaluation_order(&rules, &symbols, &source, &mut diags);
