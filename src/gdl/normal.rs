@@ -133,6 +133,40 @@ impl Game {
         facts
     }
 
+    /// What a game manager needs and the rules do not define: a `legal` rule
+    /// that can apply to each role, a `goal` rule for each role, a `terminal`
+    /// rule. Empty for a game that can be played.
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let defines = |name: Sym, role: Option<&Term>| {
+            self.rules.iter().any(|r| {
+                r.head.name() == Some(name)
+                    && match role {
+                        None => true,
+                        Some(role) => {
+                            let pattern = Term::Func(name, vec![role.clone(), Term::Var(name)]);
+                            unifiable(&pattern, &r.head)
+                        }
+                    }
+            })
+        };
+        for (keyword, what) in [(kw::LEGAL, "legal"), (kw::GOAL, "goal")] {
+            let without: Vec<String> = self
+                .roles
+                .iter()
+                .filter(|role| !defines(keyword, Some(role)))
+                .map(|role| term_to_string(role, &self.symbols))
+                .collect();
+            if !without.is_empty() {
+                out.push(format!("no '{what}' rule for role {}", without.join(", ")));
+            }
+        }
+        if !defines(kw::TERMINAL, None) {
+            out.push("no 'terminal' rule".to_string());
+        }
+        out
+    }
+
     pub fn role_names(&self) -> Vec<String> {
         self.roles
             .iter()

@@ -45,25 +45,22 @@ fn is_asked_open(rel: Relation, i: usize) -> bool {
     }
 }
 
-/// The terms every argument position can hold, to a fixpoint.
+/// What every argument position can hold and is asked about, to a fixpoint.
 pub(super) struct Domains {
-    slots: HashMap<Slot, Terms>,
-    /// Positions some call asks with a variable nothing binds.
+    /// The terms rule heads put in each position.
+    puts: HashMap<Slot, Terms>,
+    /// The terms calls ask in each position (the roles in `legal`'s and
+    /// `goal`'s, which the game manager asks).
+    asks: HashMap<Slot, Terms>,
+    /// Positions some call asks with a variable nothing binds before it.
     open: HashSet<Slot>,
     roles: Terms,
 }
 
-impl Domains {
-    fn get(&self, s: &Slot) -> &Terms {
-        static EMPTY: std::sync::OnceLock<Terms> = std::sync::OnceLock::new();
-        self.slots
-            .get(s)
-            .unwrap_or_else(|| EMPTY.get_or_init(Terms::default))
-    }
-
-    fn add(&mut self, s: Slot, t: &Terms) -> bool {
-        self.slots.entry(s).or_default().union(t)
-    }
+fn get<'a>(map: &'a HashMap<Slot, Terms>, s: &Slot) -> &'a Terms {
+    static EMPTY: std::sync::OnceLock<Terms> = std::sync::OnceLock::new();
+    map.get(s)
+        .unwrap_or_else(|| EMPTY.get_or_init(Terms::default))
 }
 
 pub(super) fn infer(rules: &[Rule]) -> Domains {
@@ -74,13 +71,15 @@ pub(super) fn infer(rules: &[Rule]) -> Domains {
             .map(|r| r.head.args()[0].clone()),
     );
     let mut d = Domains {
-        slots: HashMap::new(),
+        puts: HashMap::new(),
+        asks: HashMap::new(),
         open: HashSet::new(),
         roles: roles.clone(),
     };
     // The game manager asks `legal` and `goal` for every role.
     for name in [kw::LEGAL, kw::GOAL] {
-        d.add((Relation { name, arity: 2 }, 0), &roles);
+        d.asks
+            .insert((Relation { name, arity: 2 }, 0), roles.clone());
     }
     // Every round adds a term to some position; constants are finitely
     // many, and nesting past MAX_DEPTH makes a set unbounded: this ends.
@@ -102,17 +101,17 @@ fn round(rule: &Rule, d: &mut Domains) -> bool {
         .vars()
         .into_iter()
         .filter_map(|v| {
-            let dom = match asked_domain(v, rule, d) {
-                Some(dom) => dom,
-                None if unsafe_vars.contains(&v) => head_domain(v, rule, d),
-                None => return None,
+            let dom = if unsafe_vars.contains(&v) {
+                head_domain(v, rule, d)
+            } else {
+                asked_domain(v, rule, d)?
             };
             Some((v, dom))
         })
         .collect();
     // The terms a variable takes where body literal `j` (or the head, past
     // the body) reads it; `None` when nothing binds it there.
-    let value = |v: Sym, j: usize| match (bound_elsewhere(v, &occ, j), asked_head.get(&v)) {
+    let value = |v: Sym, j: usize| match (bound_before(v, &occ, j), asked_head.get(&v)) {
         (Some(dom), Some(asked)) => Some(dom.intersect(asked)),
         (Some(dom), None) => Some(dom),
         (None, asked) => asked.cloned(),
@@ -125,7 +124,7 @@ fn round(rule: &Rule, d: &mut Domains) -> bool {
             .collect();
         doms.and_then(|doms| Terms::instantiate(t, &doms))
     };
-    let (mut puts, mut opens) = (Vec::new(), Vec::new());
+    let (mut puts, mut asks, mut opens) = (Vec::new(), Vec::new(), Vec::new());
     if let Some(rel) = rule.head.relation() {
         for (i, a) in rule.head.args().iter().enumerate() {
             if let Some(dom) = instance(a, usize::MAX) {
@@ -143,7 +142,7 @@ fn round(rule: &Rule, d: &mut Domains) -> bool {
         }
         for (i, a) in t.args().iter().enumerate() {
             match instance(a, j) {
-                Some(dom) => puts.push((slot(rel, i), dom)),
+                Some(dom) => asks.push((slot(rel, i), dom)),
                 None => opens.push(slot(rel, i)),
             }
         }
@@ -153,7 +152,10 @@ fn round(rule: &Rule, d: &mut Domains) -> bool {
         changed |= d.open.insert(s);
     }
     for (s, dom) in puts {
-        changed |= d.add(s, &dom);
+        changed |= d.puts.entry(s).or_default().union(&dom);
+    }
+    for (s, dom) in asks {
+        changed |= d.asks.entry(s).or_default().union(&dom);
     }
     changed
 }
@@ -169,7 +171,7 @@ fn occurrences(rule: &Rule, d: &Domains) -> Occurrences {
         let Some(rel) = t.relation() else { continue };
         let mut found = HashMap::new();
         for (i, a) in t.args().iter().enumerate() {
-            d.get(&slot(rel, i)).project(a, &mut found);
+            get(&d.puts, &slot(rel, i)).project(a, &mut found);
         }
         for (v, dom) in found {
             occ.entry(v).or_default().push((j, dom));
@@ -179,49 +181,66 @@ fn occurrences(rule: &Rule, d: &Domains) -> Occurrences {
 }
 
 /// The terms variable `v` may take where body literal `j` reads it: the
-/// intersection of its other positive occurrences; `None` when none binds it.
-fn bound_elsewhere(v: Sym, occ: &Occurrences, j: usize) -> Option<Terms> {
-    let mut doms = occ.get(&v)?.iter().filter(|(k, _)| *k != j).map(|(_, d)| d);
+/// intersection of its positive occurrences before `j`, as a prover that
+/// joins left to right (ggp-base's) has bound it; `None` when none binds it.
+fn bound_before(v: Sym, occ: &Occurrences, j: usize) -> Option<Terms> {
+    let mut doms = occ.get(&v)?.iter().filter(|(k, _)| *k < j).map(|(_, d)| d);
     let first = doms.next()?.clone();
     Some(doms.fold(first, |acc, d| acc.intersect(d)))
 }
 
-/// What can stand in the head positions of unsafe variable `v`: what the
-/// queries ask ([`asked_domain`]); where every position it takes is asked
-/// open somewhere (the game manager asks `legal`'s move, `next`'s fluent),
-/// the terms the rules put there.
+/// What can stand in the head positions of unsafe variable `v`: the terms
+/// the calls ask in any of them (a call that binds one of them binds `v`),
+/// the roles in a role position; where no call asks any (the game manager
+/// asks `legal`'s move and `next`'s fluent open), the terms the rules put
+/// there.
 pub(super) fn head_domain(v: Sym, rule: &Rule, d: &Domains) -> Terms {
-    if let Some(dom) = asked_domain(v, rule, d) {
-        return dom;
-    }
     let Some(rel) = rule.head.relation() else {
         return Terms::default();
     };
-    let mut found = HashMap::new();
+    let mut asked = Terms::default();
+    let mut put = HashMap::new();
     for (i, a) in rule.head.args().iter().enumerate() {
-        d.get(&slot(rel, i)).project(a, &mut found);
+        if !a.vars().contains(&v) {
+            continue;
+        }
+        let s = slot(rel, i);
+        let mut found = HashMap::new();
+        if is_role_slot(rel, i) {
+            d.roles.project(a, &mut found);
+        } else if !is_asked_open(rel, i) {
+            get(&d.asks, &s).project(a, &mut found);
+        }
+        if let Some(t) = found.remove(&v) {
+            asked.union(&t);
+        }
+        get(&d.puts, &s).project(a, &mut put);
     }
-    found.remove(&v).unwrap_or_default()
+    if asked.is_empty() {
+        put.remove(&v).unwrap_or_default()
+    } else {
+        asked
+    }
 }
 
-/// The terms queries of the head bind `v` to: in each head position of `v`
-/// that every query asks with a term (the roles in a role position), the
-/// terms asked or put there, intersected; `None` when no such position holds
-/// `v`.
+/// The terms queries of the head bind `v` to when every query binds it: in
+/// each head position of `v`, none ever asked open, the terms asked there
+/// (the roles in a role position), intersected; `None` when some position
+/// of `v` is asked open.
 fn asked_domain(v: Sym, rule: &Rule, d: &Domains) -> Option<Terms> {
     let rel = rule.head.relation()?;
     let mut found = HashMap::new();
     for (i, a) in rule.head.args().iter().enumerate() {
-        let s = slot(rel, i);
-        if !a.vars().contains(&v)
-            || (d.open.contains(&s) || is_asked_open(rel, i)) && !is_role_slot(rel, i)
-        {
+        if !a.vars().contains(&v) {
             continue;
         }
+        let s = slot(rel, i);
         if is_role_slot(rel, i) {
-            d.get(&s).intersect(&d.roles).project(a, &mut found);
+            d.roles.project(a, &mut found);
+        } else if d.open.contains(&s) || is_asked_open(rel, i) {
+            return None;
         } else {
-            d.get(&s).project(a, &mut found);
+            get(&d.asks, &s).project(a, &mut found);
         }
     }
     found.remove(&v)
