@@ -1,6 +1,7 @@
 //! The normal form every engine starts from: a [`Game`].
 //!
 //! Building a `Game` removes `or` (each rule splits into one rule per choice),
+//! makes unsafe rules safe where they have a finite reading ([`super::domain`]),
 //! validates the rules (see [`super::validate`]), and analyses dependencies *per
 //! rule*, not per relation: rule `A` depends on rule `B` when a body literal of `A`
 //! unifies with the head of `B`. That finer graph is what lets real files such as
