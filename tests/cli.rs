@@ -147,13 +147,14 @@ fn bad_files_get_a_message_with_position() {
         (
             "unbound.kif",
             VALID
-                .replace("(legal player inc)", "(legal ?who inc)")
+                .replace("(legal player inc)", "(legal player (jump ?far))")
                 .into_bytes(),
             vec![
                 "unbound.kif:3:1",
                 "unsafe rule",
-                "?who",
-                "in rule: (<= (legal ?who inc)",
+                "?far",
+                "the rule has no reading",
+                "in rule: (<= (legal player (jump ?far))",
             ],
         ),
         (

@@ -180,13 +180,19 @@ fn every_file_validates_or_says_where_it_fails() {
                 "{rel}: the manifest marks it {problem:?}, but no diagnostic names 'unsafe'"
             ));
         }
-        // A game that other GDL tools ran without any problem must load here too.
+        // A game that other GDL tools ran without any problem must load here too,
+        // and a player must accept it at START.
         if problem.is_empty() {
-            if let Err(e) = &result {
-                failures.push(format!(
+            match &result {
+                Err(e) => failures.push(format!(
                     "{rel}: the manifest lists no problem, but it fails: {}",
                     e.diagnostics[0]
-                ));
+                )),
+                Ok(game) if !game.missing().is_empty() => failures.push(format!(
+                    "{rel}: the manifest lists no problem, but it cannot be played: {}",
+                    game.missing().join("; ")
+                )),
+                Ok(_) => {}
             }
         }
     }

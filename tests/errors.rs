@@ -91,6 +91,84 @@ fn unbound_variable_in_distinct() {
     insta::assert_snapshot!(report(text.as_bytes()));
 }
 
+/// `(<= (legal ?player noop))`: every role may pass (ggp-base's reading).
+#[test]
+fn bodiless_legal_ranges_over_the_roles() {
+    let text = format!("(role other) {BASE}(<= (legal ?player noop))");
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// `?a` is bound by no body literal: it ranges over what the calls ask in
+/// its place, the counts of the state here.
+#[test]
+fn head_variable_ranges_over_what_its_place_holds() {
+    let text = BASE
+        .replace(
+            "(<= terminal (true (count 2)))",
+            "(<= terminal (true (count ?n)) (same ?n ?n ?n) (succ ?m ?n))",
+        )
+        .replace("(succ 0 1)", "(succ 0 1) (<= (same ?a ?a ?a) (succ 0 1))");
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// `(distinct ?w ?x)` over head variables no literal binds: both range over
+/// their places, then the `distinct` is safe.
+#[test]
+fn distinct_over_head_variables_without_a_binding() {
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n)) (apart ?n 2 ?n 0))
+(<= (apart ?w ?x ?y ?z) (distinct ?w ?x))",
+    );
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// A place that holds ever deeper terms gives an unsafe variable no finite
+/// reading: an error that says so.
+#[test]
+fn unsafe_variable_without_a_finite_reading() {
+    let text = BASE.replace(
+        "(succ 0 1)",
+        "(num z) (<= (num (s ?x)) (num ?x)) (<= (p ?x) (num ?x) (q ?x)) (<= (q ?y) (succ 0 1)) (succ 0 1) (<= (legal player wait) (p ?x))",
+    );
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// A `legal` rule whose move has a variable that nothing can give a term.
+#[test]
+fn unsafe_move_with_nothing_in_its_place() {
+    let text = BASE.replace(
+        "(<= (legal player inc) (true (count ?n)))",
+        "(<= (legal player inc) (true (count ?n))) (<= (legal player (jump ?a)) (true (count 0)))",
+    );
+    insta::assert_snapshot!(report(text.as_bytes()));
+}
+
+/// `(f)` and `f` are different terms, and `(f)` prints with its parentheses.
+#[test]
+fn zero_argument_terms_keep_their_parentheses() {
+    let game = gdl::load_bytes(
+        b"(role p) (init (gameOver)) (<= (legal p (pass)) (true (gameOver))) (<= (legal p pass) (true gameOver))",
+        "z.kif",
+    )
+    .unwrap();
+    let printed: Vec<String> = game
+        .rules
+        .iter()
+        .map(|r| gdl::print::rule_to_string(r, &game.symbols))
+        .collect();
+    assert_eq!(
+        printed,
+        [
+            "(role p)",
+            "(init (gameOver))",
+            "(<= (legal p (pass)) (true (gameOver)))",
+            "(<= (legal p pass) (true gameOver))"
+        ]
+    );
+    assert_ne!(game.rules[2].head, game.rules[3].head);
+}
+
 #[test]
 fn variable_only_inside_not_is_a_warning() {
     let text = BASE.replace(

@@ -258,10 +258,23 @@ fn bad_input_gets_an_error_reply_and_the_server_keeps_serving() {
         400,
         "the role 'nobody' is not in the game (roles: x o)",
     );
+    // A move variable nothing can give a term: no reading, even ggp-base's.
     let mut unsafe_rules = rules.clone();
     unsafe_rules
         .push(SExpr::parse_one("(<= (legal x (jump ?a)) (true (control x)))", "r").unwrap());
     refused(&start("u", "x", unsafe_rules), 400, "the rules do not load");
+    // Rules that load but cannot be played: refused at START, naming what
+    // is missing, not "ready" and failures at every PLAY.
+    refused(
+        &start(
+            "u3",
+            "x",
+            rules_from_kif("(role x) (role o) (init p) (<= (legal x a) p) (<= (goal x 100) p)")
+                .unwrap(),
+        ),
+        400,
+        "the rules cannot be played: no 'legal' rule for role o; no 'goal' rule for role o; no 'terminal' rule",
+    );
     refused(
         &start(
             "u2",

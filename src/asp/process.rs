@@ -154,7 +154,9 @@ fn relay(
 pub fn serve() -> ! {
     let stdin = std::io::stdin();
     let mut first = String::new();
-    if stdin.lock().read_line(&mut first).is_err() {
+    // Nothing to read: the parent hung up before sending the job (the solve
+    // ended first), which is no error.
+    if stdin.lock().read_line(&mut first).is_err() || first.is_empty() {
         end(2);
     }
     let job: Job = match serde_json::from_str(&first) {

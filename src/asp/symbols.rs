@@ -10,6 +10,8 @@
 //! - any other constant becomes a quoted string of its spelling (`"01"`, `"B"`);
 //! - a function symbol (which clingo needs as an identifier) that is not one gets
 //!   a mangled identifier (`f_...`), unique within the game;
+//! - a zero-argument function term `(f)` becomes `f(())` (clingo reads `f()`
+//!   as the constant `f`, which GDL tells apart from `(f)`);
 //! - a relation becomes a predicate whose name avoids the encoding's own
 //!   predicates (`holds`, `does`, `time`, ...) and whose name/arity, once the time
 //!   argument is added, clashes with no other relation.
@@ -189,6 +191,12 @@ impl SymbolMap {
                 out.push_str(self.constant(*c));
                 true
             }
+            // clingo reads `f()` as the constant `f`: `(f)` becomes `f(())`.
+            Term::Func(f, args) if args.is_empty() => {
+                out.push_str(self.functor(*f));
+                out.push_str("(())");
+                true
+            }
             Term::Func(f, args) => {
                 out.push_str(self.functor(*f));
                 out.push('(');
@@ -223,9 +231,13 @@ impl SymbolMap {
                 let f = *self.by_name.get(name)?;
                 let args = s.arguments().ok()?;
                 if args.is_empty() {
-                    // A constant spelled as an identifier, or `(f)`; GDL engines do
-                    // not tell those apart.
                     return Some(Term::Const(f));
+                }
+                if let [unit] = args.as_slice() {
+                    // `f(())`: the zero-argument function term `(f)`.
+                    if unit.name().ok() == Some("") && unit.arguments().ok()?.is_empty() {
+                        return Some(Term::Func(f, Vec::new()));
+                    }
                 }
                 let args = args
                     .into_iter()

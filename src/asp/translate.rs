@@ -654,6 +654,8 @@ impl Translator<'_> {
         match t {
             Term::Var(v) => vars.name(*v).to_string(),
             Term::Const(c) => self.map.constant(*c).to_string(),
+            // clingo reads `f()` as the constant `f`: `(f)` becomes `f(())`.
+            Term::Func(f, args) if args.is_empty() => format!("{}(())", self.map.functor(*f)),
             Term::Func(f, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.term(a, vars)).collect();
                 format!("{}({})", self.map.functor(*f), args.join(","))

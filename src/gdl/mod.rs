@@ -5,6 +5,7 @@
 pub mod ast;
 pub mod constant;
 pub mod demand;
+pub mod domain;
 pub mod error;
 pub mod graph;
 pub mod normal;

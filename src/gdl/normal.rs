@@ -1,6 +1,7 @@
 //! The normal form every engine starts from: a [`Game`].
 //!
 //! Building a `Game` removes `or` (each rule splits into one rule per choice),
+//! makes unsafe rules safe where they have a finite reading ([`super::domain`]),
 //! validates the rules (see [`super::validate`]), and analyses dependencies *per
 //! rule*, not per relation: rule `A` depends on rule `B` when a body literal of `A`
 //! unifies with the head of `B`. That finer graph is what lets real files such as
@@ -18,7 +19,7 @@ use super::error::{diag, Diagnostic, GdlError, Severity};
 use super::graph::{resolve_term, unifiable, unify, DependencyGraph, Phase, Term2};
 use super::print::{rule_to_string, term_to_string};
 use super::symbol::{kw, Sym, Symbols};
-use super::validate;
+use super::{domain, validate};
 
 /// One step of bottom-up evaluation: rules to run to a fixpoint together.
 #[derive(Clone, Debug)]
@@ -61,12 +62,13 @@ impl Game {
     /// warnings are kept in [`Game::warnings`].
     pub fn new(desc: Description) -> Result<Game, GdlError> {
         let Description {
-            symbols,
+            mut symbols,
             rules: raw,
             source,
         } = desc;
         let mut diags = Vec::new();
         let rules = expand_rules(raw, &symbols, &source, &mut diags);
+        let rules = domain::make_safe(rules, &mut symbols, &source, &mut diags);
         validate::check_rules(&rules, &symbols, &source, &mut diags);
         let roles = roles(&rules, &symbols, &source, &mut diags);
         let (rule_phase, components) = evaluation_order(&rules, &symbols, &source, &mut diags);
@@ -130,6 +132,40 @@ impl Game {
             rows.dedup();
         }
         facts
+    }
+
+    /// What a game manager needs and the rules do not define: a `legal` rule
+    /// that can apply to each role, a `goal` rule for each role, a `terminal`
+    /// rule. Empty for a game that can be played.
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let defines = |name: Sym, role: Option<&Term>| {
+            self.rules.iter().any(|r| {
+                r.head.name() == Some(name)
+                    && match role {
+                        None => true,
+                        Some(role) => {
+                            let pattern = Term::Func(name, vec![role.clone(), Term::Var(name)]);
+                            unifiable(&pattern, &r.head)
+                        }
+                    }
+            })
+        };
+        for (keyword, what) in [(kw::LEGAL, "legal"), (kw::GOAL, "goal")] {
+            let without: Vec<String> = self
+                .roles
+                .iter()
+                .filter(|role| !defines(keyword, Some(role)))
+                .map(|role| term_to_string(role, &self.symbols))
+                .collect();
+            if !without.is_empty() {
+                out.push(format!("no '{what}' rule for role {}", without.join(", ")));
+            }
+        }
+        if !defines(kw::TERMINAL, None) {
+            out.push("no 'terminal' rule".to_string());
+        }
+        out
     }
 
     pub fn role_names(&self) -> Vec<String> {

@@ -71,7 +71,8 @@ impl SExpr {
 
     /// The ground game term this s-expression spells, with the game's symbols only:
     /// a symbol the game does not know cannot be part of one of its moves. A list
-    /// of one symbol, `(noop)`, is read as the symbol, as game managers may send it.
+    /// of one symbol, `(pass)`, is the zero-argument function term, not the
+    /// constant `pass` (as in ggp-base).
     pub fn to_ground(&self, symbols: &Symbols) -> Result<Term, String> {
         let sym = |a: &str| {
             if a.starts_with('?') {
@@ -90,7 +91,7 @@ impl SExpr {
                         .map(|x| x.to_ground(symbols))
                         .collect::<Result<_, _>>()?,
                 )),
-                Some((SExpr::Atom(f, _), _)) => Ok(Term::Const(sym(f)?)),
+                Some((SExpr::Atom(f, _), _)) => Ok(Term::Func(sym(f)?, Vec::new())),
                 _ => Err(format!("{self} is not a term: it must start with a symbol")),
             },
         }
@@ -388,12 +389,16 @@ impl Converter<'_> {
         Ok(())
     }
 
-    /// An atom: a constant or a relation applied to terms.
+    /// An atom: a constant or a relation applied to terms. `(terminal)` is
+    /// the proposition `terminal`: a relation is its name and arity, so a
+    /// sentence keeps no parentheses (a term inside one does: `(true (over))`
+    /// is not `(true over)`).
     fn atom(&mut self, e: &SExpr) -> Result<Term, GdlError> {
         let t = self.term(e)?;
-        match &t {
+        match t {
             Term::Var(_) => Err(self.err(e, "a variable cannot stand where an atom is expected")),
-            _ => {
+            Term::Func(f, args) if args.is_empty() => Ok(Term::Const(f)),
+            t => {
                 self.check_gdl2(e, &t)?;
                 Ok(t)
             }

@@ -3,9 +3,9 @@
 //! recursion restriction. Stratification is checked where the dependency graph is
 //! built ([`super::normal`]).
 //!
-//! Hard errors only where the rules lose their meaning (an unbound variable in a
-//! head or in `distinct`, `does` inside `legal`, a wrong keyword arity); the rest are
-//! warnings. A variable that occurs only inside `(not ...)` is read as "there is no
+//! Hard errors only where the rules lose their meaning (`does` inside `legal`, a
+//! wrong keyword arity, an unbound variable in a head or in `distinct` that
+//! [`super::domain`] could not give a finite reading); the rest are warnings. A variable that occurs only inside `(not ...)` is read as "there is no
 //! such value" (negation of an existential), which is what Prolog-based players do.
 
 use std::collections::{HashMap, HashSet};

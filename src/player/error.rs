@@ -10,6 +10,9 @@ pub enum MatchError {
     /// The START's rules are not a game we can read.
     #[error("the rules do not load: {0}")]
     Rules(#[source] GdlError),
+    /// The rules load but lack what play needs (see [`crate::gdl::Game::missing`]).
+    #[error("the rules cannot be played: {0}")]
+    Unplayable(String),
     /// The START names a role the game does not have.
     #[error("the role '{role}' is not in the game (roles: {roles})")]
     UnknownRole { role: String, roles: String },

@@ -317,6 +317,11 @@ impl Setup {
     fn compile(&self) -> Result<(AnyMachine, RoleIdx, String), MatchError> {
         let game =
             gdl::load_bytes(self.rules.as_bytes(), "START rules").map_err(MatchError::Rules)?;
+        // Refused now rather than answered "ready" and failed at the first PLAY.
+        let missing = game.missing();
+        if !missing.is_empty() {
+            return Err(MatchError::Unplayable(missing.join("; ")));
+        }
         let role = game
             .symbols
             .get(&self.role)

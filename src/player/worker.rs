@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tracing::{debug, info, warn};
 
 use crate::gdl::print::term_to_string;
-use crate::gdl::Game;
+use crate::gdl::{Game, Term};
 use crate::reasoner::{RoleIdx, StateMachine};
 use crate::search::Mcts;
 
@@ -170,8 +170,17 @@ impl<M: StateMachine + 'static> Worker<M> {
         let term = s
             .to_ground(&g.symbols)
             .map_err(|e| illegal(Illegal::NotATerm(e)))?;
+        // A manager may wrap a constant move in parentheses, `(noop)`, or
+        // drop them from `(pass)`: the game's own spelling when the exact
+        // term is not a move.
+        let other = match &term {
+            Term::Const(f) => Term::Func(*f, Vec::new()),
+            Term::Func(f, args) if args.is_empty() => Term::Const(*f),
+            t => t.clone(),
+        };
         let mv = m
             .parse_move(&term)
+            .or_else(|| m.parse_move(&other))
             .ok_or_else(|| illegal(Illegal::NotAMove))?;
         let legal = m.legal(&self.state, r);
         if !legal.contains(&mv) {

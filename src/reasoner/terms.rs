@@ -1,5 +1,8 @@
 //! Hash-consed ground terms: every distinct ground term gets one `TermId`, so
 //! comparing terms is comparing integers and a tuple of terms is a slice of ids.
+//! A zero-argument function term `(f)` is a term of its own, not the constant
+//! `f` (as in ggp-base): a game may use both, and a move goes back to the game
+//! manager spelled as the game spells it.
 
 use hashbrown::HashTable;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -8,10 +11,22 @@ use crate::gdl::{Sym, Term};
 
 pub type TermId = u32;
 
+/// The argument count recorded for a zero-argument function term `(f)`.
+const FUNC0: u32 = u32::MAX;
+
+fn arity(len: u32) -> u32 {
+    if len == FUNC0 {
+        0
+    } else {
+        len
+    }
+}
+
 /// The pool of ground terms.
 #[derive(Clone, Default)]
 pub struct TermPool {
-    /// For each term: its functor and the range of its arguments in `args`.
+    /// For each term: its functor and the range of its arguments in `args`
+    /// (the length [`FUNC0`] for `(f)`).
     nodes: Vec<(Sym, u32, u32)>,
     args: Vec<TermId>,
     table: HashTable<TermId>,
@@ -28,34 +43,45 @@ impl TermPool {
         }
     }
 
-    fn hash_of(&self, f: Sym, args: &[TermId]) -> u64 {
+    fn hash_of(&self, f: Sym, args: &[TermId], func0: bool) -> u64 {
         let mut h = self.hasher.build_hasher();
         f.hash(&mut h);
         args.hash(&mut h);
+        func0.hash(&mut h);
         h.finish()
     }
 
     /// The id of `f(args)` if the term exists already.
     pub fn find(&self, f: Sym, args: &[TermId]) -> Option<TermId> {
-        let h = self.hash_of(f, args);
+        self.find_node(f, args, false)
+    }
+
+    fn find_node(&self, f: Sym, args: &[TermId], func0: bool) -> Option<TermId> {
+        let len = if func0 { FUNC0 } else { args.len() as u32 };
+        let h = self.hash_of(f, args, func0);
         self.table
-            .find(h, |&id| self.functor(id) == f && self.args(id) == args)
+            .find(h, |&id| {
+                let (g, _, l) = self.nodes[id as usize];
+                g == f && l == len && self.args(id) == args
+            })
             .copied()
     }
 
     /// The id of `f(args)`, creating it when new. A constant has no arguments.
     pub fn intern(&mut self, f: Sym, args: &[TermId]) -> TermId {
-        let h = self.hash_of(f, args);
-        let (nodes, all_args) = (&self.nodes, &self.args);
-        if let Some(&id) = self.table.find(h, |&id| {
-            let (g, s, l) = nodes[id as usize];
-            g == f && &all_args[s as usize..(s + l) as usize] == args
-        }) {
+        self.intern_node(f, args, false)
+    }
+
+    /// [`TermPool::intern`]; `func0` asks for the function term `(f)` rather
+    /// than the constant `f` (`args` must then be empty).
+    fn intern_node(&mut self, f: Sym, args: &[TermId], func0: bool) -> TermId {
+        if let Some(id) = self.find_node(f, args, func0) {
             return id;
         }
+        let h = self.hash_of(f, args, func0);
         let id = self.nodes.len() as TermId;
-        self.nodes
-            .push((f, self.args.len() as u32, args.len() as u32));
+        let len = if func0 { FUNC0 } else { args.len() as u32 };
+        self.nodes.push((f, self.args.len() as u32, len));
         self.args.extend_from_slice(args);
         let hasher = &self.hasher;
         let (nodes, all_args) = (&self.nodes, &self.args);
@@ -63,7 +89,8 @@ impl TermPool {
             let (g, s, l) = nodes[id as usize];
             let mut hh = hasher.build_hasher();
             g.hash(&mut hh);
-            all_args[s as usize..(s + l) as usize].hash(&mut hh);
+            all_args[s as usize..(s + arity(l)) as usize].hash(&mut hh);
+            (l == FUNC0).hash(&mut hh);
             hh.finish()
         });
         id
@@ -75,11 +102,10 @@ impl TermPool {
 
     pub fn args(&self, id: TermId) -> &[TermId] {
         let (_, s, l) = self.nodes[id as usize];
-        &self.args[s as usize..(s + l) as usize]
+        &self.args[s as usize..(s + arity(l)) as usize]
     }
 
-    /// Whether the term was written as a function term (a constant has no list).
-    /// Interned terms do not remember `(f)` versus `f`: GDL games never rely on it.
+    /// Whether the term is a constant (`f`, not `(f)` nor `(f a)`).
     pub fn is_const(&self, id: TermId) -> bool {
         self.nodes[id as usize].2 == 0
     }
@@ -94,7 +120,7 @@ impl TermPool {
                     .iter()
                     .map(|a| self.from_term(a))
                     .collect::<Option<Vec<_>>>()?;
-                Some(self.intern(*f, &ids))
+                Some(self.intern_node(*f, &ids, ids.is_empty()))
             }
         }
     }
@@ -109,7 +135,7 @@ impl TermPool {
                     .iter()
                     .map(|a| self.find_term(a))
                     .collect::<Option<Vec<_>>>()?;
-                self.find(*f, &ids)
+                self.find_node(*f, &ids, ids.is_empty())
             }
         }
     }
