@@ -45,7 +45,8 @@ impl Worker {
             // Another worker (a bound, the breadth-first search) may have
             // proven already that no plan of t moves exists: no call then.
             let proven = self.refuted.load(Ordering::Relaxed);
-            let answer = if proven > 0 && t <= proven {
+            let skipped = proven > 0 && t <= proven;
+            let answer = if skipped {
                 Answer::Unsat
             } else {
                 let (c, answer) = self.solve(ctl, &[query], true, |_, _| {})?;
@@ -77,8 +78,19 @@ impl Worker {
                 }
             }
             let alive = func("alive", t)?;
-            let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
-            ctl = c;
+            // Whether some play lasts beyond t moves: not asked at a horizon
+            // skipped (a later one answers for it, and the extra call would
+            // steer the search of the first horizon solved).
+            let answer = if skipped {
+                Answer::Sat {
+                    atoms: Vec::new(),
+                    optimal: false,
+                }
+            } else {
+                let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
+                ctl = c;
+                answer
+            };
             match answer {
                 Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
                 Answer::Unsat => {
