@@ -175,6 +175,34 @@ fn puzzles_auto_first() {
 }
 
 #[test]
+fn first_answers_without_waiting_for_a_proof() {
+    // solitaireChineseCheckers: the depth-first search finds a 51-move plan in
+    // seconds and no worker can prove it shortest (the bounds give 18), so
+    // auto would hold it until the timeout; `--first` answers after its grace
+    // (a few seconds at most). The margin is wide: the clock is not the
+    // subject, the waiting is.
+    let game = load(&common::corpus_file("solitaireChineseCheckers.kif"));
+    let r = asp::solve(
+        &game,
+        &in_processes(SolveOptions {
+            first: true,
+            timeout: Some(Duration::from_secs(600)),
+            ..opts(Mode::Auto)
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        (r.status, r.goal),
+        (Status::Solved, Some(100)),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.proven, Proven::None, "{}", r.message);
+    assert!(r.lower_bound.is_some_and(|b| b <= r.plan.len()));
+    assert!(r.total_s < 300.0, "answered after {} s", r.total_s);
+}
+
+#[test]
 fn puzzles_breadth() {
     puzzle_optimum(Mode::Breadth);
 }
