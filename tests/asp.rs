@@ -1023,12 +1023,7 @@ fn relaxed_bounds_never_exceed_the_optimum() {
     let bound = |game: &Game| {
         let g = ground::ground(game, &prepare::default_limits()).expect("it grounds");
         let p = Prover::new(game.clone());
-        let init: Vec<_> = p
-            .fluents(&p.initial_state())
-            .iter()
-            .filter_map(|t| g.pool.find_term(t))
-            .collect();
-        relaxed::bound(game, &g, &init, 200, None)
+        relaxed::bound(game, &g, &p.fluents(&p.initial_state()), 200, None)
     };
     for &name in PUZZLES {
         let optimum = common::optimum(name);

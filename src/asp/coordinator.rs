@@ -191,7 +191,7 @@ fn spawn_clingo_worker(
     };
     let mut job = Job::new(mode, program, threads, opts);
     if opts.mode == Mode::Auto && mode == Mode::Full {
-        job.step_back = STEP_BACK;
+        job.step_back = crate::priority::BEHIND;
     }
     if let Some(exe) = &opts.worker_exe {
         return process::spawn(exe, &job, stop, refuted, tx)
@@ -228,12 +228,6 @@ fn spawn_clingo_worker(
         .map(|_| None)
         .map_err(|e| SolveError::Thread(e.to_string()))
 }
-
-/// How far a worker of auto steps back behind the incremental worker (see
-/// [`crate::priority`]): nice 5 weighs a third of a normal thread, so the
-/// incremental worker keeps most of its core and the others share the rest
-/// (and every core it leaves idle).
-pub(super) const STEP_BACK: i32 = 5;
 
 /// How long the breadth-first search of auto runs at full priority whatever
 /// the other workers prove: the 8-puzzle's 181,440 states take under a

@@ -161,6 +161,20 @@ impl Rule {
         }
         out
     }
+
+    /// The variables a positive body literal binds: those safety asks the
+    /// head's, `distinct`'s and `not`'s variables to be among.
+    pub fn positive_vars(&self) -> std::collections::HashSet<Sym> {
+        let mut bound = std::collections::HashSet::new();
+        for l in &self.body {
+            if let Literal::Pos(t) = l {
+                t.for_each_var(&mut |v| {
+                    bound.insert(v);
+                });
+            }
+        }
+        bound
+    }
 }
 
 /// A parsed game description: its symbols and rules, as written.

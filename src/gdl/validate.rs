@@ -113,14 +113,7 @@ impl Checker<'_> {
     /// Safety: every variable of the head and of `distinct` occurs in a
     /// positive body literal; one only inside `not` is a warning.
     fn safety(&mut self, r: &Rule) {
-        let mut bound: HashSet<Sym> = HashSet::new();
-        for l in &r.body {
-            if let Literal::Pos(t) = l {
-                t.for_each_var(&mut |v| {
-                    bound.insert(v);
-                });
-            }
-        }
+        let bound = r.positive_vars();
         let syms = self.syms;
         let unbound = |t: &Term| -> Vec<String> {
             t.vars()

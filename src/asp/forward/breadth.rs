@@ -119,7 +119,6 @@ pub fn run(
             }
             refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
         }
-        let init: Vec<_> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
         if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps, clock_end) {
             if progress {
                 eprintln!(
@@ -397,7 +396,7 @@ impl<M: StateMachine> Bfs<'_, M> {
     fn step_back_when_behind(&mut self, depth: usize) {
         if let Some(after) = self.s.limits.step_back_after {
             if self.s.start.elapsed() >= after && self.s.refuted.load(Ordering::Relaxed) >= depth {
-                crate::priority::step_back(super::super::coordinator::STEP_BACK);
+                crate::priority::step_back(crate::priority::BEHIND);
                 self.s.limits.step_back_after = None;
             }
         }

@@ -135,11 +135,7 @@ impl<'a> Analysis<'a> {
                 _ => {}
             }
         }
-        let goal100 = g
-            .first_role_goals(game)
-            .into_iter()
-            .find(|&(_, v)| v == "100")
-            .map(|(a, _)| a);
+        let goal100 = g.first_role_goal100(game);
         let mut analysis = Analysis {
             g,
             rules_of,

@@ -100,10 +100,7 @@ impl Distances {
         }
 
         // 3. The `true` atoms goal 100 reaches through positive literals.
-        let (goal, _) = g
-            .first_role_goals(game)
-            .into_iter()
-            .find(|(_, v)| *v == "100")?;
+        let goal = g.first_role_goal100(game)?;
         let mut rules_of: HashMap<AtomId, Vec<usize>> = HashMap::new();
         for (i, r) in g.rules.iter().enumerate() {
             rules_of.entry(r.head).or_default().push(i);

@@ -132,10 +132,9 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Beside the clingo workers, behind the incremental one (see
-    // `coordinator::STEP_BACK`).
+    // Beside the clingo workers, behind the incremental one.
     if !alone {
-        crate::priority::step_back(super::coordinator::STEP_BACK);
+        crate::priority::step_back(crate::priority::BEHIND);
     }
     let guides = Guides::new(&game, ground, &unique, progress);
     // The solver has made the rules ground already (`asp::prepare`).

@@ -16,10 +16,10 @@
 //! literals counted once over the whole run: the work is linear in the size
 //! of the ground program, whatever the number of layers.
 
-use crate::gdl::{kw, Game};
+use crate::gdl::{kw, Game, Term};
 use crate::reasoner::ground::{AtomId, GroundProgram};
 use crate::reasoner::terms::TermId;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 /// The fewest moves a plan to goal 100 needs by relaxed reachability, when
 /// it is above 1; `init` are the fluents of the initial state, `max_steps`
@@ -30,18 +30,14 @@ use hashbrown::HashMap;
 pub fn bound(
     game: &Game,
     g: &GroundProgram,
-    init: &[TermId],
+    init: &[Term],
     max_steps: usize,
     clock_end: Option<usize>,
 ) -> Option<usize> {
-    let goal = g
-        .first_role_goals(game)
-        .into_iter()
-        .find(|&(_, v)| v == "100")
-        .map(|(a, _)| a)?;
+    let goal = g.first_role_goal100(game)?;
     let mut layers = Layers::new(g);
     let terminal = std::mem::take(&mut layers.terminal);
-    let mut fresh: Vec<TermId> = init.to_vec();
+    let mut fresh: Vec<TermId> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
     for k in 0..=max_steps {
         let next = layers.advance(&fresh);
         let over = clock_end.is_some_and(|e| k >= e)
@@ -77,7 +73,7 @@ struct Layers<'a> {
     /// `(next f)` atoms with their fluent.
     nexts: Vec<(AtomId, TermId)>,
     /// Fluents in some layer so far.
-    reached: hashbrown::HashSet<TermId>,
+    reached: HashSet<TermId>,
     terminal: Vec<AtomId>,
 }
 
@@ -119,7 +115,7 @@ impl<'a> Layers<'a> {
             does_of_legal,
             true_of,
             nexts,
-            reached: hashbrown::HashSet::new(),
+            reached: HashSet::new(),
             terminal,
         }
     }

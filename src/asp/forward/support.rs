@@ -136,10 +136,7 @@ impl Support {
         }
 
         // Goal 100 and the rules it reaches.
-        let (goal, _) = g
-            .first_role_goals(game)
-            .into_iter()
-            .find(|(_, v)| *v == "100")?;
+        let goal = g.first_role_goal100(game)?;
         let goal_rules = goal_rules(g, goal)?;
         let play = g.rules.clone();
 

@@ -81,23 +81,17 @@ impl Worker {
             // Whether some play lasts beyond t moves: not asked at a horizon
             // skipped (a later one answers for it, and the extra call would
             // steer the search of the first horizon solved).
-            let answer = if skipped {
-                Answer::Sat {
-                    atoms: Vec::new(),
-                    optimal: false,
-                }
-            } else {
+            if !skipped {
                 let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
                 ctl = c;
-                answer
-            };
-            match answer {
-                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
-                Answer::Unsat => {
-                    self.progress(&format!("no play lasts beyond {t} steps"));
-                    return self.best_goal(t, true);
+                match answer {
+                    Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
+                    Answer::Unsat => {
+                        self.progress(&format!("no play lasts beyond {t} steps"));
+                        return self.best_goal(t, true);
+                    }
+                    Answer::Sat { .. } => {}
                 }
-                Answer::Sat { .. } => {}
             }
             self.send(Event::Horizon(self.mode, t, self.times));
             if t >= self.opts.max_steps {

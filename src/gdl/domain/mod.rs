@@ -85,7 +85,7 @@ pub(crate) fn make_safe(
 
 /// Head variables that no positive body literal binds, in order.
 fn unsafe_head_vars(r: &Rule) -> Vec<Sym> {
-    let bound = positive_vars(r);
+    let bound = r.positive_vars();
     r.head
         .vars()
         .into_iter()
@@ -93,20 +93,8 @@ fn unsafe_head_vars(r: &Rule) -> Vec<Sym> {
         .collect()
 }
 
-fn positive_vars(r: &Rule) -> HashSet<Sym> {
-    let mut bound = HashSet::new();
-    for l in &r.body {
-        if let Literal::Pos(t) = l {
-            t.for_each_var(&mut |v| {
-                bound.insert(v);
-            });
-        }
-    }
-    bound
-}
-
 fn has_unsafe_distinct(r: &Rule) -> bool {
-    let bound = positive_vars(r);
+    let bound = r.positive_vars();
     r.body.iter().any(|l| match l {
         Literal::Distinct(a, b) => a.vars().iter().chain(&b.vars()).any(|v| !bound.contains(v)),
         _ => false,
@@ -252,7 +240,7 @@ fn rigid_distinct(
     source: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Rule> {
-    let bound = positive_vars(&rule);
+    let bound = rule.positive_vars();
     let free = |t: &Term| t.vars().iter().any(|v| !bound.contains(v));
     let Some(j) = rule.body.iter().position(|l| match l {
         Literal::Distinct(a, b) => free(a) || free(b),

@@ -29,8 +29,8 @@ use super::pattern::{undo, Pat, UNBOUND};
 use super::terms::{TermId, TermPool};
 use crate::gdl::{kw, Game, Literal, Phase, Rule, Sym, Term};
 
-/// Index of a ground atom in [`GroundProgram::atoms`].
-pub type AtomId = u32;
+mod program;
+pub use program::{AtomId, GroundProgram, GroundRule};
 
 /// How big grounding may get before it gives up.
 #[derive(Clone, Copy, Debug)]
@@ -68,68 +68,6 @@ pub enum GroundError {
     TooMuchWork { limit: u64 },
     #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
     LongRule { line: u32, limit: usize },
-}
-
-/// A ground rule: `head :- pos..., not neg...`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroundRule {
-    pub head: AtomId,
-    pub pos: Vec<AtomId>,
-    pub neg: Vec<AtomId>,
-}
-
-/// The ground game: atoms (as interned terms, e.g. `true(cell(1,1,b))`) and rules.
-/// The relaxation's own rules (`true` from `init`/`next`, `does` from `legal`)
-/// are not among the rules.
-pub struct GroundProgram {
-    pub pool: TermPool,
-    pub atoms: Vec<TermId>,
-    pub atom_of: HashMap<TermId, AtomId>,
-    pub rules: Vec<GroundRule>,
-    /// Candidate atoms the joins tried (the work grounding took).
-    pub join_steps: u64,
-}
-
-impl GroundProgram {
-    /// The atom for a ground term, if it is in the relaxed model.
-    pub fn atom(&self, t: TermId) -> Option<AtomId> {
-        self.atom_of.get(&t).copied()
-    }
-
-    /// Each atom's `(legal R M)` atom when it is a `(does R M)` atom and the
-    /// relaxed model holds both (indexed by atom).
-    pub fn legal_of_does(&self) -> Vec<Option<AtomId>> {
-        self.atoms
-            .iter()
-            .map(|&t| {
-                if self.pool.functor(t) != kw::DOES {
-                    return None;
-                }
-                let does = self.pool.to_term(t);
-                let legal = Term::Func(kw::LEGAL, does.args().to_vec());
-                self.pool.find_term(&legal).and_then(|id| self.atom(id))
-            })
-            .collect()
-    }
-
-    /// The `(goal R V)` atoms of `game`'s first role with a constant `V`, and
-    /// the constant's name.
-    pub fn first_role_goals<'a>(&'a self, game: &'a Game) -> Vec<(AtomId, &'a str)> {
-        let Some(role) = game.roles.first().and_then(|r| self.pool.find_term(r)) else {
-            return Vec::new();
-        };
-        (0..self.atoms.len() as AtomId)
-            .filter_map(|a| {
-                let t = self.atoms[a as usize];
-                let args = self.pool.args(t);
-                let ours = self.pool.functor(t) == kw::GOAL
-                    && args.len() == 2
-                    && args[0] == role
-                    && self.pool.is_const(args[1]);
-                ours.then(|| (a, game.symbols.name(self.pool.functor(args[1]))))
-            })
-            .collect()
-    }
 }
 
 /// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
