@@ -26,6 +26,7 @@ use rand::{Rng, SeedableRng};
 use ggp_asp::gdl::{self, print::term_to_string, Game};
 use ggp_asp::reasoner::ground::Limits;
 use ggp_asp::reasoner::propnet::{CompileLimits, PropnetError};
+use ggp_asp::reasoner::prover::Strategy;
 use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover, StateMachine};
 
 use common::{manifest_problems, CORPUS};
@@ -580,4 +581,63 @@ fn a_plan_found_elsewhere_reaches_100_on_both_engines() {
     assert!(prover.is_terminal(&s) && net.is_terminal(&t));
     assert_eq!(prover.goal(&s, 0), Some(100));
     assert_eq!(net.goal(&t, 0), Some(100));
+}
+
+/// The goal-directed prover (calls with the arguments known, tabled per
+/// state) walks in lockstep with the bottom-up prover on every corpus game
+/// both build: same states, terminal flags, goals and legal moves.
+#[test]
+fn goal_directed_prover_agrees_with_bottom_up_on_the_corpus() {
+    let mut files = kif_files(Path::new(CORPUS));
+    files.extend(kif_files(&Path::new(CORPUS).join("tests")));
+    files.extend(kif_files(Path::new(PUZZLES)));
+    let verdicts = run_all(&files, |f| {
+        let Ok(game) = gdl::load(f) else {
+            return Verdict::Defective("does not load".into());
+        };
+        let (Ok(bottom_up), Ok(goal_directed)) = (
+            Prover::try_with(game.clone(), Strategy::BottomUp),
+            Prover::try_with(game, Strategy::GoalDirected),
+        ) else {
+            return Verdict::TooBig("static relations too large".into());
+        };
+        // Bounded like the engines' trials: some games' rules as written
+        // take one strategy or the other a very long time per state.
+        let work = 20_000_000;
+        let walked = bottom_up.bounded(work, |b| {
+            goal_directed.bounded(work, |g| {
+                compare(b, g, 3, 60, 7, Duration::from_millis(400))
+            })
+        });
+        match walked {
+            Some(Some(Ok(o))) => Verdict::Compared(o.states),
+            Some(Some(Err(e))) => Verdict::Failed(e),
+            _ => Verdict::TooBig("a walk ran out of work".into()),
+        }
+    });
+    let (mut compared, mut states, mut skipped) = (0, 0, Vec::new());
+    let mut failures = Vec::new();
+    for (f, v) in &verdicts {
+        let name = f.file_name().unwrap().to_string_lossy();
+        match v {
+            Verdict::Compared(n) => {
+                compared += 1;
+                states += n;
+            }
+            Verdict::TooBig(e) => skipped.push(format!("{name} ({e})")),
+            Verdict::Defective(_) => {}
+            Verdict::Failed(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "compared {compared} games ({states} states); skipped: {}",
+        skipped.join(", ")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} game(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(compared >= 400, "only {compared} games were compared");
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::cputime::ThreadWatch;
 use crate::gdl::Game;
 
+use super::prover::Strategy;
 use super::{prepare, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
@@ -18,8 +19,15 @@ pub enum Engine {
     /// fast, else the prover (when a short trial finds it faster).
     #[default]
     Auto,
-    /// The reference prover.
+    /// The reference prover, bottom-up or goal-directed, whichever does less
+    /// work on a short trial.
     Prover,
+    /// The reference prover, evaluating bottom-up (every relation a question
+    /// depends on).
+    BottomUp,
+    /// The reference prover, evaluating goal-directed (only the calls a
+    /// question makes).
+    GoalDirected,
     /// The compiled propositional network (fails when the game does not compile).
     Propnet,
 }
@@ -93,7 +101,18 @@ impl AnyMachine {
         match engine {
             Engine::Prover => {
                 let prover = Prover::try_new(game)?;
-                Ok((AnyMachine::Prover(Arc::new(prover)), "prover".to_string()))
+                let why = format!("prover ({})", prover.strategy().name());
+                Ok((AnyMachine::Prover(Arc::new(prover)), why))
+            }
+            Engine::BottomUp | Engine::GoalDirected => {
+                let strategy = if engine == Engine::BottomUp {
+                    Strategy::BottomUp
+                } else {
+                    Strategy::GoalDirected
+                };
+                let prover = Prover::try_with(game, strategy)?;
+                let why = format!("prover ({})", strategy.name());
+                Ok((AnyMachine::Prover(Arc::new(prover)), why))
             }
             Engine::Propnet => {
                 let net = Propnet::new(game)?;
@@ -113,10 +132,11 @@ impl AnyMachine {
                     if let Ok(prover) = Prover::try_new(game) {
                         let prover_rate = states_per_second(&prover);
                         if prover_rate > 2.0 * net_rate {
+                            let strategy = prover.strategy().name();
                             return Ok((
                                 AnyMachine::Prover(Arc::new(prover)),
                                 format!(
-                                    "prover ({prover_rate:.0} states/s in a trial, the {why}: {net_rate:.0})"
+                                    "prover ({strategy}; {prover_rate:.0} states/s in a trial, the {why}: {net_rate:.0})"
                                 ),
                             ));
                         }
@@ -125,9 +145,10 @@ impl AnyMachine {
                 }
                 Err(e) => {
                     let prover = Prover::try_new(game)?;
+                    let strategy = prover.strategy().name();
                     Ok((
                         AnyMachine::Prover(Arc::new(prover)),
-                        format!("prover (the propnet does not compile: {e})"),
+                        format!("prover ({strategy}; the propnet does not compile: {e})"),
                     ))
                 }
             },

@@ -389,6 +389,31 @@ pub(super) fn compile_rule(
     sizes: &[f64],
     first: Option<usize>,
 ) -> CRule {
+    compile_with(r, pool, rel_of, sizes, first, 0)
+}
+
+/// Compiles a rule for a call that binds the head's arguments at the
+/// positions in `mask` (bit `i`: position `i`): their variables are known
+/// before the first body literal (the goal-directed strategy,
+/// [`super::topdown`]).
+pub(super) fn compile_called(
+    r: &Rule,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    mask: u64,
+) -> CRule {
+    compile_with(r, pool, rel_of, sizes, None, mask)
+}
+
+fn compile_with(
+    r: &Rule,
+    pool: &mut TermPool,
+    rel_of: &dyn Fn(Relation) -> RelId,
+    sizes: &[f64],
+    first: Option<usize>,
+    head_bound: u64,
+) -> CRule {
     let vars = r.vars();
     let mut cx = RuleCompiler {
         vars: &vars,
@@ -400,6 +425,15 @@ pub(super) fn compile_rule(
     // Join order: greedily the positive literal with the most bound arguments;
     // `not` and `distinct` as soon as their variables are bound.
     let mut bound = vec![false; vars.len()];
+    for (j, a) in head_args.iter().enumerate().take(64) {
+        if head_bound & (1 << j) != 0 {
+            let mut vs = Vec::new();
+            a.vars(&mut vs);
+            for v in vs {
+                bound[v as usize] = true;
+            }
+        }
+    }
     let mut pending: Vec<&Literal> = r.body.iter().collect();
     let mut body = Vec::new();
     let mut forced = first;

@@ -3,6 +3,7 @@
 
 use super::compile::{CRule, Comp, Lit, Program};
 use super::table::{Table, INDEX_MIN_ROWS};
+use super::topdown::{CallRef, TopDown};
 use super::{ProverState, RelId};
 use crate::reasoner::pattern::{Pat, Resolved, UNBOUND};
 use crate::reasoner::terms::{TermId, TermPool};
@@ -37,6 +38,13 @@ pub(super) struct Db {
     pub(super) overflow: Option<RelId>,
     /// Join steps left before [`Prover::bounded`] gives up (none: no bound).
     pub(super) work_left: Option<u64>,
+    /// Join steps taken (for the work count that compares strategies).
+    pub(super) work_done: u64,
+    /// The goal-directed strategy's calls and plans, when it is the one
+    /// used ([`super::topdown`]); bottom-up otherwise.
+    pub(super) td: Option<Box<TopDown>>,
+    /// Whether the goal-directed strategy is the one in use.
+    pub(super) topdown: bool,
 }
 
 /// How many term ids one static relation (or one rule's output) may hold: about
@@ -61,6 +69,9 @@ impl Db {
             guard: false,
             overflow: None,
             work_left: None,
+            work_done: 0,
+            td: None,
+            topdown: false,
         }
     }
 
@@ -93,6 +104,9 @@ impl Db {
         let h = self.hasher;
         if let Some(old) = self.loaded.take() {
             self.remember(prog, old);
+        }
+        if let Some(td) = self.td.as_mut() {
+            td.clear_state();
         }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
@@ -131,6 +145,9 @@ impl Db {
     /// run for the loaded state. Move-phase rows exist only once all have
     /// run ([`Db::load_move`] asks for all), so the new rows stay below them.
     pub(super) fn ensure(&mut self, prog: &Program, needs: Option<&[usize]>) {
+        if self.topdown {
+            return;
+        }
         let count = needs.map_or(prog.state_comps.len(), <[usize]>::len);
         let mut ran = false;
         for k in 0..count {
@@ -186,6 +203,12 @@ impl Db {
         }
         for (&r, &m) in roles.iter().zip(joint) {
             self.tables[prog.does_rel].insert(&h, &[r, m]);
+        }
+        if self.topdown {
+            if let Some(td) = self.td.as_mut() {
+                td.clear_moves();
+            }
+            return;
         }
         for comp in &prog.move_comps {
             self.run_component(prog, comp);
@@ -267,6 +290,7 @@ impl Db {
         if self.overflow.is_some() {
             return;
         }
+        self.work_done += 1;
         if let Some(left) = self.work_left.as_mut() {
             if *left == 0 {
                 self.overflow = Some(rule.head);
@@ -294,6 +318,51 @@ impl Db {
                 // An instance that is not in the pool differs from every term in it.
                 if x != y || x.is_none() {
                     self.join(rule, i + 1, b, out);
+                }
+            }
+            Lit::Not { rel, args } if self.is_tabled(*rel) => {
+                let matched = match self.literal_call(*rel, args, b) {
+                    None => false,
+                    Some(c) => {
+                        // Stratified: what is negated never waits on the caller.
+                        debug_assert!(self.td.as_ref().is_some_and(|td| td.is_complete(c)));
+                        self.answered(c, args, b)
+                    }
+                };
+                if !matched {
+                    self.join(rule, i + 1, b, out);
+                }
+            }
+            Lit::Pos { rel, args, .. } if self.is_tabled(*rel) => {
+                let Some(c) = self.literal_call(*rel, args, b) else {
+                    return;
+                };
+                let mut trail: Vec<u16> = Vec::new();
+                let mut r = 0;
+                // Answers added while we iterate (recursion) are seen in the
+                // leader's next round.
+                let n = self.td.as_ref().expect("tabled").answers(c).len();
+                while r < n {
+                    trail.clear();
+                    let ok = {
+                        let t = self.td.as_ref().expect("tabled").answers(c);
+                        t.row(r)
+                            .iter()
+                            .zip(args)
+                            .all(|(&v, p)| p.unify(v, b, &mut trail, &self.pool))
+                    };
+                    if ok {
+                        let saved = std::mem::take(&mut trail);
+                        self.join(rule, i + 1, b, out);
+                        for v in saved {
+                            b[v as usize] = UNBOUND;
+                        }
+                    } else {
+                        for &v in trail.iter() {
+                            b[v as usize] = UNBOUND;
+                        }
+                    }
+                    r += 1;
                 }
             }
             Lit::Not { rel, args } => {
@@ -387,6 +456,31 @@ impl Db {
                 b[v as usize] = UNBOUND;
             }
         }
+    }
+
+    /// Whether `rel` is answered by calls (the goal-directed strategy).
+    #[inline]
+    pub(super) fn is_tabled(&self, rel: RelId) -> bool {
+        self.topdown && self.td.as_ref().is_some_and(|td| td.tabled[rel])
+    }
+
+    /// Whether some answer of call `c` matches `args` under `b` (`b` is
+    /// left as it was).
+    pub(super) fn answered(&self, c: CallRef, args: &[Pat], b: &mut [TermId]) -> bool {
+        let t = self.td.as_ref().expect("tabled").answers(c);
+        let mut trail = Vec::new();
+        (0..t.len()).any(|r| {
+            trail.clear();
+            let ok = t
+                .row(r)
+                .iter()
+                .zip(args)
+                .all(|(&v, p)| p.unify(v, b, &mut trail, &self.pool));
+            for &v in &trail {
+                b[v as usize] = UNBOUND;
+            }
+            ok
+        })
     }
 
     /// The arguments as one ground tuple, when all are bound and exist.

@@ -14,11 +14,13 @@
 mod compile;
 mod eval;
 mod table;
+mod topdown;
 
 use std::sync::Mutex;
 
 use compile::{compile_rule, make_comp, CRule, Comp, Program, Relations};
 use eval::{Db, MAX_STATIC_CELLS};
+use topdown::TopDown;
 
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
@@ -37,6 +39,31 @@ pub enum ProverError {
     )]
     TooLarge { relation: String, cells: usize },
 }
+
+/// How the prover evaluates a question.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Strategy {
+    /// Every relation the question depends on, bottom-up, per state.
+    BottomUp,
+    /// Only the calls the question makes, tabled per state ([`topdown`]).
+    GoalDirected,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::BottomUp => "bottom-up",
+            Strategy::GoalDirected => "goal-directed",
+        }
+    }
+}
+
+/// What one call costs beside a join step, for [`Prover::choose_strategy`]
+/// (a hash lookup of its key, a table when new).
+const CALL_WORK: u64 = 8;
+/// The trial walk's steps and the goal-directed walk's work bound.
+const TRIAL_STEPS: usize = 30;
+const TRIAL_WORK: u64 = 5_000_000;
 
 /// The reference engine. See the module documentation.
 pub struct Prover {
@@ -63,6 +90,19 @@ impl Prover {
     /// Builds the prover, or says which static relation grew past the size guard
     /// (some games define static relations with billions of facts).
     pub fn try_new(game: Game) -> Result<Prover, ProverError> {
+        let prover = Prover::try_with(game, Strategy::BottomUp)?;
+        prover.choose_strategy();
+        Ok(prover)
+    }
+
+    /// Builds the prover with the given strategy, no trial.
+    pub fn try_with(game: Game, strategy: Strategy) -> Result<Prover, ProverError> {
+        let prover = Prover::build(game)?;
+        prover.set_strategy(strategy);
+        Ok(prover)
+    }
+
+    fn build(game: Game) -> Result<Prover, ProverError> {
         let rels = Relations::of(&game);
         let rel_of = |r: Relation| rels.id(r);
         let dynamic = rels.dynamic(&game);
@@ -115,6 +155,7 @@ impl Prover {
         sizes[program.true_rel] = init.len().max(1) as f64;
         program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
         db.done = vec![false; program.state_comps.len()];
+        db.td = Some(Box::new(TopDown::new(&game, rels, sizes)));
 
         let roles = game
             .roles
@@ -128,6 +169,70 @@ impl Prover {
             init,
             db: Mutex::new(db),
         })
+    }
+
+    /// The strategy in use.
+    pub fn strategy(&self) -> Strategy {
+        if self.db.lock().unwrap_or_else(|e| e.into_inner()).topdown {
+            Strategy::GoalDirected
+        } else {
+            Strategy::BottomUp
+        }
+    }
+
+    /// Switches the strategy (the memo of the loaded state is dropped).
+    pub fn set_strategy(&self, strategy: Strategy) {
+        let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        db.topdown = strategy == Strategy::GoalDirected;
+        self.forget(&mut db);
+    }
+
+    /// Drops every row and call of the loaded state.
+    fn forget(&self, db: &mut Db) {
+        let h = db.hasher;
+        for &rel in &self.program.dynamic_rels {
+            let t = &mut db.tables[rel];
+            let keep = t.static_len;
+            t.truncate(&h, keep);
+            t.state_len = keep;
+        }
+        db.loaded = None;
+        db.recent.clear();
+        db.recent_cells = 0;
+        if let Some(td) = db.td.as_mut() {
+            td.clear_state();
+        }
+    }
+
+    /// Picks the strategy that does less work on a short fixed walk
+    /// ([`super::walk::walk`]): join steps, and calls weighted by what one
+    /// costs beside a join step. Counted, not timed, so the choice is the
+    /// same on every machine and every run. The goal-directed walk goes
+    /// first; the bottom-up one may do at most as much work again, and
+    /// loses when it runs out (a game whose relations explode bottom-up
+    /// then costs the trial no more than the goal-directed walk).
+    pub fn choose_strategy(&self) -> Strategy {
+        let work =
+            |db: &Db| db.work_done + CALL_WORK * db.td.as_ref().map_or(0, |td| td.calls_made);
+        let measure = |strategy: Strategy, budget: u64| -> Option<(u64, usize)> {
+            self.set_strategy(strategy);
+            let start = work(&self.db.lock().unwrap_or_else(|e| e.into_inner()));
+            let steps = self.bounded(budget, |p| super::walk::walk(p, TRIAL_STEPS, None))?;
+            let end = work(&self.db.lock().unwrap_or_else(|e| e.into_inner()));
+            Some((end - start, steps))
+        };
+        let chosen = match measure(Strategy::GoalDirected, TRIAL_WORK) {
+            None => Strategy::BottomUp,
+            Some((td_work, steps)) => match measure(Strategy::BottomUp, td_work.max(1)) {
+                Some((bu_work, bu_steps)) if bu_steps >= steps && bu_work <= td_work => {
+                    Strategy::BottomUp
+                }
+                Some(_) if steps == 0 => Strategy::BottomUp,
+                _ => Strategy::GoalDirected,
+            },
+        };
+        self.set_strategy(chosen);
+        chosen
     }
 
     /// Runs `f` on `state` with the state components `needs` computed (all
@@ -160,16 +265,10 @@ impl Prover {
         if db.overflow.take().is_none() {
             return Some(r);
         }
-        let h = db.hasher;
-        for &rel in &self.program.dynamic_rels {
-            let t = &mut db.tables[rel];
-            let keep = t.static_len;
-            t.truncate(&h, keep);
-            t.state_len = keep;
+        self.forget(&mut db);
+        if let Some(td) = db.td.as_mut() {
+            td.reset_stack();
         }
-        db.loaded = None;
-        db.recent.clear();
-        db.recent_cells = 0;
         None
     }
 
@@ -195,7 +294,10 @@ impl StateMachine for Prover {
         out.clear();
         let r = self.roles[role];
         self.with_state(state, Some(&self.program.needs_legal), |db, prog| {
-            let t = &db.tables[prog.legal_rel];
+            let t = {
+                let c = db.ask(prog.legal_rel, 1, &[r]);
+                db.answers(c, prog.legal_rel)
+            };
             for i in 0..t.len() {
                 let row = t.row(i);
                 if row[0] == r {
@@ -208,7 +310,10 @@ impl StateMachine for Prover {
     fn next_state(&self, state: &ProverState, joint: &[TermId]) -> ProverState {
         self.with_state(state, None, |db, prog| {
             db.load_move(prog, &self.roles, joint);
-            let t = &db.tables[prog.next_rel];
+            let t = {
+                let c = db.ask(prog.next_rel, 0, &[]);
+                db.answers(c, prog.next_rel)
+            };
             let mut next: ProverState = (0..t.len()).map(|i| t.row(i)[0]).collect();
             next.sort_unstable();
             next.dedup();
@@ -218,14 +323,16 @@ impl StateMachine for Prover {
 
     fn is_terminal(&self, state: &ProverState) -> bool {
         self.with_state(state, Some(&self.program.needs_terminal), |db, prog| {
-            db.tables[prog.terminal_rel].len() > 0
+            let c = db.ask(prog.terminal_rel, 0, &[]);
+            db.answers(c, prog.terminal_rel).len() > 0
         })
     }
 
     fn goal_values(&self, state: &ProverState, role: RoleIdx) -> Vec<u8> {
         let r = self.roles[role];
         self.with_state(state, Some(&self.program.needs_goal), |db, prog| {
-            let t = &db.tables[prog.goal_rel];
+            let c = db.ask(prog.goal_rel, 1, &[r]);
+            let t = db.answers(c, prog.goal_rel);
             let mut vals: Vec<u8> = (0..t.len())
                 .map(|i| t.row(i))
                 .filter(|row| row[0] == r)

@@ -1,0 +1,403 @@
+//! Goal-directed evaluation: the prover answers a question by calling the
+//! relations it needs with the arguments it knows, and nothing else.
+//!
+//! Bottom-up evaluation computes every tuple of every relation a question
+//! depends on. Amazons asks `(legal white ?m)`, and bottom-up computes
+//! `queenMoveIgnoring` for every cell pair and every ignored cell (300,000
+//! tuples per state) where the legal moves only ever ask about the pairs a
+//! queen can reach. Here a positive or negative literal over a derived
+//! relation of the state becomes a *call*: the relation, the argument
+//! positions bound at that point of the join, and their values. Each call is
+//! tabled (its answers kept, per state for state relations, per joint move
+//! for those that read `does`), so a call asked twice costs a lookup, and the
+//! rules of a call run with its bound arguments already in their head, in a
+//! join order compiled for that binding pattern. `true`, `does` and the
+//! static relations (computed once, bottom-up) are read from their tables as
+//! before.
+//!
+//! Recursion is evaluated to a fixpoint per strongly connected set of calls
+//! (linear tabling): a call that consumes the answers of a call still being
+//! evaluated (an ancestor on the stack) is incomplete; the lowest such
+//! ancestor, the *leader*, runs its rules again, re-evaluating the incomplete
+//! calls below it, until a round adds no answer, and then every call of the
+//! set is complete. Negation only ever reads complete calls: a stratified
+//! program never negates a relation that depends on the caller, so a negated
+//! call is evaluated to completion before it is read.
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+
+use super::compile::{compile_called, register_slots, CRule, Relations};
+use super::eval::Db;
+use super::table::Table;
+use super::RelId;
+use crate::gdl::{kw, Game, Phase, Relation, Rule};
+use crate::reasoner::pattern::{Pat, Resolved, UNBOUND};
+use crate::reasoner::terms::{TermId, TermPool};
+
+/// Which argument positions of a call are bound (bit `i`: position `i`).
+/// Positions from 64 on are treated as free (their literal filters answers).
+pub(super) type Mask = u64;
+
+/// A call's place: which store (state or move phase) and its index there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct CallRef {
+    moves: bool,
+    ix: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// On the evaluation stack at this depth.
+    Active(u32),
+    /// Evaluated in `round`, but it consumed the answers of a call that was
+    /// still active (at stack depth `low`): not final until its leader is done.
+    Incomplete {
+        round: u64,
+        low: u32,
+    },
+    Complete,
+}
+
+struct Call {
+    answers: Table,
+    status: Status,
+}
+
+/// The calls of one phase: keyed by relation, mask and bound values.
+#[derive(Default)]
+struct Store {
+    index: HashMap<(RelId, Mask, Vec<TermId>), u32>,
+    calls: Vec<Call>,
+}
+
+impl Store {
+    fn clear(&mut self) {
+        self.index.clear();
+        self.calls.clear();
+    }
+}
+
+/// A call under evaluation.
+#[derive(Clone, Copy)]
+struct Frame {
+    /// The lowest stack depth of an unfinished call this one consumed.
+    low: u32,
+    /// Whether it consumed any call that was not complete.
+    cyclic: bool,
+}
+
+/// The goal-directed evaluator's program and memo tables.
+pub(super) struct TopDown {
+    /// Relations answered by calls: derived, and changing with the state.
+    pub(super) tabled: Vec<bool>,
+    /// Tabled relations that read `does` (their calls last one joint move).
+    move_phase: Vec<bool>,
+    /// Rules (indices into the game's rules) per head relation.
+    rules_of: Vec<Vec<usize>>,
+    /// The game's rules, compiled per binding pattern when first called.
+    rules: Vec<Rule>,
+    plans: HashMap<(usize, Mask), Arc<CRule>>,
+    rels: Relations,
+    sizes: Vec<f64>,
+    state: Store,
+    moves: Store,
+    stack: Vec<Frame>,
+    /// Rounds of leaders' fixpoint iterations so far.
+    round: u64,
+    /// Answers added so far (a leader stops when a round adds none).
+    added: u64,
+    /// Incomplete calls waiting for their leader.
+    members: Vec<CallRef>,
+    /// Calls made (for the work count that compares strategies).
+    pub(super) calls_made: u64,
+}
+
+impl TopDown {
+    pub(super) fn new(game: &Game, rels: Relations, sizes: Vec<f64>) -> TopDown {
+        let n = rels.arities.len();
+        let mut tabled = vec![false; n];
+        let mut move_phase = vec![false; n];
+        let mut rules_of = vec![Vec::new(); n];
+        for (i, r) in game.rules.iter().enumerate() {
+            let rel = r.head.relation().expect("heads are atoms");
+            let id = rels.id(rel);
+            rules_of[id].push(i);
+            if game.rule_phase[i] != Phase::Static {
+                tabled[id] = true;
+            }
+        }
+        for (rel, phase) in &game.relations {
+            if let Some(id) = rels.get(rel) {
+                move_phase[id] = *phase == Phase::Move;
+            }
+        }
+        for kw in [(kw::TRUE, 1), (kw::DOES, 2)] {
+            let id = rels.id(Relation {
+                name: kw.0,
+                arity: kw.1,
+            });
+            tabled[id] = false;
+        }
+        TopDown {
+            tabled,
+            move_phase,
+            rules_of,
+            rules: game.rules.clone(),
+            plans: HashMap::new(),
+            rels,
+            sizes,
+            state: Store::default(),
+            moves: Store::default(),
+            stack: Vec::new(),
+            round: 0,
+            added: 0,
+            members: Vec::new(),
+            calls_made: 0,
+        }
+    }
+
+    /// Forgets every call of the state (a new state is loaded).
+    pub(super) fn clear_state(&mut self) {
+        self.state.clear();
+        self.moves.clear();
+        self.stack.clear();
+        self.members.clear();
+    }
+
+    /// Empties the evaluation stack (after evaluation was cut short).
+    pub(super) fn reset_stack(&mut self) {
+        self.stack.clear();
+        self.members.clear();
+    }
+
+    /// Forgets the calls of the joint move (a new one is loaded).
+    pub(super) fn clear_moves(&mut self) {
+        self.moves.clear();
+    }
+
+    fn store(&mut self, moves: bool) -> &mut Store {
+        if moves {
+            &mut self.moves
+        } else {
+            &mut self.state
+        }
+    }
+
+    fn call_mut(&mut self, c: CallRef) -> &mut Call {
+        &mut self.store(c.moves).calls[c.ix as usize]
+    }
+
+    /// The answers of a call.
+    pub(super) fn answers(&self, c: CallRef) -> &Table {
+        let s = if c.moves { &self.moves } else { &self.state };
+        &s.calls[c.ix as usize].answers
+    }
+
+    pub(super) fn is_complete(&self, c: CallRef) -> bool {
+        let s = if c.moves { &self.moves } else { &self.state };
+        s.calls[c.ix as usize].status == Status::Complete
+    }
+
+    /// The plan of rule `ri` called with the head positions in `mask` bound.
+    fn plan(
+        &mut self,
+        ri: usize,
+        mask: Mask,
+        pool: &mut TermPool,
+        tables: &mut [Table],
+    ) -> Arc<CRule> {
+        if let Some(p) = self.plans.get(&(ri, mask)) {
+            return Arc::clone(p);
+        }
+        let rels = &self.rels;
+        let rel_of = |r: Relation| rels.id(r);
+        let mut plan = compile_called(&self.rules[ri], pool, &rel_of, &self.sizes, mask);
+        register_slots(std::slice::from_mut(&mut plan), tables);
+        let plan = Arc::new(plan);
+        self.plans.insert((ri, mask), Arc::clone(&plan));
+        plan
+    }
+
+    /// Records that the call on top of the stack consumed an unfinished call
+    /// whose evaluation reaches down to stack depth `low`.
+    fn depends(&mut self, low: u32) {
+        if let Some(f) = self.stack.last_mut() {
+            f.low = f.low.min(low);
+            f.cyclic = true;
+        }
+    }
+}
+
+impl Db {
+    fn td(&mut self) -> &mut TopDown {
+        self.td.as_mut().expect("the goal-directed strategy")
+    }
+
+    /// Calls `rel` with the positions in `mask` bound to `key` (in order),
+    /// evaluating it unless it is complete or being evaluated.
+    pub(super) fn call(&mut self, rel: RelId, mask: Mask, key: &[TermId]) -> CallRef {
+        let td = self.td();
+        td.calls_made += 1;
+        let moves = td.move_phase[rel];
+        let arity = td.rels.arities[rel];
+        let store = td.store(moves);
+        let ix = match store.index.get(&(rel, mask, key.to_vec())) {
+            Some(&ix) => ix,
+            None => {
+                let ix = store.calls.len() as u32;
+                // Round 0 is never current: a new call is evaluated below.
+                store.calls.push(Call {
+                    answers: Table::new(arity),
+                    status: Status::Incomplete { round: 0, low: 0 },
+                });
+                store.index.insert((rel, mask, key.to_vec()), ix);
+                ix
+            }
+        };
+        let c = CallRef { moves, ix };
+        let current = td.round + 1;
+        match td.call_mut(c).status {
+            Status::Complete => return c,
+            Status::Active(depth) => {
+                td.depends(depth);
+                return c;
+            }
+            Status::Incomplete { round, low } if round == current => {
+                td.depends(low);
+                return c;
+            }
+            Status::Incomplete { .. } => {}
+        }
+        self.solve(rel, mask, key, c);
+        c
+    }
+
+    /// Evaluates a call: a leader to its fixpoint, a call that depends on an
+    /// active ancestor for one round.
+    fn solve(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
+        let td = self.td();
+        let depth = td.stack.len() as u32;
+        td.stack.push(Frame {
+            low: depth,
+            cyclic: false,
+        });
+        let mark = td.members.len();
+        td.call_mut(c).status = Status::Active(depth);
+        loop {
+            let before = self.td().added;
+            self.run_rules(rel, mask, key, c);
+            let stopped = self.overflow.is_some();
+            let td = self.td();
+            let f = *td.stack.last().expect("the call's frame");
+            if f.low < depth {
+                // The current round is numbered one above the rounds done.
+                let round = td.round + 1;
+                td.call_mut(c).status = Status::Incomplete { round, low: f.low };
+                td.members.push(c);
+                td.stack.pop();
+                td.depends(f.low);
+                return;
+            }
+            if !f.cyclic || td.added == before || stopped {
+                break;
+            }
+            td.round += 1;
+            td.stack.last_mut().expect("the call's frame").cyclic = false;
+        }
+        let td = self.td();
+        for i in mark..td.members.len() {
+            let m = td.members[i];
+            td.call_mut(m).status = Status::Complete;
+        }
+        td.members.truncate(mark);
+        td.call_mut(c).status = Status::Complete;
+        td.stack.pop();
+    }
+
+    /// Runs every rule of `rel` with the call's bound arguments in its head.
+    fn run_rules(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
+        let nrules = self.td().rules_of[rel].len();
+        let mut out = Vec::new();
+        let mut trail = Vec::new();
+        for k in 0..nrules {
+            let ri = self.td().rules_of[rel][k];
+            let td = self.td.as_mut().expect("the goal-directed strategy");
+            let plan = td.plan(ri, mask, &mut self.pool, &mut self.tables);
+            let mut b = vec![UNBOUND; plan.nvars];
+            let mut bound = key.iter();
+            let ok = plan.head_args.iter().enumerate().all(|(j, p)| {
+                if j >= 64 || mask & (1 << j) == 0 {
+                    return true;
+                }
+                let v = *bound.next().expect("a value per bound position");
+                trail.clear();
+                p.unify(v, &mut b, &mut trail, &self.pool)
+            });
+            if !ok {
+                continue;
+            }
+            out.clear();
+            self.join(&plan, 0, &mut b, &mut out);
+            let h = self.hasher;
+            let arity = plan.head_args.len();
+            let td = self.td();
+            let answers = &mut td.call_mut(c).answers;
+            let mut added = 0;
+            if arity == 0 {
+                if !out.is_empty() && answers.insert(&h, &[]) {
+                    added += 1;
+                }
+            } else {
+                for t in out.chunks(arity) {
+                    if answers.insert(&h, t) {
+                        added += 1;
+                    }
+                }
+            }
+            td.added += added;
+            if self.overflow.is_some() {
+                return;
+            }
+        }
+    }
+
+    /// A question's call when the goal-directed strategy is in use (`None`:
+    /// bottom-up, the answer is `rel`'s table).
+    pub(super) fn ask(&mut self, rel: RelId, mask: Mask, key: &[TermId]) -> Option<CallRef> {
+        self.topdown.then(|| self.call(rel, mask, key))
+    }
+
+    /// The rows answering a question: the call's, or `rel`'s table.
+    pub(super) fn answers(&self, c: Option<CallRef>, rel: RelId) -> &Table {
+        match (c, self.td.as_ref()) {
+            (Some(c), Some(td)) => td.answers(c),
+            _ => &self.tables[rel],
+        }
+    }
+
+    /// The call a literal over a tabled relation makes under bindings `b`:
+    /// `None` when a bound argument names a term that exists nowhere (the
+    /// literal matches nothing).
+    pub(super) fn literal_call(
+        &mut self,
+        rel: RelId,
+        args: &[Pat],
+        b: &[TermId],
+    ) -> Option<CallRef> {
+        let mut mask: Mask = 0;
+        let mut key = Vec::with_capacity(args.len());
+        for (j, p) in args.iter().enumerate().take(64) {
+            match p.resolve(b, &self.pool) {
+                Resolved::Known(v) => {
+                    mask |= 1 << j;
+                    key.push(v);
+                }
+                Resolved::Absent => return None,
+                Resolved::Unknown => {}
+            }
+        }
+        Some(self.call(rel, mask, &key))
+    }
+}
