@@ -22,6 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Check(cli::check::Args),
+    Inspect(cli::inspect::Args),
     Simulate(cli::simulate::Args),
     Match(cli::r#match::Args),
     Serve(cli::serve::Args),
@@ -43,6 +44,7 @@ fn main() {
         .init();
     let result = match cli.command {
         Command::Check(args) => args.run(),
+        Command::Inspect(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Match(args) => args.run(),
         Command::Serve(args) => args.run(),

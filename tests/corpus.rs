@@ -376,3 +376,81 @@ fn random_playouts_on_every_valid_game() {
     // Most games end well within two playouts of 200 steps; a loaded machine plays fewer.
     assert!(terminals > 300, "only {terminals} terminal states reached");
 }
+
+/// One random playout of 40 steps on every valid corpus game, on the default
+/// engine (`auto`: the propnet when it compiles and runs fast, else the prover
+/// with the strategy its trial chose), building the engine included, within
+/// 15 s of CPU time. The slowest ten are printed with their engines.
+#[test]
+fn a_forty_step_playout_on_every_game_within_fifteen_seconds() {
+    const CPU: Duration = Duration::from_secs(15);
+    let games: Vec<PathBuf> = corpus_files()
+        .into_iter()
+        .filter(|p| gdl::load(p).is_ok())
+        .collect();
+    let next = AtomicUsize::new(0);
+    // Per game: (CPU seconds, what `simulate` said, or why it failed).
+    let results: Mutex<Vec<(String, f64, Result<String, String>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(path) = games.get(i) else { break };
+                let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+                    .args(["simulate", "--playouts", "1", "--max-steps", "40"])
+                    .args(["--seed", &i.to_string()])
+                    .arg(path)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("run ggp-asp");
+                let pid = child.id();
+                let mut cpu = 0.0;
+                let status = loop {
+                    if let Some(st) = child.try_wait().expect("wait") {
+                        break Some(st);
+                    }
+                    let used = ggp_asp::cputime::of_process(pid).unwrap_or_default();
+                    cpu = used.as_secs_f64();
+                    if used > CPU {
+                        child.kill().ok();
+                        child.wait().ok();
+                        break None;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                };
+                let out = child.wait_with_output().expect("output");
+                let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr);
+                let r = match status {
+                    None => Err(format!("not done after {CPU:?} of CPU time")),
+                    Some(st) if st.success() => Ok(text
+                        .lines()
+                        .filter(|l| l.starts_with("speed") || l.starts_with("engine"))
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                    // A game whose rules leave a role without a move, or
+                    // similar defects, ends the playout early: that is the
+                    // other corpus test's subject; here only time counts.
+                    Some(_) => Ok(format!("stopped early: {}", text.trim())),
+                };
+                results.lock().unwrap().push((relative(path), cpu, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by(|a, b| b.1.total_cmp(&a.1));
+    eprintln!("the slowest ten (CPU seconds, engine build included):");
+    for (game, cpu, r) in results.iter().take(10) {
+        let what = match r {
+            Ok(s) | Err(s) => s,
+        };
+        eprintln!("  {game}: {cpu:.1} s: {what}");
+    }
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|(g, _, r)| r.as_ref().err().map(|e| format!("{g}: {e}")))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(results.len() > 400, "only {} valid games", results.len());
+}

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod check;
 pub mod encode;
+pub mod inspect;
 pub mod r#match;
 pub mod serve;
 pub mod simulate;

@@ -387,6 +387,35 @@ impl MachineVisitor for WorkerStart {
         if let Some((tx, r)) = self.ready.take() {
             let _ = tx.send(Ok(r));
         }
+        log_speed(&w.id, &*w.machine, &w.state);
         w.run(self.rx);
     }
+}
+
+/// How long the speed shown at START is measured (after "ready" is sent,
+/// out of the pondering time).
+const SPEED_TRIAL: Duration = Duration::from_millis(50);
+
+/// Logs the engine's random playouts and states a second from `state`: what
+/// the search can expect, visible in the log of every match.
+fn log_speed<M: StateMachine>(id: &str, machine: &M, state: &M::State) {
+    use rand::SeedableRng;
+    let t0 = Instant::now();
+    let deadline = t0 + SPEED_TRIAL;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let (mut playouts, mut states, mut goals) = (0u64, 0u64, Vec::new());
+    while Instant::now() < deadline {
+        let p = machine.playout(state, &mut rng, 10_000, Some(deadline), &mut goals);
+        states += p.steps as u64;
+        if p.cut {
+            break;
+        }
+        playouts += 1;
+    }
+    let secs = t0.elapsed().as_secs_f64().max(1e-9);
+    info!(
+        "match {id}: {:.0} playouts/s, {:.0} states/s ({playouts} random playouts in {secs:.3}s)",
+        playouts as f64 / secs,
+        states as f64 / secs
+    );
 }

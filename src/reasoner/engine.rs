@@ -60,35 +60,63 @@ impl AnyMachine {
     ///
     /// A propnet built on the rules as written is taken at once (it grounds
     /// with more room than [`prepare`] gives, and grounding twice would cost
-    /// start-up time). Otherwise (no engine builds on the rules as written,
-    /// or the prover is to run a game that may not finish a state:
-    /// ruleDepthQuadratic asks for 2^44 tuples) the engine runs the rules
-    /// [`prepare`] chooses: a rewrite that grounds, or the rewrite the prover
-    /// runs when nothing else runs the game. The plays are the same, the
-    /// moves spelled the same.
+    /// start-up time). Otherwise the rules [`prepare`] chooses are tried
+    /// too: a rewrite that grounds, or the rewrite the prover runs when
+    /// nothing else runs the game. When both the rules as written and a
+    /// rewrite give an engine, a short race picks the faster (a prover that
+    /// answers goal-directed on the rules as written can beat a propnet of a
+    /// rewrite); the plays are the same, the moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         let first = AnyMachine::build_as_written(game.clone(), engine);
         if let Ok((AnyMachine::Propnet(_), _)) = first {
             return first;
         }
         let prepared = prepare::prepare(&game, None);
-        match (prepared.note, prepared.prover) {
+        let rewritten = match (prepared.note, prepared.prover) {
             (Some(note), Some(prover)) if prepared.prover_only => {
-                if first.is_err() && engine != Engine::Propnet {
+                (engine != Engine::Propnet).then(|| {
+                    let strategy = prover.strategy().name();
                     let machine = AnyMachine::Prover(Arc::new(prover));
-                    return Ok((machine, format!("prover, on rewritten rules: {note}")));
-                }
-                first
+                    (
+                        machine,
+                        format!("prover ({strategy}), on rewritten rules: {note}"),
+                    )
+                })
             }
             (Some(note), _) if prepared.too_big.is_none() => {
-                match AnyMachine::build_as_written(prepared.game, engine) {
-                    Ok((machine, why)) => {
-                        Ok((machine, format!("{why}, on rewritten rules: {note}")))
-                    }
-                    Err(_) => first,
-                }
+                AnyMachine::build_as_written(prepared.game, engine)
+                    .ok()
+                    .map(|(machine, why)| (machine, format!("{why}, on rewritten rules: {note}")))
             }
-            _ => first,
+            _ => None,
+        };
+        match (first, rewritten) {
+            (first, None) => first,
+            (Err(_), Some(second)) => Ok(second),
+            (Ok((a, why_a)), Some((b, why_b))) => {
+                let (rate_a, rate_b) = (a.trial_rate(), b.trial_rate());
+                let (m, why, lost, rate_lost) = if rate_b > rate_a {
+                    (b, why_b, why_a, rate_a)
+                } else {
+                    (a, why_a, why_b, rate_b)
+                };
+                let rate = rate_a.max(rate_b);
+                Ok((
+                    m,
+                    format!("{why} ({rate:.0} states/s in a trial; {lost}: {rate_lost:.0})"),
+                ))
+            }
+        }
+    }
+
+    /// States per CPU second on the engine-choice trial; a prover whose
+    /// rules do not finish a state within [`RACE_WORK`] join steps counts 0.
+    fn trial_rate(&self) -> f64 {
+        match self {
+            AnyMachine::Prover(p) => p
+                .bounded(RACE_WORK, |p| states_per_second(p))
+                .unwrap_or(0.0),
+            AnyMachine::Propnet(n) => states_per_second(&**n),
         }
     }
 
@@ -130,7 +158,9 @@ impl AnyMachine {
                     // step can be slower than the prover (demand-rewritten
                     // mummymaze1p: 48 states/s against 7,000).
                     if let Ok(prover) = Prover::try_new(game) {
-                        let prover_rate = states_per_second(&prover);
+                        let prover_rate = prover
+                            .bounded(RACE_WORK, |p| states_per_second(p))
+                            .unwrap_or(0.0);
                         if prover_rate > 2.0 * net_rate {
                             let strategy = prover.strategy().name();
                             return Ok((
@@ -187,12 +217,21 @@ const FAST_ENOUGH: f64 = 10_000.0;
 /// busy machine chooses as an idle one does), and how many steps: a fast
 /// propnet is done in a few milliseconds.
 const TRIAL: Duration = Duration::from_millis(50);
+/// Join steps a prover may take in a race before it counts as too slow.
+const RACE_WORK: u64 = 20_000_000;
 const TRIAL_STEPS: usize = 2_000;
 
 /// Next states per CPU second over a short walk (see [`super::walk::walk`]).
 fn states_per_second<M: StateMachine>(m: &M) -> f64 {
+    rate(m, TRIAL_STEPS, TRIAL)
+}
+
+/// Next states per CPU second of this thread over a fixed walk of at most
+/// `steps` steps and `budget` (the walk stops at the first step past it):
+/// what `auto`'s races measure, for `ggp-asp inspect`.
+pub fn rate<M: StateMachine>(m: &M, steps: usize, budget: Duration) -> f64 {
     let watch = ThreadWatch::start();
-    let steps = super::walk::walk(m, TRIAL_STEPS, Some(TRIAL));
+    let steps = super::walk::walk(m, steps, Some(budget));
     steps as f64 / watch.elapsed().as_secs_f64().max(1e-9)
 }
 

@@ -2,8 +2,11 @@
 //! next state, terminal test and goals. Search and the player only ever talk to a
 //! `StateMachine`, so they never know which engine runs the rules.
 //!
-//! - [`Prover`]: the reference engine, stratified bottom-up evaluation of the
-//!   non-ground rules. Simple enough to trust; the oracle in tests.
+//! - [`Prover`]: the reference engine, evaluating the non-ground rules either
+//!   bottom-up (stratified, every relation a question depends on) or
+//!   goal-directed (only the calls a question makes, tabled per state),
+//!   whichever does less work on the game. Simple enough to trust; the oracle
+//!   in tests.
 //! - [`Propnet`]: the compiled engine, a propositional network over the ground
 //!   rules ([`ground`]); many times faster, checked against the prover in tests.
 

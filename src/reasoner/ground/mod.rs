@@ -211,6 +211,61 @@ impl Model {
 
 /// Grounds `game` within `limits`.
 pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError> {
+    let (g, rules, result) = run_grounder(game, limits);
+    result?;
+    Ok(g.finish(&rules))
+}
+
+/// Where grounding goes: per relation, its ground atoms and the rule
+/// instances with a head in it, as far as grounding got.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Why grounding stopped before the end (the counts are then partial).
+    pub stopped: Option<String>,
+    pub atoms: usize,
+    pub rules: usize,
+    /// Every relation with its `(atoms, rule instances)`, largest first (by
+    /// the larger of the two).
+    pub relations: Vec<(String, usize, usize)>,
+}
+
+/// Grounds `game` within `limits` and says where the ground atoms and rule
+/// instances went (`ggp-asp inspect`): the relations that make a game too
+/// big to ground are at the top.
+pub fn report(game: &Game, limits: &Limits) -> Report {
+    let (g, _, result) = run_grounder(game, limits);
+    let model = &g.model;
+    let mut per_rel: HashMap<(Sym, usize), (usize, usize)> = HashMap::new();
+    for (&key, &rel) in &model.rel_of {
+        per_rel.entry(key).or_default().0 = model.rel_atoms[rel as usize].len();
+    }
+    for (head, _, _) in &g.out {
+        let pool = &model.pool;
+        let arity = if pool.is_const(*head) {
+            0
+        } else {
+            pool.args(*head).len()
+        };
+        per_rel.entry((pool.functor(*head), arity)).or_default().1 += 1;
+    }
+    let mut relations: Vec<(String, usize, usize)> = per_rel
+        .into_iter()
+        .map(|((name, arity), (atoms, rules))| {
+            (format!("{}/{arity}", game.symbols.name(name)), atoms, rules)
+        })
+        .collect();
+    relations.sort_by(|a, b| b.1.max(b.2).cmp(&a.1.max(a.2)).then(a.0.cmp(&b.0)));
+    Report {
+        stopped: result.err().map(|e| e.to_string()),
+        atoms: model.atoms.len() + g.new_atoms.len(),
+        rules: g.out.len(),
+        relations,
+    }
+}
+
+/// Runs the grounder as far as `limits` let it: the grounder (its model and
+/// the rule instances found), the compiled rules, and why it stopped early.
+fn run_grounder(game: &Game, limits: &Limits) -> (Grounder, Vec<CRule>, Result<(), GroundError>) {
     let start = ThreadWatch::start();
     let mut model = Model::new();
     let mut rules: Vec<CRule> = game
@@ -220,14 +275,9 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         .map(|(r, phase)| compile_rule(game, r, *phase, &mut model))
         .collect();
     rules.extend(relaxation_rules(&mut model));
-    for (r, src) in rules.iter().zip(&game.rules) {
-        if r.pos.len() > MAX_BODY || r.distinct.len() > MAX_BODY {
-            return Err(GroundError::LongRule {
-                line: src.pos.line,
-                limit: MAX_BODY,
-            });
-        }
-    }
+    let long = rules.iter().zip(&game.rules).find_map(|(r, src)| {
+        (r.pos.len() > MAX_BODY || r.distinct.len() > MAX_BODY).then_some(src.pos.line)
+    });
     let mut g = Grounder {
         model,
         out: Vec::new(),
@@ -238,14 +288,23 @@ pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError
         new_atoms: Vec::new(),
         pending: HashSet::new(),
     };
-    for c in game.components.iter().filter(|c| c.phase == Phase::Static) {
-        g.fixpoint(&rules, &c.rules)?;
+    if let Some(line) = long {
+        let e = GroundError::LongRule {
+            line,
+            limit: MAX_BODY,
+        };
+        return (g, rules, Err(e));
     }
-    let dynamic: Vec<usize> = (0..rules.len())
-        .filter(|&i| i >= game.rules.len() || game.rule_phase[i] != Phase::Static)
-        .collect();
-    g.fixpoint(&rules, &dynamic)?;
-    Ok(g.finish(&rules))
+    let result = (|| {
+        for c in game.components.iter().filter(|c| c.phase == Phase::Static) {
+            g.fixpoint(&rules, &c.rules)?;
+        }
+        let dynamic: Vec<usize> = (0..rules.len())
+            .filter(|&i| i >= game.rules.len() || game.rule_phase[i] != Phase::Static)
+            .collect();
+        g.fixpoint(&rules, &dynamic)
+    })();
+    (g, rules, result)
 }
 
 /// The pattern of `t`, numbering its variables by first occurrence in `vars`.

@@ -36,9 +36,10 @@ pub(super) struct Db {
     /// While computing static relations: stop when one grows past the guard.
     pub(super) guard: bool,
     pub(super) overflow: Option<RelId>,
-    /// Join steps left before [`Prover::bounded`] gives up (none: no bound).
+    /// Work left before [`Prover::bounded`] gives up (none: no bound): join
+    /// steps, derived tuples and calls, each weighted by what it costs.
     pub(super) work_left: Option<u64>,
-    /// Join steps taken (for the work count that compares strategies).
+    /// Work done so far, in the same units (the strategies' trial compares it).
     pub(super) work_done: u64,
     /// The goal-directed strategy's calls and plans, when it is the one
     /// used ([`super::topdown`]); bottom-up otherwise.
@@ -46,6 +47,14 @@ pub(super) struct Db {
     /// Whether the goal-directed strategy is the one in use.
     pub(super) topdown: bool,
 }
+
+/// What storing a derived tuple costs beside a join step (hashing it into
+/// its table, and taking it out again with the state), for the work count
+/// that compares the prover's strategies.
+pub(super) const TUPLE_WORK: u64 = 4;
+/// What a goal-directed call costs beside a join step (finding it by its key,
+/// a table when new).
+pub(super) const CALL_WORK: u64 = 8;
 
 /// How many term ids one static relation (or one rule's output) may hold: about
 /// 120 MB, far above real games' needs (checkers' largest static table holds a
@@ -262,6 +271,7 @@ impl Db {
         self.join(rule, 0, &mut bindings, &mut out);
         let h = self.hasher;
         let arity = rule.head_args.len();
+        self.charge((out.len() / arity.max(1)) as u64 * TUPLE_WORK, rule.head);
         let mut changed = false;
         if arity == 0 {
             if !out.is_empty() {
@@ -290,13 +300,8 @@ impl Db {
         if self.overflow.is_some() {
             return;
         }
-        self.work_done += 1;
-        if let Some(left) = self.work_left.as_mut() {
-            if *left == 0 {
-                self.overflow = Some(rule.head);
-                return;
-            }
-            *left -= 1;
+        if !self.charge(1, rule.head) {
+            return;
         }
         let Some(lit) = rule.body.get(i) else {
             if rule.head_args.is_empty() {
@@ -456,6 +461,23 @@ impl Db {
                 b[v as usize] = UNBOUND;
             }
         }
+    }
+
+    /// Counts `units` of work (a join step is one) against the bound of
+    /// [`super::Prover::bounded`]; false, with `overflow` set to `rel`, when
+    /// the bound is spent.
+    #[inline]
+    pub(super) fn charge(&mut self, units: u64, rel: RelId) -> bool {
+        self.work_done += units;
+        if let Some(left) = self.work_left.as_mut() {
+            if *left < units {
+                *left = 0;
+                self.overflow = Some(rel);
+                return false;
+            }
+            *left -= units;
+        }
+        true
     }
 
     /// Whether `rel` is answered by calls (the goal-directed strategy).

@@ -124,10 +124,24 @@ impl Table {
         if len >= n {
             return;
         }
-        for r in len..n {
-            let hv = Self::hash(h, self.row(r));
-            if let Ok(e) = self.set.find_entry(hv, |&x| x as usize == r) {
-                e.remove();
+        if n - len > len {
+            // Most rows go: rebuilding the set from the rows kept is cheaper
+            // than finding each row that goes.
+            self.set.clear();
+            let arity = self.arity;
+            for r in 0..len {
+                let hv = Self::hash(h, self.row(r));
+                let rows = &self.rows;
+                self.set.insert_unique(hv, r as u32, |&x| {
+                    Self::hash(h, &rows[x as usize * arity..(x as usize + 1) * arity])
+                });
+            }
+        } else {
+            for r in len..n {
+                let hv = Self::hash(h, self.row(r));
+                if let Ok(e) = self.set.find_entry(hv, |&x| x as usize == r) {
+                    e.remove();
+                }
             }
         }
         self.rows.truncate(len * self.arity);

@@ -26,10 +26,12 @@
 
 use std::sync::Arc;
 
+use std::hash::BuildHasher;
+
 use hashbrown::HashMap;
 
 use super::compile::{compile_called, register_slots, CRule, Relations};
-use super::eval::Db;
+use super::eval::{Db, CALL_WORK, TUPLE_WORK};
 use super::table::Table;
 use super::RelId;
 use crate::gdl::{kw, Game, Phase, Relation, Rule};
@@ -61,21 +63,69 @@ enum Status {
 }
 
 struct Call {
+    rel: RelId,
+    mask: Mask,
+    /// Where the bound values are in [`Store::keys`].
+    key: std::ops::Range<usize>,
     answers: Table,
     status: Status,
 }
 
-/// The calls of one phase: keyed by relation, mask and bound values.
+/// The calls of one phase, found by relation, mask and bound values (hashed
+/// without building a key: a call is looked up far more often than made).
 #[derive(Default)]
 struct Store {
-    index: HashMap<(RelId, Mask, Vec<TermId>), u32>,
+    index: hashbrown::HashTable<u32>,
+    keys: Vec<TermId>,
     calls: Vec<Call>,
 }
 
 impl Store {
     fn clear(&mut self) {
         self.index.clear();
+        self.keys.clear();
         self.calls.clear();
+    }
+
+    fn hash(h: &hashbrown::DefaultHashBuilder, rel: RelId, mask: Mask, key: &[TermId]) -> u64 {
+        h.hash_one((rel, mask, key))
+    }
+
+    /// The call's index, made (with no answers) when new; true when new.
+    fn find_or_add(
+        &mut self,
+        h: &hashbrown::DefaultHashBuilder,
+        rel: RelId,
+        mask: Mask,
+        key: &[TermId],
+        arity: usize,
+    ) -> (u32, bool) {
+        let hv = Store::hash(h, rel, mask, key);
+        let (calls, keys) = (&self.calls, &self.keys);
+        let same = |&ix: &u32| {
+            let c = &calls[ix as usize];
+            c.rel == rel && c.mask == mask && keys[c.key.clone()] == *key
+        };
+        if let Some(&ix) = self.index.find(hv, same) {
+            return (ix, false);
+        }
+        let ix = self.calls.len() as u32;
+        let start = self.keys.len();
+        self.keys.extend_from_slice(key);
+        self.calls.push(Call {
+            rel,
+            mask,
+            key: start..self.keys.len(),
+            answers: Table::new(arity),
+            // Round 0 is never current: a new call is evaluated at once.
+            status: Status::Incomplete { round: 0, low: 0 },
+        });
+        let (calls, keys) = (&self.calls, &self.keys);
+        self.index.insert_unique(hv, ix, |&i| {
+            let c = &calls[i as usize];
+            Store::hash(h, c.rel, c.mask, &keys[c.key.clone()])
+        });
+        (ix, true)
     }
 }
 
@@ -110,8 +160,8 @@ pub(super) struct TopDown {
     added: u64,
     /// Incomplete calls waiting for their leader.
     members: Vec<CallRef>,
-    /// Calls made (for the work count that compares strategies).
-    pub(super) calls_made: u64,
+    /// Spare buffers for bindings and derived tuples.
+    buffers: Vec<Vec<TermId>>,
 }
 
 impl TopDown {
@@ -154,7 +204,7 @@ impl TopDown {
             round: 0,
             added: 0,
             members: Vec::new(),
-            calls_made: 0,
+            buffers: Vec::new(),
         }
     }
 
@@ -238,24 +288,12 @@ impl Db {
     /// Calls `rel` with the positions in `mask` bound to `key` (in order),
     /// evaluating it unless it is complete or being evaluated.
     pub(super) fn call(&mut self, rel: RelId, mask: Mask, key: &[TermId]) -> CallRef {
+        self.charge(CALL_WORK, rel);
+        let h = self.hasher;
         let td = self.td();
-        td.calls_made += 1;
         let moves = td.move_phase[rel];
         let arity = td.rels.arities[rel];
-        let store = td.store(moves);
-        let ix = match store.index.get(&(rel, mask, key.to_vec())) {
-            Some(&ix) => ix,
-            None => {
-                let ix = store.calls.len() as u32;
-                // Round 0 is never current: a new call is evaluated below.
-                store.calls.push(Call {
-                    answers: Table::new(arity),
-                    status: Status::Incomplete { round: 0, low: 0 },
-                });
-                store.index.insert((rel, mask, key.to_vec()), ix);
-                ix
-            }
-        };
+        let (ix, _) = td.store(moves).find_or_add(&h, rel, mask, key, arity);
         let c = CallRef { moves, ix };
         let current = td.round + 1;
         match td.call_mut(c).status {
@@ -319,13 +357,16 @@ impl Db {
     /// Runs every rule of `rel` with the call's bound arguments in its head.
     fn run_rules(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
         let nrules = self.td().rules_of[rel].len();
-        let mut out = Vec::new();
+        // Buffers are reused: a playout makes thousands of calls a state.
+        let mut out = self.td().buffers.pop().unwrap_or_default();
+        let mut b = self.td().buffers.pop().unwrap_or_default();
         let mut trail = Vec::new();
         for k in 0..nrules {
             let ri = self.td().rules_of[rel][k];
             let td = self.td.as_mut().expect("the goal-directed strategy");
             let plan = td.plan(ri, mask, &mut self.pool, &mut self.tables);
-            let mut b = vec![UNBOUND; plan.nvars];
+            b.clear();
+            b.resize(plan.nvars, UNBOUND);
             let mut bound = key.iter();
             let ok = plan.head_args.iter().enumerate().all(|(j, p)| {
                 if j >= 64 || mask & (1 << j) == 0 {
@@ -342,6 +383,7 @@ impl Db {
             self.join(&plan, 0, &mut b, &mut out);
             let h = self.hasher;
             let arity = plan.head_args.len();
+            self.charge((out.len() / arity.max(1)) as u64 * TUPLE_WORK, rel);
             let td = self.td();
             let answers = &mut td.call_mut(c).answers;
             let mut added = 0;
@@ -358,9 +400,12 @@ impl Db {
             }
             td.added += added;
             if self.overflow.is_some() {
-                return;
+                break;
             }
         }
+        let td = self.td();
+        td.buffers.push(out);
+        td.buffers.push(b);
     }
 
     /// A question's call when the goal-directed strategy is in use (`None`:
@@ -386,18 +431,32 @@ impl Db {
         args: &[Pat],
         b: &[TermId],
     ) -> Option<CallRef> {
+        // The key on the stack for the usual arities.
+        const INLINE: usize = 16;
         let mut mask: Mask = 0;
-        let mut key = Vec::with_capacity(args.len());
+        let mut inline = [0; INLINE];
+        let mut heap = Vec::new();
+        let mut n = 0;
         for (j, p) in args.iter().enumerate().take(64) {
             match p.resolve(b, &self.pool) {
                 Resolved::Known(v) => {
                     mask |= 1 << j;
-                    key.push(v);
+                    if args.len() <= INLINE {
+                        inline[n] = v;
+                    } else {
+                        heap.push(v);
+                    }
+                    n += 1;
                 }
                 Resolved::Absent => return None,
                 Resolved::Unknown => {}
             }
         }
-        Some(self.call(rel, mask, &key))
+        let key = if args.len() <= INLINE {
+            &inline[..n]
+        } else {
+            &heap[..]
+        };
+        Some(self.call(rel, mask, key))
     }
 }

@@ -1,0 +1,96 @@
+//! `ggp-asp inspect`: where a game's size goes and what each engine makes of
+//! it. The grounding report names the relations with the most ground atoms
+//! and rule instances (the ones that make a game too big to compile); the
+//! engine lines give each engine's speed on the same short walk and what
+//! `auto` chose, with its reason.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use ggp_asp::gdl;
+use ggp_asp::reasoner::engine::rate;
+use ggp_asp::reasoner::ground::{self, Limits};
+use ggp_asp::reasoner::prover::Strategy;
+use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover};
+
+/// Where a game's grounding goes (the largest relations) and each engine's speed.
+#[derive(clap::Args)]
+pub struct Args {
+    game: PathBuf,
+    /// How many of the largest relations to list.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// CPU seconds of each engine's walk.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+}
+
+/// Join steps a prover walk may take: a game whose rules take one strategy
+/// far longer than the clock per state is reported as such, not waited for.
+const WALK_WORK: u64 = 200_000_000;
+const WALK_STEPS: usize = 100_000;
+
+impl Args {
+    pub fn run(self) -> Result<u8> {
+        let game = gdl::load(&self.game).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let budget = super::clock(self.seconds, "--seconds")?;
+        println!("{}", self.game.display());
+
+        let limits = Limits::default();
+        let report = ground::report(&game, &limits);
+        match &report.stopped {
+            None => println!("grounding: complete"),
+            Some(why) => println!("grounding: stopped ({why}); the counts are as far as it got"),
+        }
+        println!(
+            "  {} ground atoms, {} rule instances",
+            report.atoms, report.rules
+        );
+        println!("  largest relations (ground atoms, rule instances with that head):");
+        let width = report
+            .relations
+            .iter()
+            .take(self.top)
+            .map(|r| r.0.len())
+            .max()
+            .unwrap_or(0);
+        for (name, atoms, rules) in report.relations.iter().take(self.top) {
+            println!("    {name:<width$} {atoms:>10} {rules:>10}");
+        }
+
+        println!(
+            "engines (states a CPU second on a fixed walk of at most {:.1} s):",
+            self.seconds
+        );
+        match Propnet::new(game.clone()) {
+            Ok(net) => {
+                let s = net.stats();
+                println!(
+                    "  propnet: {:.0} states/s ({} nodes, compiled in {:.3} s)",
+                    rate(&net, WALK_STEPS, budget),
+                    s.nodes,
+                    s.compile_s
+                );
+            }
+            Err(e) => println!("  propnet: does not compile ({e})"),
+        }
+        for strategy in [Strategy::BottomUp, Strategy::GoalDirected] {
+            let name = strategy.name();
+            match Prover::try_with(game.clone(), strategy) {
+                Ok(p) => match p.bounded(WALK_WORK, |p| rate(p, WALK_STEPS, budget)) {
+                    Some(r) => println!("  prover, {name}: {r:.1} states/s"),
+                    None => println!(
+                        "  prover, {name}: more than {WALK_WORK} join steps without finishing the walk"
+                    ),
+                },
+                Err(e) => println!("  prover, {name}: does not build ({e})"),
+            }
+        }
+        match AnyMachine::build(game, Engine::Auto) {
+            Ok((_, why)) => println!("  auto: {why}"),
+            Err(e) => println!("  auto: no engine runs the game ({e})"),
+        }
+        Ok(0)
+    }
+}
