@@ -113,9 +113,7 @@ impl AnyMachine {
     /// rules do not finish a state within [`RACE_WORK`] join steps counts 0.
     fn trial_rate(&self) -> f64 {
         match self {
-            AnyMachine::Prover(p) => p
-                .bounded(RACE_WORK, |p| states_per_second(p))
-                .unwrap_or(0.0),
+            AnyMachine::Prover(p) => p.bounded(RACE_WORK, states_per_second).unwrap_or(0.0),
             AnyMachine::Propnet(n) => states_per_second(&**n),
         }
     }
@@ -158,9 +156,8 @@ impl AnyMachine {
                     // step can be slower than the prover (demand-rewritten
                     // mummymaze1p: 48 states/s against 7,000).
                     if let Ok(prover) = Prover::try_new(game) {
-                        let prover_rate = prover
-                            .bounded(RACE_WORK, |p| states_per_second(p))
-                            .unwrap_or(0.0);
+                        let prover_rate =
+                            prover.bounded(RACE_WORK, states_per_second).unwrap_or(0.0);
                         if prover_rate > 2.0 * net_rate {
                             let strategy = prover.strategy().name();
                             return Ok((
