@@ -389,8 +389,9 @@ fn a_forty_step_playout_on_every_game_within_fifteen_seconds() {
         .filter(|p| gdl::load(p).is_ok())
         .collect();
     let next = AtomicUsize::new(0);
-    // Per game: (CPU seconds, what `simulate` said, or why it failed).
-    let results: Mutex<Vec<(String, f64, Result<String, String>)>> = Mutex::new(Vec::new());
+    // Per game: its name, CPU seconds, what `simulate` said or why it failed.
+    type Timed = (String, f64, Result<String, String>);
+    let results: Mutex<Vec<Timed>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {
