@@ -499,3 +499,89 @@ fn bounded_evaluation_gives_up_and_leaves_the_prover_sound() {
         Some(39 * 39)
     );
 }
+
+/// A list program written for a top-down prover (ggp-base's): `append` and
+/// `member` have head variables that only their calls bind, over lists of
+/// any length. The game loads with warnings, runs on the goal-directed
+/// prover only (bottom-up, grounding and the propnet refuse it, saying
+/// why), and plays as the lists say.
+#[test]
+fn list_program_runs_goal_directed() {
+    use ggp_asp::reasoner::prover::Strategy;
+    use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover};
+    let rules = "
+        (role p)
+        (init (stack (cons a (cons b NIL))))
+        (elem a) (elem b) (elem c) (elem d)
+        (<= (member ?x (cons ?x ?rest)))
+        (<= (member ?x (cons ?y ?rest)) (member ?x ?rest))
+        (<= (append NIL ?l ?l))
+        (<= (append (cons ?x ?r) ?l (cons ?x ?s)) (append ?r ?l ?s))
+        (<= (legal p (push ?x)) (true (stack ?s)) (elem ?x) (not (member ?x ?s)))
+        (<= (next (stack ?t)) (does p (push ?x)) (true (stack ?s)) (append ?s (cons ?x NIL) ?t))
+        (<= terminal (true (stack ?s)) (member d ?s))
+        (<= (goal p 100) (true (stack ?s)) (member c ?s))
+        (<= (goal p 0) (true (stack ?s)) (not (member c ?s)))";
+    let game = ggp_asp::gdl::load_bytes(rules.as_bytes(), "lists.kif").expect("loads");
+    let said: Vec<&str> = game.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(
+        said.iter()
+            .any(|w| w.contains("top-down") && w.contains("append/3")),
+        "{said:?}"
+    );
+    let bottom_up = Prover::try_with(game.clone(), Strategy::BottomUp)
+        .err()
+        .expect("refused");
+    assert!(
+        bottom_up.to_string().contains("top-down only"),
+        "{bottom_up}"
+    );
+    let net = Propnet::new(game.clone()).err().expect("refused");
+    assert!(format!("{net:?}").contains("TopDownOnly"), "{net:?}");
+    let (machine, why) = AnyMachine::build(game.clone(), Engine::Auto).expect("an engine");
+    assert!(why.contains("goal-directed"), "{why}");
+    assert_eq!(machine.name(), "prover");
+
+    let m = Prover::try_new(game).expect("runs top-down");
+    assert_eq!(m.strategy(), Strategy::GoalDirected);
+    let s = m.initial_state();
+    assert!(!m.is_terminal(&s));
+    assert_eq!(legal_text(&m, &s, 0), ["(push c)", "(push d)"]);
+    let s = play(&m, &["((push c))"]);
+    let fluents: Vec<String> = m
+        .fluents(&s)
+        .iter()
+        .map(|f| ggp_asp::gdl::print::term_to_string(f, &m.game().symbols))
+        .collect();
+    assert_eq!(fluents, ["(stack (cons a (cons b (cons c NIL))))"]);
+    assert_eq!(legal_text(&m, &s, 0), ["(push d)"]);
+    assert!(!m.is_terminal(&s));
+    let s = play(&m, &["((push c))", "((push d))"]);
+    assert!(m.is_terminal(&s));
+    assert_eq!(m.goal(&s, 0), Some(100));
+    let s = play(&m, &["((push d))"]);
+    assert!(m.is_terminal(&s));
+    assert_eq!(m.goal(&s, 0), Some(0));
+}
+
+/// A list program whose calls ask ever deeper terms has no reading, top-down
+/// or not: still an error at load (see `tests/errors.rs`), and a program
+/// that recurses without end once loaded is refused when the engine is built,
+/// never left to hang.
+#[test]
+fn top_down_recursion_without_end_is_refused() {
+    use ggp_asp::reasoner::Prover;
+    let rules = "
+        (role p)
+        (init (at z))
+        (<= (legal p go) (true (at ?x)) (reach ?x done))
+        (<= (reach ?x ?x))
+        (<= (reach ?x ?y) (reach (s ?x) ?y))
+        (<= (next (at ?x)) (true (at ?x)))
+        (<= terminal (true (at done)))
+        (<= (goal p 100) (true (at done)))";
+    let game = ggp_asp::gdl::load_bytes(rules.as_bytes(), "loop.kif").expect("loads");
+    assert!(!game.top_down.is_empty());
+    let e = Prover::try_new(game).err().expect("refused");
+    assert!(e.to_string().contains("no finite reading"), "{e}");
+}

@@ -52,6 +52,11 @@ pub struct Game {
     /// Relations known to hold few tuples in any state (the demand relations
     /// of [`super::demand::rewrite`]): the prover joins them first.
     pub small: Vec<Relation>,
+    /// Relations with rules that only a top-down evaluation reads (a head
+    /// variable the calls bind, over no finite domain: list programs). Only
+    /// the prover's goal-directed strategy runs a game that has any; the
+    /// grounder, the propnet and the ASP translation refuse it.
+    pub top_down: Vec<Relation>,
 }
 
 /// How many rules one rule with several `or`s may expand to.
@@ -68,8 +73,8 @@ impl Game {
         } = desc;
         let mut diags = Vec::new();
         let rules = expand_rules(raw, &symbols, &source, &mut diags);
-        let rules = domain::make_safe(rules, &mut symbols, &source, &mut diags);
-        validate::check_rules(&rules, &symbols, &source, &mut diags);
+        let (rules, top_down) = domain::make_safe(rules, &mut symbols, &source, &mut diags);
+        validate::check_rules(&rules, &top_down, &symbols, &source, &mut diags);
         let roles = roles(&rules, &symbols, &source, &mut diags);
         let (rule_phase, components) = evaluation_order(&rules, &symbols, &source, &mut diags);
         let relations = relation_phases(&rules, &rule_phase);
@@ -94,6 +99,7 @@ impl Game {
             relations,
             warnings,
             small: Vec::new(),
+            top_down,
         })
     }
 

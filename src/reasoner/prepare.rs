@@ -58,6 +58,21 @@ pub fn prepare(game: &Game, unique: Option<UniqueProof>) -> Prepared {
         prover_only: false,
         unique: Vec::new(),
     };
+    if !game.top_down.is_empty() {
+        // No rewrite grounds rules with no finite extent; the prover reads
+        // them goal-directed.
+        let e = ground::ground(game, &default_limits())
+            .err()
+            .map_or_else(String::new, |e| e.to_string());
+        return Prepared {
+            game: game.clone(),
+            too_big: Some(e),
+            note: None,
+            prover: Prover::try_new(game.clone()).ok(),
+            prover_only: true,
+            unique: Vec::new(),
+        };
+    }
     let limits = default_limits();
     let e = match until_it_grounds(game, &limits) {
         Ok(None) => return as_written(game.clone(), None),

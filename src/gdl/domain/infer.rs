@@ -223,6 +223,19 @@ pub(super) fn head_domain(v: Sym, rule: &Rule, d: &Domains) -> Terms {
     }
 }
 
+/// Whether every call binds `v` to one of finitely many terms: some head
+/// position of `v` is never asked open (with a variable nothing binds before
+/// the call) and only over finitely many terms.
+pub(super) fn bound_by_finite_calls(v: Sym, rule: &Rule, d: &Domains) -> bool {
+    let Some(rel) = rule.head.relation() else {
+        return false;
+    };
+    rule.head.args().iter().enumerate().any(|(i, a)| {
+        let s = slot(rel, i);
+        a.vars().contains(&v) && !d.open.contains(&s) && get(&d.asks, &s).bounded()
+    })
+}
+
 /// The terms queries of the head bind `v` to when every query binds it: in
 /// each head position of `v`, none ever asked open, the terms asked there
 /// (the roles in a role position), intersected; `None` when some position

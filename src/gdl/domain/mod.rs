@@ -36,35 +36,53 @@ pub mod terms;
 
 use std::collections::{HashMap, HashSet};
 
-use super::ast::{Literal, Rule, Term};
+use super::ast::{Literal, Relation, Rule, Term};
 use super::error::{diag, Diagnostic, Severity};
 use super::print::{rule_to_string, term_to_string};
 use super::symbol::{kw, Sym, Symbols};
-use infer::{head_domain, infer, Domains};
+use infer::{bound_by_finite_calls, head_domain, infer, Domains};
 
 /// Terms a generated domain may list before it counts as unbounded.
 pub const MAX_TERMS: usize = 20_000;
 
 /// The rules with every unsafe rule made safe where it has a finite reading
 /// (warnings say how each was read), the generated domain facts appended;
-/// an error for each variable that has none.
+/// and the relations read goal-directed only (see [`goal_directed_only`]).
+/// An error for each variable that has no reading.
 pub(crate) fn make_safe(
     rules: Vec<Rule>,
     symbols: &mut Symbols,
     source: &str,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Rule> {
+) -> (Vec<Rule>, Vec<Relation>) {
     if !rules
         .iter()
         .any(|r| !unsafe_head_vars(r).is_empty() || has_unsafe_distinct(r))
     {
-        return rules;
+        return (rules, Vec::new());
     }
     let domains = infer(&rules);
+    let top_down = goal_directed_only(&rules, &domains, symbols);
     let mut out = Vec::with_capacity(rules.len());
     let mut made = Made::default();
     let mut said = Vec::new();
     for rule in rules {
+        let rel = rule.head.relation().expect("heads are atoms");
+        if top_down.contains(&rel) {
+            let vars = unsafe_head_vars(&rule);
+            if !vars.is_empty() {
+                let names: Vec<&str> = vars.iter().map(|&v| symbols.name(v)).collect();
+                let msg = format!(
+                    "unsafe rule: variable {} in the head does not occur in a positive body literal, and the terms that can stand in its place have no finite bound bottom-up (the rules nest terms ever deeper, or there are more than {MAX_TERMS}); read as ggp-base's prover reads it, top-down: every call of {} binds it (only the prover's goal-directed strategy runs this game)",
+                    names.join(", "),
+                    rel.display(symbols)
+                );
+                let text = rule_to_string(&rule, symbols);
+                said.push(diag(source, Severity::Warning, rule.pos, msg, Some(text)));
+            }
+            out.push(rule);
+            continue;
+        }
         let Some(rule) = bind_head(rule, &domains, symbols, source, &mut said, &mut made) else {
             continue;
         };
@@ -80,7 +98,79 @@ pub(crate) fn make_safe(
             diags.push(d);
         }
     }
-    out
+    (out, top_down)
+}
+
+/// The relations some rule of which has a head variable that nothing binds
+/// bottom-up and no finite domain either (list programs: `(append NIL ?l
+/// ?l)`, a depth-first search over a stack): a top-down prover reads them,
+/// the callers binding those arguments, as ggp-base's does. Relations the
+/// game manager asks about (`legal`, `goal` ...) are not among them: nothing
+/// binds their arguments but the rules.
+///
+/// Only where the unbounded terms come from those relations themselves: with
+/// their rules left out, what the rest of the game asks in the place of each
+/// such variable must be finite. Then the calls start from finite terms and
+/// the relations recurse over their structure (a list is taken apart, a
+/// stack searched), which is how such games are written. A variable whose
+/// calls already ask ever deeper terms (a counter `(s (s ...))` counted up
+/// without end) has no finite reading either way and stays an error.
+fn goal_directed_only(rules: &[Rule], domains: &Domains, symbols: &mut Symbols) -> Vec<Relation> {
+    let unbounded = |r: &Rule, d: &Domains| {
+        unsafe_head_vars(r)
+            .into_iter()
+            .any(|v| head_domain(v, r, d).list(MAX_TERMS).is_none())
+    };
+    let mut candidates: Vec<Relation> = Vec::new();
+    for r in rules {
+        let rel = r.head.relation().expect("heads are atoms");
+        if !is_keyword(rel.name) && !candidates.contains(&rel) && unbounded(r, domains) {
+            candidates.push(rel);
+        }
+    }
+    if candidates.is_empty() {
+        return candidates;
+    }
+    let mut rest: Vec<Rule> = rules
+        .iter()
+        .filter(|r| {
+            !r.head
+                .relation()
+                .is_some_and(|rel| candidates.contains(&rel))
+        })
+        .cloned()
+        .collect();
+    // Each left-out relation stays defined (a relation with no rule reads
+    // as one the game manager fills, over anything), by a rule that derives
+    // nothing: `(<= (r ?v1 ... ?vn) (r ?v1 ... ?vn))`.
+    for rel in &candidates {
+        let Some(r) = rules.iter().find(|r| r.head.relation() == Some(*rel)) else {
+            continue;
+        };
+        let vars: Vec<Term> = (0..rel.arity)
+            .map(|_| Term::Var(symbols.fresh("?x")))
+            .collect();
+        let atom = Term::Func(rel.name, vars);
+        rest.push(Rule {
+            head: atom.clone(),
+            body: vec![Literal::Pos(atom)],
+            pos: r.pos,
+        });
+    }
+    let asked = infer(&rest);
+    // Finite, however many: a call binds one of them at a time.
+    let finite_calls = |rel: &Relation| {
+        rules
+            .iter()
+            .filter(|r| r.head.relation().as_ref() == Some(rel))
+            .all(|r| {
+                unsafe_head_vars(r)
+                    .into_iter()
+                    .all(|v| bound_by_finite_calls(v, r, &asked))
+            })
+    };
+    candidates.retain(|rel| finite_calls(rel));
+    candidates
 }
 
 /// Head variables that no positive body literal binds, in order.

@@ -125,6 +125,12 @@ impl Terms {
         }
     }
 
+    /// Whether no term of the set, at any depth, is unbounded: finitely many
+    /// terms, however many.
+    pub fn bounded(&self) -> bool {
+        !self.any && self.funcs.values().all(|cs| cs.iter().all(Terms::bounded))
+    }
+
     pub fn is_empty(&self) -> bool {
         !self.any && self.consts.is_empty() && self.funcs.is_empty()
     }

@@ -68,6 +68,8 @@ pub enum GroundError {
     TooMuchWork { limit: u64 },
     #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
     LongRule { line: u32, limit: usize },
+    #[error("the rules of {0} are read top-down only (a head variable that only their calls bind, over no finite domain): they have no ground instances")]
+    TopDownOnly(String),
 }
 
 /// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
@@ -288,6 +290,14 @@ fn run_grounder(game: &Game, limits: &Limits) -> (Grounder, Vec<CRule>, Result<(
         new_atoms: Vec::new(),
         pending: HashSet::new(),
     };
+    if !game.top_down.is_empty() {
+        let names: Vec<String> = game
+            .top_down
+            .iter()
+            .map(|r| r.display(&game.symbols))
+            .collect();
+        return (g, rules, Err(GroundError::TopDownOnly(names.join(", "))));
+    }
     if let Some(line) = long {
         let e = GroundError::LongRule {
             line,

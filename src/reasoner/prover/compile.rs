@@ -389,21 +389,24 @@ pub(super) fn compile_rule(
     sizes: &[f64],
     first: Option<usize>,
 ) -> CRule {
-    compile_with(r, pool, rel_of, sizes, first, 0)
+    compile_with(r, pool, rel_of, sizes, first, 0, false)
 }
 
 /// Compiles a rule for a call that binds the head's arguments at the
 /// positions in `mask` (bit `i`: position `i`): their variables are known
 /// before the first body literal (the goal-directed strategy,
-/// [`super::topdown`]).
+/// [`super::topdown`]). With `in_order`, the body is joined in the order
+/// written (a program written for a top-down prover binds a call's
+/// arguments before it).
 pub(super) fn compile_called(
     r: &Rule,
     pool: &mut TermPool,
     rel_of: &dyn Fn(Relation) -> RelId,
     sizes: &[f64],
     mask: u64,
+    in_order: bool,
 ) -> CRule {
-    compile_with(r, pool, rel_of, sizes, None, mask)
+    compile_with(r, pool, rel_of, sizes, None, mask, in_order)
 }
 
 fn compile_with(
@@ -413,6 +416,7 @@ fn compile_with(
     sizes: &[f64],
     first: Option<usize>,
     head_bound: u64,
+    in_order: bool,
 ) -> CRule {
     let vars = r.vars();
     let mut cx = RuleCompiler {
@@ -443,6 +447,16 @@ fn compile_with(
             matches!(l, Literal::Not(_) | Literal::Distinct(..))
                 && cx.vars_of(l).iter().all(|&v| bound[v])
         };
+        if in_order {
+            let l = pending.remove(0);
+            body.push(cx.lit(l, &bound));
+            if matches!(l, Literal::Pos(_)) {
+                for v in cx.vars_of(l) {
+                    bound[v] = true;
+                }
+            }
+            continue;
+        }
         if forced.is_none() {
             if let Some(i) = pending.iter().position(ready) {
                 body.push(cx.lit(pending.remove(i), &bound));

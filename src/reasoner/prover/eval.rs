@@ -480,6 +480,14 @@ impl Db {
         true
     }
 
+    /// Whether `rel` is a static relation computed on demand (a game read
+    /// top-down).
+    pub(super) fn is_tabled_static(&self, rel: RelId) -> bool {
+        self.td
+            .as_ref()
+            .is_some_and(|td| td.tabled[rel] && td.is_static(rel))
+    }
+
     /// Whether `rel` is answered by calls (the goal-directed strategy).
     #[inline]
     pub(super) fn is_tabled(&self, rel: RelId) -> bool {

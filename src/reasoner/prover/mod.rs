@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use compile::{compile_rule, make_comp, CRule, Comp, Program, Relations};
 use eval::{Db, MAX_STATIC_CELLS};
-use topdown::TopDown;
+use topdown::{TopDown, MAX_CALL_DEPTH};
 
 use super::terms::{TermId, TermPool};
 use super::{RoleIdx, StateMachine};
@@ -47,6 +47,10 @@ pub enum ProverError {
         "static relation {relation} grows past {cells} terms: the game is too large for the prover"
     )]
     TooLarge { relation: String, cells: usize },
+    #[error("the rules of {0} are read top-down only: the prover evaluates this game goal-directed, not bottom-up")]
+    TopDownOnly(String),
+    #[error("the rules, read top-down, do not finish {steps} steps of play within {work} units of work (or nest calls deeper than {MAX_CALL_DEPTH}): they have no finite reading")]
+    Unfinished { work: u64, steps: usize },
 }
 
 /// How the prover evaluates a question.
@@ -70,6 +74,10 @@ impl Strategy {
 /// The trial walk's steps and the goal-directed walk's work bound.
 const TRIAL_STEPS: usize = 20;
 const TRIAL_WORK: u64 = 40_000_000;
+/// The steps that rules read top-down must finish within [`TRIAL_WORK`]
+/// (Corridor's wall moves search the board for a path, a few million units
+/// a state).
+const TOP_DOWN_TRIAL_STEPS: usize = 3;
 
 /// The reference engine. See the module documentation.
 pub struct Prover {
@@ -96,13 +104,36 @@ impl Prover {
     /// Builds the prover, or says which static relation grew past the size guard
     /// (some games define static relations with billions of facts).
     pub fn try_new(game: Game) -> Result<Prover, ProverError> {
-        let prover = Prover::try_with(game, Strategy::BottomUp)?;
+        let prover = Prover::build(game)?;
         prover.choose_strategy();
+        if !prover.game.top_down.is_empty() {
+            // Rules read top-down may not end (nothing bounds them before
+            // they run): a short walk must finish, or the game is refused.
+            let walked = prover.bounded(TRIAL_WORK, |p| {
+                super::walk::walk(p, TOP_DOWN_TRIAL_STEPS, None)
+            });
+            if walked.is_none() {
+                return Err(ProverError::Unfinished {
+                    work: TRIAL_WORK,
+                    steps: TOP_DOWN_TRIAL_STEPS,
+                });
+            }
+        }
         Ok(prover)
     }
 
-    /// Builds the prover with the given strategy, no trial.
+    /// Builds the prover with the given strategy, no trial. A game with
+    /// rules only a top-down evaluation reads ([`Game::top_down`]) has no
+    /// bottom-up reading.
     pub fn try_with(game: Game, strategy: Strategy) -> Result<Prover, ProverError> {
+        if strategy == Strategy::BottomUp && !game.top_down.is_empty() {
+            let names: Vec<String> = game
+                .top_down
+                .iter()
+                .map(|r| r.display(&game.symbols))
+                .collect();
+            return Err(ProverError::TopDownOnly(names.join(", ")));
+        }
         let prover = Prover::build(game)?;
         prover.set_strategy(strategy);
         Ok(prover)
@@ -132,10 +163,20 @@ impl Prover {
             .collect();
         let mut db = Db::new(pool, &rels.arities);
         let mut program = Program::new(rules, &rels, &dynamic, &mut db.tables);
+        // A game read top-down computes its static relations with rules on
+        // demand (some have no finite extent); the facts are tables.
+        let lazy = !game.top_down.is_empty();
+        let facts_only = |c: &&crate::gdl::normal::Component| {
+            c.rules.iter().all(|&ri| {
+                let r = &game.rules[ri];
+                r.body.is_empty() && r.head.is_ground()
+            })
+        };
         let static_comps: Vec<Comp> = game
             .components
             .iter()
             .filter(|c| c.phase == Phase::Static)
+            .filter(|c| !lazy || facts_only(c))
             .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
             .collect();
         if let Err(rel) = db.run_static(&program, &static_comps) {
@@ -144,12 +185,11 @@ impl Prover {
                 cells: MAX_STATIC_CELLS,
             });
         }
-        let init_table = &db.tables[rels.init];
+        let init_rel = rels.init;
+        let init_table = &db.tables[init_rel];
         let mut init: ProverState = (0..init_table.len())
             .map(|i| init_table.row(i)[0])
             .collect();
-        init.sort_unstable();
-        init.dedup();
 
         // Recompile the per-state rules knowing the static tables' sizes; `true`
         // is estimated by the initial state.
@@ -161,7 +201,16 @@ impl Prover {
         sizes[program.true_rel] = init.len().max(1) as f64;
         program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
         db.done = vec![false; program.state_comps.len()];
-        db.td = Some(Box::new(TopDown::new(&game, rels, sizes)));
+        db.td = Some(Box::new(TopDown::new(&game, rels, sizes, lazy)));
+        if db.is_tabled_static(init_rel) {
+            db.topdown = true;
+            let c = db.call(init_rel, 0, &[]);
+            let t = db.answers(Some(c), init_rel);
+            init = (0..t.len()).map(|i| t.row(i)[0]).collect();
+            db.topdown = false;
+        }
+        init.sort_unstable();
+        init.dedup();
 
         let roles = game
             .roles
@@ -189,7 +238,8 @@ impl Prover {
     /// Switches the strategy (the memo of the loaded state is dropped).
     pub fn set_strategy(&self, strategy: Strategy) {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        db.topdown = strategy == Strategy::GoalDirected;
+        // A game read top-down has no other strategy.
+        db.topdown = strategy == Strategy::GoalDirected || !self.game.top_down.is_empty();
         self.forget(&mut db);
     }
 
@@ -218,6 +268,10 @@ impl Prover {
     /// loses when it runs out (a game whose relations explode bottom-up
     /// then costs the trial no more than the goal-directed walk).
     pub fn choose_strategy(&self) -> Strategy {
+        if !self.game.top_down.is_empty() {
+            self.set_strategy(Strategy::GoalDirected);
+            return Strategy::GoalDirected;
+        }
         let work = |db: &Db| db.work_done;
         let measure = |strategy: Strategy, budget: u64| -> Option<(u64, usize)> {
             self.set_strategy(strategy);
@@ -257,7 +311,20 @@ impl Prover {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
         db.load_state(&self.program, state);
         db.ensure(&self.program, needs);
-        f(&mut db, &self.program)
+        let r = f(&mut db, &self.program);
+        if db.work_left.is_none() && db.overflow.take().is_some() {
+            // Only goal-directed calls nested past their depth bound stop
+            // evaluation outside [`Prover::bounded`]: the answer is
+            // incomplete; forget it, so later questions start afresh.
+            tracing::error!(
+                "the rules nest calls deeper than {MAX_CALL_DEPTH} at a state: the answer is incomplete"
+            );
+            self.forget(&mut db);
+            if let Some(td) = db.td.as_mut() {
+                td.clear_all();
+            }
+        }
+        r
     }
 
     /// Runs `f` with at most `join_steps` steps of rule evaluation; `None`
@@ -278,7 +345,8 @@ impl Prover {
         }
         self.forget(&mut db);
         if let Some(td) = db.td.as_mut() {
-            td.reset_stack();
+            // Calls cut short may be incomplete, the static ones too.
+            td.clear_all();
         }
         None
     }

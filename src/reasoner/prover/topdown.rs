@@ -38,14 +38,28 @@ use crate::gdl::{kw, Game, Phase, Relation, Rule};
 use crate::reasoner::pattern::{Pat, Resolved, UNBOUND};
 use crate::reasoner::terms::{TermId, TermPool};
 
+/// Calls nested deeper than this stop the evaluation (see [`Db::call`]).
+/// A call takes a few hundred bytes of the thread's stack; list programs
+/// written for top-down provers nest as deep as their lists are long.
+pub(super) const MAX_CALL_DEPTH: usize = 1_000;
+
 /// Which argument positions of a call are bound (bit `i`: position `i`).
 /// Positions from 64 on are treated as free (their literal filters answers).
 pub(super) type Mask = u64;
 
-/// A call's place: which store (state or move phase) and its index there.
+/// Which store a call is kept in: how long its answers hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Life {
+    /// For every state (a static relation the prover computes on demand).
+    Game,
+    State,
+    Move,
+}
+
+/// A call's place: its store and its index there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct CallRef {
-    moves: bool,
+    life: Life,
     ix: u32,
 }
 
@@ -142,15 +156,18 @@ struct Frame {
 pub(super) struct TopDown {
     /// Relations answered by calls: derived, and changing with the state.
     pub(super) tabled: Vec<bool>,
-    /// Tabled relations that read `does` (their calls last one joint move).
-    move_phase: Vec<bool>,
+    /// How long each tabled relation's calls hold.
+    life: Vec<Life>,
     /// Rules (indices into the game's rules) per head relation.
     rules_of: Vec<Vec<usize>>,
     /// The game's rules, compiled per binding pattern when first called.
     rules: Vec<Rule>,
+    /// Join every body in the order written (see [`TopDown::new`]).
+    in_order: bool,
     plans: HashMap<(usize, Mask), Arc<CRule>>,
     rels: Relations,
     sizes: Vec<f64>,
+    statics: Store,
     state: Store,
     moves: Store,
     stack: Vec<Frame>,
@@ -165,22 +182,32 @@ pub(super) struct TopDown {
 }
 
 impl TopDown {
-    pub(super) fn new(game: &Game, rels: Relations, sizes: Vec<f64>) -> TopDown {
+    /// The evaluator of `game`'s rules. With `lazy`, static relations with
+    /// rules are tabled too, computed when called and kept for the game
+    /// (the game has rules only a top-down evaluation reads, see
+    /// [`Game::top_down`]), and every rule is joined in the order written,
+    /// as the top-down prover the game was written for joins it.
+    pub(super) fn new(game: &Game, rels: Relations, sizes: Vec<f64>, lazy: bool) -> TopDown {
         let n = rels.arities.len();
         let mut tabled = vec![false; n];
-        let mut move_phase = vec![false; n];
+        let mut life = vec![Life::State; n];
         let mut rules_of = vec![Vec::new(); n];
         for (i, r) in game.rules.iter().enumerate() {
             let rel = r.head.relation().expect("heads are atoms");
             let id = rels.id(rel);
             rules_of[id].push(i);
-            if game.rule_phase[i] != Phase::Static {
+            let fact = r.body.is_empty() && r.head.is_ground();
+            if game.rule_phase[i] != Phase::Static || (lazy && !fact) {
                 tabled[id] = true;
             }
         }
         for (rel, phase) in &game.relations {
             if let Some(id) = rels.get(rel) {
-                move_phase[id] = *phase == Phase::Move;
+                life[id] = match phase {
+                    Phase::Static => Life::Game,
+                    Phase::State => Life::State,
+                    Phase::Move => Life::Move,
+                };
             }
         }
         for kw in [(kw::TRUE, 1), (kw::DOES, 2)] {
@@ -192,20 +219,26 @@ impl TopDown {
         }
         TopDown {
             tabled,
-            move_phase,
+            life,
             rules_of,
             rules: game.rules.clone(),
+            in_order: lazy,
             plans: HashMap::new(),
             rels,
             sizes,
             state: Store::default(),
             moves: Store::default(),
+            statics: Store::default(),
             stack: Vec::new(),
             round: 0,
             added: 0,
             members: Vec::new(),
             buffers: Vec::new(),
         }
+    }
+
+    pub(super) fn is_static(&self, rel: RelId) -> bool {
+        self.life[rel] == Life::Game
     }
 
     /// Forgets every call of the state (a new state is loaded).
@@ -216,38 +249,45 @@ impl TopDown {
         self.members.clear();
     }
 
-    /// Empties the evaluation stack (after evaluation was cut short).
-    pub(super) fn reset_stack(&mut self) {
-        self.stack.clear();
-        self.members.clear();
-    }
-
     /// Forgets the calls of the joint move (a new one is loaded).
     pub(super) fn clear_moves(&mut self) {
         self.moves.clear();
     }
 
-    fn store(&mut self, moves: bool) -> &mut Store {
-        if moves {
-            &mut self.moves
-        } else {
-            &mut self.state
+    fn store(&mut self, life: Life) -> &mut Store {
+        match life {
+            Life::Game => &mut self.statics,
+            Life::State => &mut self.state,
+            Life::Move => &mut self.moves,
         }
     }
 
+    fn store_of(&self, life: Life) -> &Store {
+        match life {
+            Life::Game => &self.statics,
+            Life::State => &self.state,
+            Life::Move => &self.moves,
+        }
+    }
+
+    /// Forgets every call, the static ones too (evaluation was cut short,
+    /// so some may be incomplete).
+    pub(super) fn clear_all(&mut self) {
+        self.clear_state();
+        self.statics.clear();
+    }
+
     fn call_mut(&mut self, c: CallRef) -> &mut Call {
-        &mut self.store(c.moves).calls[c.ix as usize]
+        &mut self.store(c.life).calls[c.ix as usize]
     }
 
     /// The answers of a call.
     pub(super) fn answers(&self, c: CallRef) -> &Table {
-        let s = if c.moves { &self.moves } else { &self.state };
-        &s.calls[c.ix as usize].answers
+        &self.store_of(c.life).calls[c.ix as usize].answers
     }
 
     pub(super) fn is_complete(&self, c: CallRef) -> bool {
-        let s = if c.moves { &self.moves } else { &self.state };
-        s.calls[c.ix as usize].status == Status::Complete
+        self.store_of(c.life).calls[c.ix as usize].status == Status::Complete
     }
 
     /// The plan of rule `ri` called with the head positions in `mask` bound.
@@ -263,7 +303,14 @@ impl TopDown {
         }
         let rels = &self.rels;
         let rel_of = |r: Relation| rels.id(r);
-        let mut plan = compile_called(&self.rules[ri], pool, &rel_of, &self.sizes, mask);
+        let mut plan = compile_called(
+            &self.rules[ri],
+            pool,
+            &rel_of,
+            &self.sizes,
+            mask,
+            self.in_order,
+        );
         register_slots(std::slice::from_mut(&mut plan), tables);
         let plan = Arc::new(plan);
         self.plans.insert((ri, mask), Arc::clone(&plan));
@@ -291,10 +338,10 @@ impl Db {
         self.charge(CALL_WORK, rel);
         let h = self.hasher;
         let td = self.td();
-        let moves = td.move_phase[rel];
+        let life = td.life[rel];
         let arity = td.rels.arities[rel];
-        let (ix, _) = td.store(moves).find_or_add(&h, rel, mask, key, arity);
-        let c = CallRef { moves, ix };
+        let (ix, _) = td.store(life).find_or_add(&h, rel, mask, key, arity);
+        let c = CallRef { life, ix };
         let current = td.round + 1;
         match td.call_mut(c).status {
             Status::Complete => return c,
@@ -307,6 +354,13 @@ impl Db {
                 return c;
             }
             Status::Incomplete { .. } => {}
+        }
+        if td.stack.len() >= MAX_CALL_DEPTH {
+            // Recursion this deep is a program that does not end top-down
+            // (a call that asks ever deeper terms): stop it as a spent work
+            // bound stops it, rather than overflow the thread's stack.
+            self.overflow = Some(rel);
+            return c;
         }
         self.solve(rel, mask, key, c);
         c
@@ -422,9 +476,8 @@ impl Db {
         }
     }
 
-    /// The call a literal over a tabled relation makes under bindings `b`:
-    /// `None` when a bound argument names a term that exists nowhere (the
-    /// literal matches nothing).
+    /// The call a literal over a tabled relation makes under bindings `b`
+    /// (always one: `Option` for the callers' sake).
     pub(super) fn literal_call(
         &mut self,
         rel: RelId,
@@ -438,19 +491,20 @@ impl Db {
         let mut heap = Vec::new();
         let mut n = 0;
         for (j, p) in args.iter().enumerate().take(64) {
-            match p.resolve(b, &self.pool) {
-                Resolved::Known(v) => {
-                    mask |= 1 << j;
-                    if args.len() <= INLINE {
-                        inline[n] = v;
-                    } else {
-                        heap.push(v);
-                    }
-                    n += 1;
-                }
-                Resolved::Absent => return None,
-                Resolved::Unknown => {}
+            let v = match p.resolve(b, &self.pool) {
+                Resolved::Known(v) => v,
+                // A term no rule has built yet: the callee may still hold
+                // it (a list program appends to it), so it is built.
+                Resolved::Absent => p.build(b, &mut self.pool),
+                Resolved::Unknown => continue,
+            };
+            mask |= 1 << j;
+            if args.len() <= INLINE {
+                inline[n] = v;
+            } else {
+                heap.push(v);
             }
+            n += 1;
         }
         let key = if args.len() <= INLINE {
             &inline[..n]
