@@ -30,6 +30,13 @@ impl Args {
     pub fn run(self) -> Result<u8> {
         let g = gdl::load(&self.game)?;
         asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
+        if !g.top_down.is_empty() {
+            let names: Vec<String> = g.top_down.iter().map(|r| r.display(&g.symbols)).collect();
+            anyhow::bail!(
+                "the rules of {} are read top-down only (a head variable that only their calls bind, over no finite domain): an answer set program cannot hold them; `ggp-asp solve` plans such games with its forward search on the prover",
+                names.join(", ")
+            );
+        }
         let prepared = asp::prepare(&g);
         // A rewrite only the prover runs would not ground either: the
         // rules as written are the ones worth reading.
