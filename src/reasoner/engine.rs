@@ -71,7 +71,12 @@ impl AnyMachine {
         if let Ok((AnyMachine::Propnet(_), _)) = first {
             return first;
         }
-        let prepared = prepare::prepare(&game, None);
+        let prover_builds = match &first {
+            Ok(_) => Some(true),
+            Err(EngineError::Prover(_)) => Some(false),
+            Err(_) => None,
+        };
+        let prepared = prepare::prepare_knowing(&game, None, prover_builds);
         let rewritten = match (prepared.note, prepared.prover) {
             (Some(note), Some(prover)) if prepared.prover_only => {
                 (engine != Engine::Propnet).then(|| {

@@ -50,6 +50,19 @@ pub type UniqueProof<'a> = &'a dyn Fn(&Game) -> Option<Vec<Unique>>;
 /// that grounds, else the prover on the rules as written or on the rewrite
 /// [`for_the_prover`] finds.
 pub fn prepare(game: &Game, unique: Option<UniqueProof>) -> Prepared {
+    prepare_knowing(game, unique, None)
+}
+
+/// [`prepare`] for a caller that has built the prover on the rules as written
+/// already (`Some(true)`) or seen it fail (`Some(false)`): it is not built
+/// again (a game whose static relations pass the prover's size guard takes
+/// seconds to find out), and [`Prepared::prover`] is left empty when it
+/// builds.
+pub fn prepare_knowing(
+    game: &Game,
+    unique: Option<UniqueProof>,
+    prover_builds: Option<bool>,
+) -> Prepared {
     let as_written = |game: Game, note| Prepared {
         game,
         too_big: None,
@@ -102,9 +115,14 @@ pub fn prepare(game: &Game, unique: Option<UniqueProof>) -> Prepared {
     let too_big = Some(format!("the game does not ground within limits ({e})"));
     // A prover is needed to verify plans and for the search: on rewritten
     // rules when it cannot run them as written.
-    let (game, note, prover, prover_only) = match Prover::try_new(game.clone()) {
-        Ok(p) => (game.clone(), None, Some(p), false),
-        Err(_) => match for_the_prover(game) {
+    let as_written = match prover_builds {
+        None => Prover::try_new(game.clone()).map(Some).ok(),
+        Some(true) => Some(None),
+        Some(false) => None,
+    };
+    let (game, note, prover, prover_only) = match as_written {
+        Some(p) => (game.clone(), None, p, false),
+        None => match for_the_prover(game) {
             Some((p, r)) => (r.game, Some(r.note), Some(p), true),
             None => (game.clone(), None, None, false),
         },

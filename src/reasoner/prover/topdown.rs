@@ -43,6 +43,10 @@ use crate::reasoner::terms::{TermId, TermPool};
 /// written for top-down provers nest as deep as their lists are long.
 pub(super) const MAX_CALL_DEPTH: usize = 1_000;
 
+/// Static calls kept across states before they are dropped (they are only a
+/// cache: each is computed again when asked).
+const MAX_STATIC_CALLS: usize = 200_000;
+
 /// Which argument positions of a call are bound (bit `i`: position `i`).
 /// Positions from 64 on are treated as free (their literal filters answers).
 pub(super) type Mask = u64;
@@ -241,8 +245,13 @@ impl TopDown {
         self.life[rel] == Life::Game
     }
 
-    /// Forgets every call of the state (a new state is loaded).
+    /// Forgets every call of the state (a new state is loaded), and the
+    /// static calls too once they hold more than [`MAX_STATIC_CALLS`]: a
+    /// list program makes new static calls over the lists of every state.
     pub(super) fn clear_state(&mut self) {
+        if self.statics.calls.len() > MAX_STATIC_CALLS {
+            self.statics.clear();
+        }
         self.state.clear();
         self.moves.clear();
         self.stack.clear();
