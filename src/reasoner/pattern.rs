@@ -130,6 +130,25 @@ impl Pat {
         }
     }
 
+    /// Whether the pattern could unify with ground `t`, its variables taken
+    /// as free (a repeated variable is not checked): a cheap test before
+    /// bindings are set up.
+    pub(super) fn may_match(&self, t: TermId, pool: &TermPool) -> bool {
+        match self {
+            Pat::Var(_) => true,
+            Pat::Ground(g) => *g == t,
+            Pat::Func(f, args) => {
+                !pool.is_const(t)
+                    && pool.functor(t) == *f
+                    && pool.args(t).len() == args.len()
+                    && args
+                        .iter()
+                        .zip(pool.args(t))
+                        .all(|(a, &c)| a.may_match(c, pool))
+            }
+        }
+    }
+
     /// Unifies with ground `t`, binding variables (recorded on `trail`). On
     /// failure some variables may be bound already: the caller undoes the trail.
     pub(super) fn unify(

@@ -357,15 +357,10 @@ impl Db {
                             .all(|(&v, p)| p.unify(v, b, &mut trail, &self.pool))
                     };
                     if ok {
-                        let saved = std::mem::take(&mut trail);
                         self.join(rule, i + 1, b, out);
-                        for v in saved {
-                            b[v as usize] = UNBOUND;
-                        }
-                    } else {
-                        for &v in trail.iter() {
-                            b[v as usize] = UNBOUND;
-                        }
+                    }
+                    for &v in trail.iter() {
+                        b[v as usize] = UNBOUND;
                     }
                     r += 1;
                 }

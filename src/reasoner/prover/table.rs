@@ -50,6 +50,16 @@ impl Table {
         }
     }
 
+    /// Empties the table for reuse with `arity`, keeping its allocations.
+    pub(super) fn reset(&mut self, arity: usize) {
+        self.arity = arity;
+        self.rows.clear();
+        self.set.clear();
+        self.index.clear();
+        self.static_len = 0;
+        self.state_len = 0;
+    }
+
     pub(super) fn len(&self) -> usize {
         // A proposition's rows are markers of no width.
         self.rows

@@ -43,6 +43,9 @@ use crate::reasoner::terms::{TermId, TermPool};
 /// written for top-down provers nest as deep as their lists are long.
 pub(super) const MAX_CALL_DEPTH: usize = 1_000;
 
+/// Emptied answer tables a store keeps for reuse.
+const MAX_SPARE_TABLES: usize = 100_000;
+
 /// Static calls kept across states before they are dropped (they are only a
 /// cache: each is computed again when asked).
 const MAX_STATIC_CALLS: usize = 200_000;
@@ -96,13 +99,33 @@ struct Store {
     index: hashbrown::HashTable<u32>,
     keys: Vec<TermId>,
     calls: Vec<Call>,
+    /// Answer tables of calls forgotten, kept for reuse.
+    spare: Vec<Table>,
 }
 
 impl Store {
     fn clear(&mut self) {
         self.index.clear();
         self.keys.clear();
-        self.calls.clear();
+        // The answer tables are kept, emptied, for the next state's calls:
+        // a state makes thousands of calls, and allocating their tables
+        // afresh cost a fifth of Corridor's time.
+        for call in self.calls.drain(..) {
+            if self.spare.len() < MAX_SPARE_TABLES {
+                self.spare.push(call.answers);
+            }
+        }
+    }
+
+    /// An empty answer table of `arity`, reused when one is spare.
+    fn table(&mut self, arity: usize) -> Table {
+        match self.spare.pop() {
+            Some(mut t) => {
+                t.reset(arity);
+                t
+            }
+            None => Table::new(arity),
+        }
     }
 
     fn hash(h: &hashbrown::DefaultHashBuilder, rel: RelId, mask: Mask, key: &[TermId]) -> u64 {
@@ -128,13 +151,14 @@ impl Store {
             return (ix, false);
         }
         let ix = self.calls.len() as u32;
+        let answers = self.table(arity);
         let start = self.keys.len();
         self.keys.extend_from_slice(key);
         self.calls.push(Call {
             rel,
             mask,
             key: start..self.keys.len(),
-            answers: Table::new(arity),
+            answers,
             // Round 0 is never current: a new call is evaluated at once.
             status: Status::Incomplete { round: 0, low: 0 },
         });
@@ -169,6 +193,8 @@ pub(super) struct TopDown {
     /// Join every body in the order written (see [`TopDown::new`]).
     in_order: bool,
     plans: HashMap<(usize, Mask), Arc<CRule>>,
+    /// Per relation and mask, the plans of all its rules.
+    rel_plans: HashMap<(RelId, Mask), Arc<Vec<CRule>>>,
     rels: Relations,
     sizes: Vec<f64>,
     statics: Store,
@@ -181,8 +207,9 @@ pub(super) struct TopDown {
     added: u64,
     /// Incomplete calls waiting for their leader.
     members: Vec<CallRef>,
-    /// Spare buffers for bindings and derived tuples.
+    /// Spare buffers for derived tuples, and for bindings (all unbound).
     buffers: Vec<Vec<TermId>>,
+    bindings: Vec<Vec<TermId>>,
 }
 
 impl TopDown {
@@ -228,6 +255,7 @@ impl TopDown {
             rules: game.rules.clone(),
             in_order: lazy,
             plans: HashMap::new(),
+            rel_plans: HashMap::new(),
             rels,
             sizes,
             state: Store::default(),
@@ -238,6 +266,7 @@ impl TopDown {
             added: 0,
             members: Vec::new(),
             buffers: Vec::new(),
+            bindings: Vec::new(),
         }
     }
 
@@ -297,6 +326,28 @@ impl TopDown {
 
     pub(super) fn is_complete(&self, c: CallRef) -> bool {
         self.store_of(c.life).calls[c.ix as usize].status == Status::Complete
+    }
+
+    /// The plans of every rule of `rel` called with the positions in `mask`
+    /// bound, in the order of the rules.
+    fn plans_for(
+        &mut self,
+        rel: RelId,
+        mask: Mask,
+        pool: &mut TermPool,
+        tables: &mut [Table],
+    ) -> Arc<Vec<CRule>> {
+        if let Some(p) = self.rel_plans.get(&(rel, mask)) {
+            return Arc::clone(p);
+        }
+        let rules = self.rules_of[rel].clone();
+        let plans: Vec<CRule> = rules
+            .into_iter()
+            .map(|ri| (*self.plan(ri, mask, pool, tables)).clone())
+            .collect();
+        let plans = Arc::new(plans);
+        self.rel_plans.insert((rel, mask), Arc::clone(&plans));
+        plans
     }
 
     /// The plan of rule `ri` called with the head positions in `mask` bound.
@@ -419,31 +470,51 @@ impl Db {
 
     /// Runs every rule of `rel` with the call's bound arguments in its head.
     fn run_rules(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
-        let nrules = self.td().rules_of[rel].len();
+        let td = self.td.as_mut().expect("the goal-directed strategy");
+        let plans = td.plans_for(rel, mask, &mut self.pool, &mut self.tables);
         // Buffers are reused: a playout makes thousands of calls a state.
         let mut out = self.td().buffers.pop().unwrap_or_default();
-        let mut b = self.td().buffers.pop().unwrap_or_default();
+        let mut b = self.td().bindings.pop().unwrap_or_default();
         let mut trail = Vec::new();
-        for k in 0..nrules {
-            let ri = self.td().rules_of[rel][k];
-            let td = self.td.as_mut().expect("the goal-directed strategy");
-            let plan = td.plan(ri, mask, &mut self.pool, &mut self.tables);
-            b.clear();
-            b.resize(plan.nvars, UNBOUND);
+        for plan in plans.iter() {
+            // Rules whose head cannot take the call's values are passed over
+            // before any binding (a relation of many rules, one per case).
             let mut bound = key.iter();
+            let fits = plan.head_args.iter().enumerate().all(|(j, p)| {
+                if j >= 64 || mask & (1 << j) == 0 {
+                    return true;
+                }
+                let v = *bound.next().expect("a value per bound position");
+                p.may_match(v, &self.pool)
+            });
+            if !fits {
+                continue;
+            }
+            // Every slot is unbound between rules (the join unbinds what it
+            // binds, the head's bindings are undone below): the buffer is
+            // only ever grown.
+            if b.len() < plan.nvars {
+                b.resize(plan.nvars, UNBOUND);
+            }
+            let mut bound = key.iter();
+            trail.clear();
             let ok = plan.head_args.iter().enumerate().all(|(j, p)| {
                 if j >= 64 || mask & (1 << j) == 0 {
                     return true;
                 }
                 let v = *bound.next().expect("a value per bound position");
-                trail.clear();
                 p.unify(v, &mut b, &mut trail, &self.pool)
             });
+            out.clear();
+            if ok {
+                self.join(plan, 0, &mut b, &mut out);
+            }
+            for &v in &trail {
+                b[v as usize] = UNBOUND;
+            }
             if !ok {
                 continue;
             }
-            out.clear();
-            self.join(&plan, 0, &mut b, &mut out);
             let h = self.hasher;
             let arity = plan.head_args.len();
             self.charge((out.len() / arity.max(1)) as u64 * TUPLE_WORK, rel);
@@ -468,7 +539,7 @@ impl Db {
         }
         let td = self.td();
         td.buffers.push(out);
-        td.buffers.push(b);
+        td.bindings.push(b);
     }
 
     /// A question's call when the goal-directed strategy is in use (`None`:
