@@ -193,6 +193,40 @@ fn check_file(
     }
 }
 
+/// The verdicts of a run over many games, counted.
+struct Tally {
+    compared: usize,
+    states: usize,
+    too_big: Vec<String>,
+    defective: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn of(verdicts: &[(PathBuf, Verdict)]) -> Tally {
+        let mut t = Tally {
+            compared: 0,
+            states: 0,
+            too_big: Vec::new(),
+            defective: 0,
+            failures: Vec::new(),
+        };
+        for (f, v) in verdicts {
+            let name = f.file_name().unwrap().to_string_lossy();
+            match v {
+                Verdict::Compared(n) => {
+                    t.compared += 1;
+                    t.states += n;
+                }
+                Verdict::TooBig(e) => t.too_big.push(format!("{name} ({e})")),
+                Verdict::Defective(_) => t.defective += 1,
+                Verdict::Failed(e) => t.failures.push(format!("{name}: {e}")),
+            }
+        }
+        t
+    }
+}
+
 fn kif_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
@@ -266,20 +300,13 @@ fn propnet_agrees_with_the_prover_on_the_corpus() {
             .join(",");
         check_file(f, &p, 3, 60, Duration::from_millis(400))
     });
-    let (mut compared, mut states, mut too_big, mut defective) = (0, 0, Vec::new(), 0);
-    let mut failures = Vec::new();
-    for (f, v) in &verdicts {
-        let name = f.file_name().unwrap().to_string_lossy();
-        match v {
-            Verdict::Compared(n) => {
-                compared += 1;
-                states += n;
-            }
-            Verdict::TooBig(e) => too_big.push(format!("{name} ({e})")),
-            Verdict::Defective(_) => defective += 1,
-            Verdict::Failed(e) => failures.push(format!("{name}: {e}")),
-        }
-    }
+    let Tally {
+        compared,
+        states,
+        too_big,
+        defective,
+        failures,
+    } = Tally::of(&verdicts);
     eprintln!(
         "compared {compared} games ({states} states); {} too big for the test limits; {defective} defective or GDL-II",
         too_big.len()
@@ -615,20 +642,13 @@ fn goal_directed_prover_agrees_with_bottom_up_on_the_corpus() {
             _ => Verdict::TooBig("a walk ran out of work".into()),
         }
     });
-    let (mut compared, mut states, mut skipped) = (0, 0, Vec::new());
-    let mut failures = Vec::new();
-    for (f, v) in &verdicts {
-        let name = f.file_name().unwrap().to_string_lossy();
-        match v {
-            Verdict::Compared(n) => {
-                compared += 1;
-                states += n;
-            }
-            Verdict::TooBig(e) => skipped.push(format!("{name} ({e})")),
-            Verdict::Defective(_) => {}
-            Verdict::Failed(e) => failures.push(format!("{name}: {e}")),
-        }
-    }
+    let Tally {
+        compared,
+        states,
+        too_big: skipped,
+        failures,
+        ..
+    } = Tally::of(&verdicts);
     eprintln!(
         "compared {compared} games ({states} states); skipped: {}",
         skipped.join(", ")
