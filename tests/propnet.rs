@@ -37,8 +37,7 @@ const PUZZLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/puzzles");
 fn test_limits() -> CompileLimits {
     CompileLimits {
         ground: Limits {
-            max_atoms: 200_000,
-            max_rules: 500_000,
+            max_memory: 64 << 20,
             max_join_steps: 5_000_000,
             max_time: Duration::from_secs(60),
         },
@@ -536,8 +535,7 @@ fn grounding_guard_trips_and_auto_falls_back_to_the_prover() {
     let game = gdl::load_bytes(kif.as_bytes(), "explode.kif").expect("valid game");
     let limits = CompileLimits {
         ground: Limits {
-            max_atoms: 50_000,
-            max_rules: 100_000,
+            max_memory: 16 << 20,
             max_join_steps: 100_000_000,
             max_time: Duration::from_secs(20),
         },

@@ -44,8 +44,11 @@ impl Args {
             Some(why) => println!("grounding: stopped ({why}); the counts are as far as it got"),
         }
         println!(
-            "  {} ground atoms, {} rule instances",
-            report.atoms, report.rules
+            "  {} ground atoms, {} rule instances, {:.1} MiB held (at most {} MiB)",
+            report.atoms,
+            report.rules,
+            report.memory as f64 / (1u64 << 20) as f64,
+            limits.max_memory >> 20
         );
         println!("  largest relations (ground atoms, rule instances with that head):");
         let width = report

@@ -51,6 +51,13 @@ impl TermPool {
         h.finish()
     }
 
+    /// The bytes the pool holds: its terms, their arguments and the table.
+    pub fn bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<(Sym, u32, u32)>()
+            + self.args.capacity() * std::mem::size_of::<TermId>()
+            + self.table.capacity() * (std::mem::size_of::<TermId>() + 1)
+    }
+
     /// The id of `f(args)` if the term exists already.
     pub fn find(&self, f: Sym, args: &[TermId]) -> Option<TermId> {
         self.find_node(f, args, false)

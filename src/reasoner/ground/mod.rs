@@ -17,8 +17,10 @@
 //! The model is computed semi-naively: each round joins every rule with one
 //! positive literal restricted to the atoms the previous round added, so each rule
 //! instance is found exactly once and recorded as it is found. A [`Limits`] guard
-//! (atoms, rule instances, time) stops games that would not fit, with a message
-//! that says which limit tripped.
+//! (the memory the grounding holds, join steps, time) stops games that would not
+//! fit, with a message that says which limit tripped. Memory rather than atom or
+//! rule counts: a game of many small rules and one of a few wide ones cost what
+//! they hold, and a machine with more memory grounds more.
 
 use hashbrown::{HashMap, HashSet};
 use std::time::Duration;
@@ -37,8 +39,10 @@ pub use report::{report, Report};
 /// How big grounding may get before it gives up.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    pub max_atoms: usize,
-    pub max_rules: usize,
+    /// Bytes the grounding may hold: its terms, atoms, indexes and rule
+    /// instances, counted from the sizes of what it stores (so the same on
+    /// every run), not read from the allocator.
+    pub max_memory: usize,
     /// Candidate atoms tried in joins: the work, counted the same on any machine.
     pub max_join_steps: u64,
     /// A safety net for work the join steps do not count, in CPU time of the
@@ -49,21 +53,48 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_atoms: 1_000_000,
-            max_rules: 2_000_000,
+            max_memory: default_memory(),
             max_join_steps: 50_000_000,
             max_time: Duration::from_secs(20),
         }
     }
 }
 
+/// The grounding's default memory: a quarter of the memory available when
+/// the process asks (Linux's `MemAvailable`), between 256 MiB and 4 GiB;
+/// 1 GiB where the system does not say.
+pub fn default_memory() -> usize {
+    const MIB: usize = 1 << 20;
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        })
+        .map(|kib| kib * 1024);
+    match available {
+        Some(bytes) => (bytes / 4).clamp(256 * MIB, 4096 * MIB),
+        None => 1024 * MIB,
+    }
+}
+
+/// Bytes an atom holds beyond its term: its entries in the atom table, the
+/// atom list, its relation's list and (on average) the join indexes.
+const ATOM_BYTES: usize = 48;
+/// Bytes a rule instance holds beyond its literals' ids: the record, its
+/// two lists and the allocator's headers.
+const RULE_BYTES: usize = 80;
+
 /// Why grounding stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum GroundError {
-    #[error("grounding exceeds {limit} ground atoms")]
-    TooManyAtoms { limit: usize },
-    #[error("grounding exceeds {limit} ground rules")]
-    TooManyRules { limit: usize },
+    #[error("grounding exceeds {} MiB of memory ({atoms} ground atoms, {rules} rule instances so far)", limit >> 20)]
+    TooMuchMemory {
+        limit: usize,
+        atoms: usize,
+        rules: usize,
+    },
     #[error("grounding takes more than {0:?} of CPU time")]
     TooSlow(Duration),
     #[error("grounding needs more than {limit} join steps")]
@@ -241,6 +272,7 @@ fn run_grounder(game: &Game, limits: &Limits) -> (Grounder, Vec<CRule>, Result<(
         limits: *limits,
         start,
         ticks: 0,
+        rule_bytes: 0,
         ranges: Vec::new(),
         new_atoms: Vec::new(),
         pending: HashSet::new(),
@@ -374,6 +406,8 @@ struct Grounder {
     limits: Limits,
     start: ThreadWatch,
     ticks: u64,
+    /// Bytes the rule instances in `out` hold.
+    rule_bytes: usize,
     /// Per relation this round: atoms `[0, lo)` are old, `[lo, hi)` the delta.
     ranges: Vec<(usize, usize)>,
     /// Heads found this round, added to the model at the round's end.
@@ -486,9 +520,21 @@ impl Grounder {
             self.model.insert(rel, t);
         }
         self.pending.clear();
-        if self.model.atoms.len() > self.limits.max_atoms {
-            return Err(GroundError::TooManyAtoms {
-                limit: self.limits.max_atoms,
+        self.check_memory()
+    }
+
+    /// The bytes the grounding holds now (see [`Limits::max_memory`]).
+    fn memory(&self) -> usize {
+        let atoms = self.model.atoms.len() + self.new_atoms.len();
+        self.model.pool.bytes() + atoms * ATOM_BYTES + self.rule_bytes
+    }
+
+    fn check_memory(&self) -> Result<(), GroundError> {
+        if self.memory() > self.limits.max_memory {
+            return Err(GroundError::TooMuchMemory {
+                limit: self.limits.max_memory,
+                atoms: self.model.atoms.len() + self.new_atoms.len(),
+                rules: self.out.len(),
             });
         }
         Ok(())
@@ -697,10 +743,8 @@ impl Grounder {
         )];
         if !self.model.atom_of.contains_key(&head) && self.pending.insert(head) {
             self.new_atoms.push((rel, head));
-            if self.model.atoms.len() + self.new_atoms.len() > self.limits.max_atoms {
-                return Err(GroundError::TooManyAtoms {
-                    limit: self.limits.max_atoms,
-                });
+            if self.new_atoms.len().is_multiple_of(1024) {
+                self.check_memory()?;
             }
         }
         if r.relaxation {
@@ -728,11 +772,20 @@ impl Grounder {
                 });
             }
         }
+        self.rule_bytes += RULE_BYTES
+            + pos.len() * std::mem::size_of::<AtomId>()
+            + neg
+                .iter()
+                .map(|n| match n {
+                    NegLit::Atom(_) => std::mem::size_of::<NegLit>(),
+                    NegLit::Open { b, .. } => {
+                        std::mem::size_of::<NegLit>() + b.len() * std::mem::size_of::<TermId>()
+                    }
+                })
+                .sum::<usize>();
         self.out.push((head, pos, neg));
-        if self.out.len() > self.limits.max_rules {
-            return Err(GroundError::TooManyRules {
-                limit: self.limits.max_rules,
-            });
+        if self.out.len().is_multiple_of(1024) {
+            self.check_memory()?;
         }
         Ok(())
     }

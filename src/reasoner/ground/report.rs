@@ -15,6 +15,10 @@ pub struct Report {
     pub stopped: Option<String>,
     pub atoms: usize,
     pub rules: usize,
+    /// Candidate atoms tried in joins (what [`Limits::max_join_steps`] bounds).
+    pub join_steps: u64,
+    /// The bytes the grounding held (what [`Limits::max_memory`] bounds).
+    pub memory: usize,
     /// Every relation with its `(atoms, rule instances)`, largest first (by
     /// the larger of the two).
     pub relations: Vec<(String, usize, usize)>,
@@ -50,6 +54,8 @@ pub fn report(game: &Game, limits: &Limits) -> Report {
         stopped: result.err().map(|e| e.to_string()),
         atoms: model.atoms.len() + g.new_atoms.len(),
         rules: g.out.len(),
+        join_steps: g.ticks,
+        memory: g.memory(),
         relations,
     }
 }

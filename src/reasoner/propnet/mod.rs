@@ -153,10 +153,23 @@ pub struct CompileLimits {
     pub max_nodes: usize,
 }
 
+/// The grounding a default compile may hold. Building the network takes
+/// about three times as long as grounding, and grounding's time grows with
+/// what it holds: 290 MiB (madness, 3.1 million rule instances) ground in
+/// 1.5 s and compile in 5.6 s on the 2-core machine of docs/benchmarks.md;
+/// at 384 MiB a compile stays within 10 s, and a game that will not fit
+/// (slaughter, 2 GiB and counting) is given up after 3-4 s.
+pub const COMPILE_MEMORY: usize = 384 << 20;
+
 impl Default for CompileLimits {
     fn default() -> Self {
+        let ground = Limits::default();
         CompileLimits {
-            ground: Limits::default(),
+            ground: Limits {
+                max_memory: ground.max_memory.min(COMPILE_MEMORY),
+                max_join_steps: 100_000_000,
+                max_time: std::time::Duration::from_secs(8),
+            },
             max_nodes: 4_000_000,
         }
     }
