@@ -27,6 +27,7 @@ fn config(solver: Option<SolverConfig>) -> ServerConfig {
             solver,
             ponder: true,
             seed: 7,
+            meta: true,
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,

@@ -62,12 +62,20 @@ pub trait Player: Send {
 }
 
 /// A player named on the command line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
     Random,
     Legal,
     Mc,
     Uct,
+    /// UCT with enhancements (`uct+rave`, `uct+rave+mast`, ...).
+    UctWith(crate::search::Enhancements),
+    /// Paranoid alpha-beta (`alphabeta`).
+    AlphaBeta,
+    /// max^n (`maxn`).
+    MaxN,
+    /// Meta-choice (`auto`): the configuration the game's profile suggests.
+    Auto,
     /// A GGP player at `http://HOST:PORT`.
     Http(String),
 }
@@ -80,8 +88,21 @@ impl FromStr for PlayerSpec {
             "legal" => PlayerSpec::Legal,
             "mc" => PlayerSpec::Mc,
             "uct" => PlayerSpec::Uct,
+            "alphabeta" => PlayerSpec::AlphaBeta,
+            "maxn" => PlayerSpec::MaxN,
+            "auto" => PlayerSpec::Auto,
+            l if l.starts_with("uct+") => {
+                let e: crate::search::Enhancements = l["uct+".len()..]
+                    .parse()
+                    .with_context(|| format!("player {s:?}"))?;
+                if e.is_plain() {
+                    PlayerSpec::Uct
+                } else {
+                    PlayerSpec::UctWith(e)
+                }
+            }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, uct or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto or http://HOST:PORT"),
         })
     }
 }
@@ -93,6 +114,10 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Legal => f.write_str("legal"),
             PlayerSpec::Mc => f.write_str("mc"),
             PlayerSpec::Uct => f.write_str("uct"),
+            PlayerSpec::UctWith(e) => write!(f, "uct+{e}"),
+            PlayerSpec::AlphaBeta => f.write_str("alphabeta"),
+            PlayerSpec::MaxN => f.write_str("maxn"),
+            PlayerSpec::Auto => f.write_str("auto"),
             PlayerSpec::Http(u) => f.write_str(u),
         }
     }
@@ -264,9 +289,38 @@ pub fn build_player<M: StateMachine + 'static>(
             }
             Box::new(p)
         }
-        PlayerSpec::Uct => {
+        PlayerSpec::Uct | PlayerSpec::UctWith(_) => {
+            let e = match spec {
+                PlayerSpec::UctWith(e) => *e,
+                _ => Default::default(),
+            };
             let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
-                .with_playout_steps(cfg.uct_playout_steps);
+                .with_playout_steps(cfg.uct_playout_steps)
+                .with_enhancements(e);
+            if let Some(n) = cfg.iterations {
+                p = p.with_iterations(n);
+            }
+            Box::new(p)
+        }
+        PlayerSpec::AlphaBeta | PlayerSpec::MaxN => {
+            let kind = if *spec == PlayerSpec::AlphaBeta {
+                crate::search::minimax::Kind::Paranoid
+            } else {
+                crate::search::minimax::Kind::MaxN
+            };
+            let mut p = MinimaxPlayer::new(Arc::clone(machine), kind);
+            if let Some(n) = cfg.iterations {
+                p = p.with_nodes(n);
+            }
+            Box::new(p)
+        }
+        PlayerSpec::Auto => {
+            let mut p = AutoPlayer::new(
+                Arc::clone(machine),
+                seed,
+                cfg.uct_threads,
+                cfg.uct_playout_steps,
+            );
             if let Some(n) = cfg.iterations {
                 p = p.with_iterations(n);
             }

@@ -1,6 +1,7 @@
 //! In-process players: `random`, `legal` (the first legal move, as ggp-base's
-//! legal player), `mc` (flat Monte Carlo, the classic baseline) and `uct` (the
-//! tree search of [`crate::search`]). Each follows the match from the joint moves
+//! legal player), `mc` (flat Monte Carlo, the classic baseline), `uct` (the
+//! tree search of [`crate::search`], with its enhancements: `uct+rave+mast`)
+//! and the minimax family (`alphabeta`, `maxn`). Each follows the match from the joint moves
 //! the referee sends, as a remote player would, and answers within its clock.
 
 use std::sync::Arc;
@@ -14,8 +15,10 @@ use super::{MatchInfo, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
 use crate::reasoner::StateMachine;
+use crate::search::meta;
+use crate::search::minimax::{Kind, Minimax};
 use crate::search::policy::{playout, Evaluator, GoalEvaluator, MoveStats, RandomPlayout};
-use crate::search::{Mcts, SearchConfig};
+use crate::search::{Enhancements, Mcts, SearchConfig};
 
 /// The engine's joint move for the referee's terms.
 fn joint_of<M: StateMachine>(m: &M, terms: &[Term]) -> Result<Vec<M::Move>> {
@@ -279,6 +282,12 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
         self
     }
 
+    /// Runs the search with `e` (RAVE, widening, MAST, cut-off).
+    pub fn with_enhancements(mut self, e: Enhancements) -> Self {
+        self.cfg.enhancements = e;
+        self
+    }
+
     /// The search, for inspection (statistics) after a move.
     pub fn search(&self) -> Option<&Mcts<M>> {
         self.search.as_ref()
@@ -329,6 +338,191 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn name(&self) -> String {
-        "uct".into()
+        if self.cfg.enhancements.is_plain() {
+            "uct".into()
+        } else {
+            format!("uct+{}", self.cfg.enhancements)
+        }
+    }
+}
+
+/// The minimax family ([`crate::search::minimax`]): paranoid alpha-beta
+/// (`alphabeta`) or max^n (`maxn`), iterative deepening to the clock, the
+/// table kept from move to move.
+pub struct MinimaxPlayer<M: StateMachine> {
+    f: Follower<M>,
+    kind: Kind,
+    search: Option<Minimax<M>>,
+    nodes: Option<u64>,
+}
+
+impl<M: StateMachine> MinimaxPlayer<M> {
+    pub fn new(machine: Arc<M>, kind: Kind) -> Self {
+        MinimaxPlayer {
+            f: Follower::new(machine),
+            kind,
+            search: None,
+            nodes: None,
+        }
+    }
+
+    /// Searches exactly `n` nodes per move (the last finished iteration
+    /// answers) instead of to the clock: reproducible play.
+    pub fn with_nodes(mut self, n: u64) -> Self {
+        self.nodes = Some(n);
+        self
+    }
+}
+
+impl<M: StateMachine> Player for MinimaxPlayer<M> {
+    fn start(&mut self, info: &MatchInfo) -> Result<()> {
+        let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
+        self.f.state = self.f.machine.initial_state();
+        let mut s = Minimax::new(Arc::clone(&self.f.machine), info.role, self.kind);
+        if self.nodes.is_none() {
+            // Half the clock to solve the game outright, the rest deepening.
+            let now = Instant::now();
+            let half = now + deadline.saturating_duration_since(now) / 2;
+            let solved = s.solve(&self.f.state, Some(half), None);
+            if let Some(a) = solved.or_else(|| s.search(&self.f.state, Some(deadline), None)) {
+                tracing::info!(
+                    "{}: value {} at depth {}{}",
+                    self.name(),
+                    a.value,
+                    a.depth,
+                    if a.complete { " (proven)" } else { "" }
+                );
+            }
+        }
+        self.search = Some(s);
+        Ok(())
+    }
+
+    fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
+        let deadline = MatchInfo::deadline(Instant::now(), info.play_clock);
+        self.f.update(previous)?;
+        let legal = self.f.legal(info.role)?;
+        if legal.len() == 1 {
+            return Ok(self.f.machine.move_term(&legal[0]));
+        }
+        let machine = Arc::clone(&self.f.machine);
+        let s = self
+            .search
+            .get_or_insert_with(|| Minimax::new(machine, info.role, self.kind));
+        let answer = match self.nodes {
+            Some(n) => s.search(&self.f.state, None, Some(n)),
+            None => s.search(&self.f.state, Some(deadline), None),
+        };
+        let mv = answer
+            .and_then(|a| a.best)
+            .filter(|m| legal.contains(m))
+            .unwrap_or_else(|| legal[0].clone());
+        Ok(self.f.machine.move_term(&mv))
+    }
+
+    fn stop(&mut self, _previous: &[Term], _info: &MatchInfo) {
+        self.search = None;
+    }
+
+    fn name(&self) -> String {
+        match self.kind {
+            Kind::Paranoid => "alphabeta".into(),
+            Kind::MaxN => "maxn".into(),
+        }
+    }
+}
+
+/// Meta-choice in process (`auto`): profiles the game in the first part of
+/// the start clock ([`crate::search::meta`]) and plays the configuration
+/// chosen, UCT with enhancements or alpha-beta.
+pub struct AutoPlayer<M: StateMachine> {
+    machine: Arc<M>,
+    seed: u64,
+    threads: usize,
+    playout_steps: usize,
+    iterations: Option<u64>,
+    inner: Option<Box<dyn Player>>,
+    chosen: String,
+}
+
+impl<M: StateMachine + 'static> AutoPlayer<M> {
+    pub fn new(machine: Arc<M>, seed: u64, threads: usize, playout_steps: usize) -> Self {
+        AutoPlayer {
+            machine,
+            seed,
+            threads,
+            playout_steps,
+            iterations: None,
+            inner: None,
+            chosen: String::new(),
+        }
+    }
+
+    /// Reproducible play: the chosen UCT runs `n` iterations a move, the
+    /// chosen alpha-beta `n` nodes.
+    pub fn with_iterations(mut self, n: u64) -> Self {
+        self.iterations = Some(n);
+        self
+    }
+}
+
+impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
+    fn start(&mut self, info: &MatchInfo) -> Result<()> {
+        let t0 = Instant::now();
+        // A quarter of the start clock, at most 2 s, to profile the game.
+        let budget = (info.start_clock / 4).min(std::time::Duration::from_secs(2));
+        let state = self.machine.initial_state();
+        let p = meta::profile(&self.machine, &state, info.role, budget);
+        let (choice, why) = meta::choose(&p);
+        let mut inner: Box<dyn Player> = match choice {
+            meta::Choice::AlphaBeta => {
+                let mut p = MinimaxPlayer::new(Arc::clone(&self.machine), Kind::Paranoid);
+                if let Some(n) = self.iterations {
+                    p = p.with_nodes(n);
+                }
+                Box::new(p)
+            }
+            meta::Choice::Uct(e) => {
+                let mut p = UctPlayer::new(Arc::clone(&self.machine), self.seed, self.threads)
+                    .with_playout_steps(self.playout_steps)
+                    .with_enhancements(e);
+                if let Some(n) = self.iterations {
+                    p = p.with_iterations(n);
+                }
+                Box::new(p)
+            }
+        };
+        self.chosen = inner.name();
+        tracing::info!("auto: {} ({why})", self.chosen);
+        let rest = MatchInfo {
+            start_clock: info.start_clock.saturating_sub(t0.elapsed()),
+            ..info.clone()
+        };
+        inner.start(&rest)?;
+        self.inner = Some(inner);
+        Ok(())
+    }
+
+    fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
+        if self.inner.is_none() {
+            self.start(&MatchInfo {
+                start_clock: std::time::Duration::ZERO,
+                ..info.clone()
+            })?;
+        }
+        match &mut self.inner {
+            Some(p) => p.play(previous, info),
+            None => bail!("the auto player has no configuration"),
+        }
+    }
+
+    fn stop(&mut self, previous: &[Term], info: &MatchInfo) {
+        if let Some(p) = &mut self.inner {
+            p.stop(previous, info);
+        }
+    }
+
+    fn name(&self) -> String {
+        "auto".into()
     }
 }

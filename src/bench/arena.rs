@@ -1,5 +1,6 @@
-//! UCT's strength against a baseline over a series of matches refereed by the
-//! [`arena`](crate::arena) (`ggp-asp bench arena`).
+//! A player's strength against another over a series of matches refereed by
+//! the [`arena`](crate::arena) (`ggp-asp bench arena`): by default UCT against
+//! the baselines, or any player (`uct+rave+mast`, `alphabeta`) against any.
 
 use std::collections::BTreeMap;
 
@@ -9,20 +10,22 @@ use serde::Serialize;
 use crate::arena::{run_match, MatchConfig, MatchRecord, PlayerSpec};
 use crate::gdl::Game;
 
-/// UCT against one opponent on one game.
+/// One player against one opponent on one game.
 #[derive(Clone, Debug, Serialize)]
 pub struct ArenaResult {
     pub game: String,
+    /// The player measured (`uct` unless asked otherwise).
+    pub player: String,
     pub opponent: String,
     pub matches: usize,
-    /// UCT's mean goal, 0..100.
+    /// The player's mean goal, 0..100.
     pub mean_score: f64,
     /// Half width of the 95% confidence interval of the mean (normal approximation).
     pub ci95: f64,
-    /// UCT's goal in each match.
+    /// The player's goal in each match.
     pub scores: Vec<u8>,
-    /// Errors (timeouts, illegal moves) recorded for UCT's seat.
-    pub uct_errors: usize,
+    /// Errors (timeouts, illegal moves) recorded for the player's seat.
+    pub player_errors: usize,
     /// Player -> its slowest answer over all matches, in seconds (the clock
     /// is the start and play clock).
     pub worst_reply_s: BTreeMap<String, f64>,
@@ -42,11 +45,13 @@ pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
     (mean, 1.96 * (var / n).sqrt())
 }
 
-/// Plays `matches` matches of UCT against `opponent` (every other seat), UCT's
-/// seat rotating through the roles. `on_match` sees each finished match.
-pub fn uct_versus(
+/// Plays `matches` matches of `player` against `opponent` (every other seat),
+/// the player's seat rotating through the roles. `on_match` sees each
+/// finished match.
+pub fn versus(
     name: &str,
     game: &Game,
+    player: &PlayerSpec,
     opponent: &PlayerSpec,
     matches: usize,
     cfg: &MatchConfig,
@@ -54,14 +59,14 @@ pub fn uct_versus(
 ) -> Result<ArenaResult> {
     let n = game.roles.len();
     let mut scores = Vec::with_capacity(matches);
-    let mut uct_errors = 0;
+    let mut player_errors = 0;
     let mut worst_reply_s: BTreeMap<String, f64> = BTreeMap::new();
     for i in 0..matches {
         let seat = i % n;
         let players = (0..n)
             .map(|r| {
                 if r == seat {
-                    PlayerSpec::Uct
+                    player.clone()
                 } else {
                     opponent.clone()
                 }
@@ -73,7 +78,7 @@ pub fn uct_versus(
         };
         let rec = run_match(game, players, &mcfg)?;
         let role = &rec.roles[seat];
-        uct_errors += rec.errors.iter().filter(|e| &e.role == role).count();
+        player_errors += rec.errors.iter().filter(|e| &e.role == role).count();
         for (r, (_, took)) in rec.worst_reply_s.iter().enumerate() {
             let w = worst_reply_s.entry(rec.players[r].clone()).or_default();
             *w = w.max(*took);
@@ -85,12 +90,13 @@ pub fn uct_versus(
     let (mean_score, ci95) = mean_ci95(&xs);
     Ok(ArenaResult {
         game: name.to_string(),
+        player: player.to_string(),
         opponent: opponent.to_string(),
         matches,
         mean_score,
         ci95,
         scores,
-        uct_errors,
+        player_errors,
         worst_reply_s,
     })
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::gdl::Game;
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use crate::search::policy::{playout, RandomPlayout};
-use crate::search::{Mcts, Parallel, SearchConfig};
+use crate::search::{Enhancements, Mcts, Parallel, SearchConfig};
 
 /// Tree search throughput against raw random playouts (one thread), the search
 /// on `threads` threads shared as `parallel` says.
@@ -22,6 +22,8 @@ pub struct SearchBench {
     pub engine: String,
     pub threads: usize,
     pub parallel: Parallel,
+    /// The search's enhancements (`""` for plain UCT).
+    pub enhancements: String,
     /// Random playouts from the initial state per second.
     pub playouts_per_s: f64,
     /// UCT iterations (selection, expansion, playout, backup) per second.
@@ -40,6 +42,7 @@ pub fn search_bench(
     seconds: f64,
     threads: usize,
     parallel: Parallel,
+    enhancements: Enhancements,
 ) -> Result<SearchBench> {
     let (machine, _) = AnyMachine::build(game, engine)?;
     let engine = machine.name().to_string();
@@ -47,6 +50,7 @@ pub fn search_bench(
         seconds,
         threads,
         parallel,
+        enhancements,
     });
     r.game = name.to_string();
     r.engine = engine;
@@ -57,6 +61,7 @@ struct BenchVisitor {
     seconds: f64,
     threads: usize,
     parallel: Parallel,
+    enhancements: Enhancements,
 }
 
 impl MachineVisitor for BenchVisitor {
@@ -94,6 +99,7 @@ impl MachineVisitor for BenchVisitor {
         let cfg = SearchConfig {
             threads: self.threads.max(1),
             parallel: self.parallel,
+            enhancements: self.enhancements,
             ..cfg
         };
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
@@ -105,6 +111,7 @@ impl MachineVisitor for BenchVisitor {
             engine: String::new(),
             threads: self.threads.max(1),
             parallel: self.parallel,
+            enhancements: self.enhancements.to_string(),
             playouts_per_s,
             iterations_per_s,
             ratio: iterations_per_s / playouts_per_s.max(1e-9),

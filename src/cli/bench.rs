@@ -8,13 +8,13 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 
 use ggp_asp::arena::{MatchConfig, MatchRecord, PlayerSpec};
-use ggp_asp::bench::arena::{uct_versus, ArenaResult};
+use ggp_asp::bench::arena::{versus, ArenaResult};
 use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
 use ggp_asp::bench::search::{search_bench, SearchBench};
 use ggp_asp::bench::solve;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
-use ggp_asp::search::Parallel;
+use ggp_asp::search::{Enhancements, Parallel};
 
 use super::{clock, game_name, match_error};
 
@@ -215,13 +215,17 @@ impl SolveArgs {
     }
 }
 
-/// UCT against random and against mc at equal clocks, seats alternated.
+/// A player (UCT unless --player says otherwise) against random and mc, or
+/// the opponents given, at equal clocks, seats alternated.
 #[derive(clap::Args)]
 struct ArenaArgs {
     #[arg(required = true)]
     games: Vec<PathBuf>,
     #[arg(long, default_value_t = 10)]
     matches: usize,
+    /// The player measured: uct, uct+rave, uct+rave+mast, alphabeta, ...
+    #[arg(long, default_value = "uct")]
+    player: PlayerSpec,
     /// Play clock in seconds (the start clock is the same).
     #[arg(long, default_value_t = 1.0)]
     play: f64,
@@ -261,9 +265,15 @@ impl ArenaArgs {
             let name = game_name(path);
             for opp in opponents {
                 // Each match goes to stderr as it ends: a series takes minutes.
-                let r = uct_versus(&name, &g, opp, self.matches, &cfg, |i, seat, rec| {
-                    print_arena_match(&name, opp, i, seat, rec)
-                })?;
+                let r = versus(
+                    &name,
+                    &g,
+                    &self.player,
+                    opp,
+                    self.matches,
+                    &cfg,
+                    |i, seat, rec| print_arena_match(&name, &self.player, opp, i, seat, rec),
+                )?;
                 if self.json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
@@ -276,9 +286,16 @@ impl ArenaArgs {
 }
 
 /// One finished match of a series, on stderr.
-fn print_arena_match(name: &str, opp: &PlayerSpec, i: usize, seat: usize, rec: &MatchRecord) {
+fn print_arena_match(
+    name: &str,
+    player: &PlayerSpec,
+    opp: &PlayerSpec,
+    i: usize,
+    seat: usize,
+    rec: &MatchRecord,
+) {
     eprintln!(
-        "{name} vs {opp}: match {} uct as {} scored {} ({} steps, {} errors)",
+        "{name}: {player} vs {opp}: match {} {player} as {} scored {} ({} steps, {} errors)",
         i + 1,
         rec.roles[seat],
         rec.score(seat),
@@ -297,13 +314,14 @@ fn print_arena_row(r: &ArenaResult) {
         .map(|(p, s)| format!("{p} {s:.3} s"))
         .collect();
     println!(
-        "{:<24} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  uct errors {}  worst reply: {}",
+        "{:<24} {} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  errors {}  worst reply: {}",
         r.game,
+        r.player,
         r.opponent,
         r.matches,
         r.mean_score,
         r.ci95,
-        r.uct_errors,
+        r.player_errors,
         worst.join(", ")
     );
 }
@@ -321,6 +339,9 @@ struct SearchArgs {
     /// How the threads share the search: root (a tree each) or tree (one tree).
     #[arg(long, value_enum, default_value_t = Parallel::Root)]
     parallel: Parallel,
+    /// Search enhancements: rave, widen, mast, cutoff (cutoff:N), joined by +.
+    #[arg(long, default_value = "")]
+    enhance: Enhancements,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     engine: Engine,
     #[arg(long)]
@@ -338,6 +359,7 @@ impl SearchArgs {
                 self.seconds,
                 self.threads,
                 self.parallel,
+                self.enhance,
             )?;
             if self.json {
                 println!("{}", serde_json::to_string(&r)?);
@@ -351,7 +373,19 @@ impl SearchArgs {
 
 fn print_search_row(r: &SearchBench) {
     println!(
-        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel)  ratio {:.2}  nodes {}",
-        r.game, r.engine, r.playouts_per_s, r.iterations_per_s, r.threads, r.parallel, r.ratio, r.nodes
+        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel{})  ratio {:.2}  nodes {}",
+        r.game,
+        r.engine,
+        r.playouts_per_s,
+        r.iterations_per_s,
+        r.threads,
+        r.parallel,
+        if r.enhancements.is_empty() {
+            String::new()
+        } else {
+            format!(", uct+{}", r.enhancements)
+        },
+        r.ratio,
+        r.nodes
     );
 }

@@ -32,6 +32,9 @@ pub struct Args {
     /// Do not run the ASP solver on one-player games.
     #[arg(long)]
     no_solver: bool,
+    /// Play plain UCT: no meta-choice of the search at START.
+    #[arg(long)]
+    no_meta: bool,
     /// Seconds the solver may take for one run.
     #[arg(long, default_value_t = 300.0)]
     solver_timeout: f64,
@@ -74,6 +77,7 @@ impl Args {
                 solver,
                 ponder: true,
                 seed: 1,
+                meta: !self.no_meta,
             },
             read_timeout: Duration::from_secs_f64(self.read_timeout),
             max_body: 4 << 20,

@@ -24,7 +24,9 @@ use tracing::{info, warn};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{self, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
-use crate::search::{Mcts, SearchConfig};
+use crate::search::meta;
+use crate::search::minimax::Minimax;
+use crate::search::{Enhancements, Mcts, SearchConfig};
 
 use super::error::MatchError;
 use super::solver::{SolverConfig, SolverState};
@@ -44,6 +46,9 @@ pub struct MatchConfig {
     /// Search between messages too.
     pub ponder: bool,
     pub seed: u64,
+    /// Games of two and more players: profile the game at START and choose
+    /// the search ([`crate::search::meta`]); off, plain UCT.
+    pub meta: bool,
 }
 
 /// How long the worker searches in one go before it looks at its messages.
@@ -348,6 +353,12 @@ impl MachineVisitor for WorkerStart {
     fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
         let state = machine.initial_state();
         let cfg = &self.setup.cfg;
+        let one_player = machine.num_roles() == 1;
+        let (enhancements, minimax) = if cfg.meta && !one_player {
+            self.choose(&machine, &state)
+        } else {
+            (Enhancements::default(), None)
+        };
         let search = Mcts::new(
             Arc::clone(&machine),
             state.clone(),
@@ -355,10 +366,10 @@ impl MachineVisitor for WorkerStart {
                 threads: cfg.threads.max(1),
                 seed: cfg.seed,
                 node_limit: NODE_LIMIT,
+                enhancements,
                 ..SearchConfig::default()
             },
         );
-        let one_player = machine.num_roles() == 1;
         let setup = &self.setup;
         let mut w = Worker {
             id: setup.id.clone(),
@@ -374,7 +385,8 @@ impl MachineVisitor for WorkerStart {
             move_time: answer_within(setup.cfg.margin, setup.play_clock),
             solver: SolverState::new(&setup.id, setup.cfg.solver.clone(), one_player),
             plan: None,
-            playouts_at_advance: 0,
+            playouts_at_reply: 0,
+            minimax,
         };
         w.publish_fallback(None);
         w.start_solver();
@@ -389,6 +401,40 @@ impl MachineVisitor for WorkerStart {
         }
         log_speed(&w.id, &*w.machine, &w.state);
         w.run(self.rx);
+    }
+}
+
+impl WorkerStart {
+    /// Meta-choice: profiles the game in at most a quarter of the time left
+    /// before "ready" (2 s at most) and says what it chose and why. The
+    /// alpha-beta searcher comes back when it proved the game.
+    fn choose<M: StateMachine + 'static>(
+        &self,
+        machine: &Arc<M>,
+        state: &M::State,
+    ) -> (Enhancements, Option<Minimax<M>>) {
+        let left = self
+            .setup
+            .ready_by
+            .saturating_duration_since(Instant::now());
+        let budget = (left / 4).min(Duration::from_secs(2));
+        let (profile, ab) = meta::profile_keeping(machine, state, self.role, budget);
+        let (choice, why) = meta::choose(&profile);
+        match choice {
+            meta::Choice::AlphaBeta => {
+                info!("match {}: playing alpha-beta: {why}", self.setup.id);
+                (Enhancements::default(), ab)
+            }
+            meta::Choice::Uct(e) => {
+                let name = if e.is_plain() {
+                    "uct".to_string()
+                } else {
+                    format!("uct+{e}")
+                };
+                info!("match {}: playing {name}: {why}", self.setup.id);
+                (e, None)
+            }
+        }
     }
 }
 

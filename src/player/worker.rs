@@ -13,6 +13,7 @@ use tracing::{debug, info, warn};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
 use crate::reasoner::{RoleIdx, StateMachine};
+use crate::search::minimax::Minimax;
 use crate::search::Mcts;
 
 use super::error::{Illegal, MatchError};
@@ -38,8 +39,12 @@ pub(super) struct Worker<M: StateMachine> {
     pub move_time: Duration,
     pub solver: SolverState<M::State>,
     pub plan: Option<Plan<M>>,
-    /// Search playouts when the last joint move was applied.
-    pub playouts_at_advance: u64,
+    /// Alpha-beta, when the meta-choice found it proves the game: its moves
+    /// are played, UCT's only where it has none.
+    pub minimax: Option<Minimax<M>>,
+    /// Search playouts when we last replied (or the match started): what the
+    /// search did since is pondering, on the opponents' time.
+    pub playouts_at_reply: u64,
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
@@ -152,8 +157,17 @@ impl<M: StateMachine + 'static> Worker<M> {
             .collect::<Result<Vec<_>, _>>()?;
         self.state = m.next_state(&self.state, &joint);
         self.step += 1;
+        let before = self.search.stats().root_visits;
         self.search.advance(&joint);
-        self.playouts_at_advance = self.search.stats().playouts;
+        let kept = self.search.stats().root_visits;
+        if before > 0 {
+            info!(
+                "match {}: step {}: the joint move played keeps {kept} of the tree's {before} root visits ({:.0}%)",
+                self.id,
+                self.step,
+                100.0 * kept as f64 / before as f64
+            );
+        }
         Ok(())
     }
 
@@ -211,6 +225,13 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     fn play(&mut self, moves: Option<Vec<SExpr>>, deadline: Instant) -> Result<String, MatchError> {
         let t0 = Instant::now();
+        // Counted before the move is applied: the playouts pondered belong to
+        // the tree as it stood, whatever part of it the move keeps.
+        let pondered = self
+            .search
+            .stats()
+            .playouts
+            .saturating_sub(self.playouts_at_reply);
         match &moves {
             Some(ms) => self.apply(ms)?,
             None if self.step > 0 => warn!(
@@ -229,7 +250,6 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
         let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
         let playouts_before = self.search.stats().playouts;
-        let pondered = playouts_before.saturating_sub(self.playouts_at_advance);
         let (mv, by) = self.choose(&legal, think_until);
         let text = self.move_text(&mv);
         *self
@@ -238,14 +258,16 @@ impl<M: StateMachine + 'static> Worker<M> {
             .unwrap_or_else(|p| p.into_inner())
             .entry(by)
             .or_default() += 1;
+        let playouts = self.search.stats().playouts;
         info!(
             "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
-            self.search.stats().playouts.saturating_sub(playouts_before),
+            playouts.saturating_sub(playouts_before),
             pondered,
             t0.elapsed().as_secs_f64()
         );
+        self.playouts_at_reply = playouts;
         Ok(text)
     }
 
@@ -271,6 +293,19 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
             if legal.len() == 1 {
                 return (legal[0].clone(), "only legal move");
+            }
+            if let Some(ab) = &mut self.minimax {
+                if let Some(m) = ab
+                    .solve(&self.state, Some(think_until), None)
+                    .filter(|a| a.complete)
+                    .and_then(|a| a.best)
+                    .filter(|m| legal.contains(m))
+                {
+                    return (m, "alpha-beta (proven)");
+                }
+                // Not proven from here (a table cleared when full): the
+                // search decides from now on.
+                self.minimax = None;
             }
             if late {
                 return match self

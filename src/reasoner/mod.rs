@@ -150,44 +150,22 @@ pub trait StateMachine: Send + Sync {
         deadline: Option<std::time::Instant>,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        let mut state = state.clone();
-        let mut steps = 0;
-        let mut buf = Vec::new();
-        let mut joint = Vec::new();
-        let mut cut = false;
-        let mut pacer = Pacer::new(deadline);
-        let terminal = loop {
-            if self.is_terminal(&state) {
-                break true;
-            }
-            if steps >= max_steps {
-                break false;
-            }
-            if pacer.passed() {
-                cut = true;
-                break false;
-            }
-            joint.clear();
-            for r in 0..self.num_roles() {
-                self.legal_moves(&state, r, &mut buf);
-                if buf.is_empty() {
-                    break;
-                }
-                joint.push(buf[rng.gen_range(0..buf.len())].clone());
-            }
-            if joint.len() < self.num_roles() {
-                break false;
-            }
-            state = self.next_state(&state, &joint);
-            steps += 1;
-        };
-        goals.clear();
-        goals.extend((0..self.num_roles()).map(|r| self.goal(&state, r)));
-        Playout {
-            steps,
-            terminal,
-            cut,
-        }
+        random_playout(self, state, rng, max_steps, deadline, goals, None)
+    }
+
+    /// [`StateMachine::playout`] that also appends every joint move played to
+    /// `record`, role after role (a search learning from its playouts: RAVE,
+    /// MAST). Engines with a faster loop override it too.
+    fn playout_recorded<R: rand::Rng>(
+        &self,
+        state: &Self::State,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<std::time::Instant>,
+        goals: &mut Vec<Option<u8>>,
+        record: &mut Vec<Self::Move>,
+    ) -> Playout {
+        random_playout(self, state, rng, max_steps, deadline, goals, Some(record))
     }
 
     /// Convenience: the legal moves as a new vector.
@@ -195,6 +173,60 @@ pub trait StateMachine: Send + Sync {
         let mut out = Vec::new();
         self.legal_moves(state, role, &mut out);
         out
+    }
+}
+
+/// The generic loop of [`StateMachine::playout`] and
+/// [`StateMachine::playout_recorded`].
+fn random_playout<M: StateMachine + ?Sized, R: rand::Rng>(
+    m: &M,
+    state: &M::State,
+    rng: &mut R,
+    max_steps: usize,
+    deadline: Option<std::time::Instant>,
+    goals: &mut Vec<Option<u8>>,
+    mut record: Option<&mut Vec<M::Move>>,
+) -> Playout {
+    let mut state = state.clone();
+    let mut steps = 0;
+    let mut buf = Vec::new();
+    let mut joint = Vec::new();
+    let mut cut = false;
+    let mut pacer = Pacer::new(deadline);
+    let terminal = loop {
+        if m.is_terminal(&state) {
+            break true;
+        }
+        if steps >= max_steps {
+            break false;
+        }
+        if pacer.passed() {
+            cut = true;
+            break false;
+        }
+        joint.clear();
+        for r in 0..m.num_roles() {
+            m.legal_moves(&state, r, &mut buf);
+            if buf.is_empty() {
+                break;
+            }
+            joint.push(buf[rng.gen_range(0..buf.len())].clone());
+        }
+        if joint.len() < m.num_roles() {
+            break false;
+        }
+        if let Some(rec) = record.as_deref_mut() {
+            rec.extend_from_slice(&joint);
+        }
+        state = m.next_state(&state, &joint);
+        steps += 1;
+    };
+    goals.clear();
+    goals.extend((0..m.num_roles()).map(|r| m.goal(&state, r)));
+    Playout {
+        steps,
+        terminal,
+        cut,
     }
 }
 

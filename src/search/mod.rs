@@ -20,6 +20,9 @@
 //!   chosen. No locks in the hot loop; see docs/player.md for why this over tree parallel.
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
+pub mod enhance;
+pub mod meta;
+pub mod minimax;
 pub mod policy;
 mod tree;
 
@@ -31,9 +34,8 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::reasoner::{RoleIdx, StateMachine};
-use policy::{
-    playout, Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1,
-};
+pub use enhance::Enhancements;
+use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
 use tree::{Node, Policies, Tree};
 
 /// How several threads share the work of one search.
@@ -62,6 +64,8 @@ pub struct SearchConfig {
     pub seed: u64,
     /// A playout is cut off after this many joint moves and scored by the evaluator.
     pub max_playout_steps: usize,
+    /// RAVE, widening, MAST, cut-off (see [`enhance`]).
+    pub enhancements: Enhancements,
 }
 
 impl Default for SearchConfig {
@@ -73,6 +77,7 @@ impl Default for SearchConfig {
             node_limit: 2_000_000,
             seed: 1,
             max_playout_steps: 500,
+            enhancements: Enhancements::default(),
         }
     }
 }
@@ -172,6 +177,14 @@ impl<M: StateMachine + 'static> Mcts<M> {
         &self.cfg
     }
 
+    /// Joint moves a playout runs at most: the cut-off when one is set.
+    fn playout_steps(&self) -> usize {
+        match self.cfg.enhancements.cutoff {
+            Some(c) => c.min(self.cfg.max_playout_steps),
+            None => self.cfg.max_playout_steps,
+        }
+    }
+
     /// The state at the root.
     pub fn state(&self) -> &M::State {
         &self.trees[0].root().state
@@ -201,8 +214,10 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
-            max_playout_steps: self.cfg.max_playout_steps,
+            max_playout_steps: self.playout_steps(),
             plain: self.plain,
+            enh: self.cfg.enhancements,
+            exploration: self.cfg.exploration,
         };
         if threads == 1 {
             run_until(&mut self.trees[0], machine, &pol, deadline);
@@ -235,8 +250,10 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
-            max_playout_steps: self.cfg.max_playout_steps,
+            max_playout_steps: self.playout_steps(),
             plain: self.plain,
+            enh: self.cfg.enhancements,
+            exploration: self.cfg.exploration,
         };
         for _ in 0..n {
             self.trees[0].iterate(&*self.machine, &pol, None);
@@ -440,51 +457,23 @@ fn shared_tree<M: StateMachine>(
                     };
                     let Some(mut d) = descent else { break };
                     if let Some(from) = d.from.take() {
-                        match pol.fast_playout(
-                            machine,
-                            &from,
-                            &mut rng,
-                            Some(deadline),
-                            &mut goals,
-                            &mut d.values,
-                        ) {
-                            Some(Some(terminal)) => {
-                                d.terminal = terminal;
-                                d.played = true;
-                                lock().backup(d);
-                                continue;
-                            }
-                            Some(None) => {
-                                lock().undo(&d);
-                                break;
-                            }
-                            None => {}
-                        }
-                        let line = if d.one_player {
-                            Some(&mut d.line)
-                        } else {
-                            None
-                        };
-                        let max = pol.max_playout_steps;
-                        let end = playout(
+                        // MAST's table lives in the tree, behind the lock:
+                        // tree-parallel playouts are random (or RAVE's).
+                        if !pol.play_out(
                             machine,
                             from,
-                            pol.playout,
+                            &mut d,
                             &mut rng,
-                            max,
                             Some(deadline),
-                            line,
                             &mut buf,
-                        );
-                        let Some((end, terminal, _)) = end else {
+                            &mut goals,
+                            None,
+                        ) {
                             lock().undo(&d);
                             break;
-                        };
-                        pol.eval.evaluate(machine, &end, terminal, &mut d.values);
-                        d.terminal = terminal;
-                        d.played = true;
+                        }
                     }
-                    lock().backup(d);
+                    lock().backup(d, &pol.enh);
                 }
             });
         }
@@ -499,5 +488,70 @@ fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, d
         if !t.iterate(machine, pol, Some(deadline)) {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reasoner::Prover;
+
+    /// Three picks of `a` or `b`; the goal is 100 when `a` was picked at
+    /// least once, else 0. So every iteration that plays `a` anywhere wins,
+    /// and only `b b b` loses.
+    const THREE_PICKS: &str = "
+        (role p)
+        (init (step 0))
+        (pick a) (pick b)
+        (succ 0 1) (succ 1 2) (succ 2 3)
+        (<= (legal p (take ?x)) (pick ?x))
+        (<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+        (<= (next got) (does p (take a)))
+        (<= (next got) (true got))
+        (<= terminal (true (step 3)))
+        (<= (goal p 100) (true got))
+        (<= (goal p 0) (not (true got)))";
+
+    #[test]
+    fn rave_and_mast_statistics_follow_the_moves_played() {
+        let game = crate::gdl::load_bytes(THREE_PICKS.as_bytes(), "picks.kif").expect("loads");
+        let m = Arc::new(Prover::try_new(game).expect("builds"));
+        let cfg = SearchConfig {
+            threads: 1,
+            enhancements: "rave+mast".parse().expect("valid"),
+            ..SearchConfig::default()
+        };
+        let mut s = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+        s.search_iterations(40);
+        let t = &s.trees[0];
+        let root = t.root();
+        let idx = |name: &str| {
+            root.moves[0]
+                .iter()
+                .position(|mv| {
+                    crate::gdl::print::term_to_string(&m.move_term(mv), &m.game().symbols)
+                        == format!("(take {name})")
+                })
+                .expect("a move")
+        };
+        let (a, b) = (idx("a"), idx("b"));
+        let amaf = &root.amaf[0];
+        // Every iteration that played `a` anywhere won: its AMAF mean is 1.
+        assert!(amaf[a].visits > 0 && amaf[a].sum == amaf[a].visits as f64);
+        // AMAF counts at least the iterations that chose the move here.
+        assert!(amaf[a].visits >= root.stats[0][a].visits);
+        assert!(amaf[b].visits >= root.stats[0][b].visits);
+        // Each played iteration plays `a` or `b` at the root, and maybe the
+        // other one below: the AMAF visits cover every played iteration.
+        assert!(amaf[a].visits + amaf[b].visits >= t.playouts);
+        // `b` wins exactly in the iterations that also played `a`.
+        assert!(amaf[b].sum <= amaf[b].visits as f64);
+        // MAST: `a` always won; every pick of `b` counted, won or lost.
+        let ma = t.mast.get(0, &root.moves[0][a]);
+        let mb = t.mast.get(0, &root.moves[0][b]);
+        assert!(ma.visits > 0 && ma.mean() == 1.0, "{ma:?}");
+        assert!(mb.visits > 0 && mb.mean() < 1.0, "{mb:?}");
+        // Each played iteration made three picks, all in the table.
+        assert_eq!(ma.visits + mb.visits, 3 * t.playouts);
     }
 }

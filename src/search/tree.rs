@@ -8,9 +8,10 @@
 
 use std::time::Instant;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
+use super::enhance::{self, Enhancements, MastPolicy, MastTable};
 use super::policy::{playout, Evaluator, MoveStats, PlayoutPolicy, TreePolicy};
 use crate::reasoner::StateMachine;
 
@@ -27,6 +28,9 @@ pub(crate) struct Node<M: StateMachine> {
     pub values: Vec<f64>,
     pub moves: Vec<Vec<M::Move>>,
     pub stats: Vec<Vec<MoveStats>>,
+    /// RAVE: per role and move, the iterations below this node in which the
+    /// role played the move anywhere (empty until RAVE first backs up here).
+    pub amaf: Vec<Vec<MoveStats>>,
     pub visits: u64,
     /// Joint move (mixed-radix index over the roles' move lists) -> child.
     pub children: HashMap<u64, NodeId>,
@@ -69,6 +73,7 @@ impl<M: StateMachine> Node<M> {
             values,
             moves,
             stats,
+            amaf: Vec::new(),
             visits: 0,
             children: HashMap::new(),
             keyable,
@@ -116,6 +121,9 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     /// The playout policy is uniform random and the evaluator the game's goals:
     /// an engine's own playout loop ([`StateMachine::FAST_PLAYOUT`]) may run them.
     pub plain: bool,
+    pub enh: Enhancements,
+    /// UCB's exploration constant, for RAVE's selection.
+    pub exploration: f64,
 }
 
 impl<M: StateMachine> Policies<'_, M> {
@@ -145,6 +153,102 @@ impl<M: StateMachine> Policies<'_, M> {
         values.extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
         Some(Some(p.terminal))
     }
+
+    /// The playout of descent `d` from `from`: values and `terminal` set, and
+    /// for RAVE and MAST the joint moves played recorded in `d.tail`. MAST
+    /// playouts (given `mast`) pick moves from the table; RAVE's alone run the
+    /// engine's own loop when it has one. False when `deadline` cut it short.
+    #[allow(clippy::too_many_arguments)]
+    pub fn play_out(
+        &self,
+        machine: &M,
+        from: M::State,
+        d: &mut Descent<M>,
+        rng: &mut SmallRng,
+        deadline: Option<Instant>,
+        buf: &mut Vec<M::Move>,
+        goals: &mut Vec<Option<u8>>,
+        mast: Option<&MastTable<M>>,
+    ) -> bool {
+        let roles = machine.num_roles();
+        let mast = mast.zip(self.enh.mast);
+        if self.enh.records() && mast.is_none() && M::FAST_PLAYOUT && self.plain && roles > 1 {
+            let p = machine.playout_recorded(
+                &from,
+                rng,
+                self.max_playout_steps,
+                deadline,
+                goals,
+                &mut d.tail,
+            );
+            if p.cut {
+                return false;
+            }
+            d.values.clear();
+            d.values
+                .extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
+            d.terminal = p.terminal;
+            d.played = true;
+            return true;
+        }
+        if !self.enh.records() {
+            match self.fast_playout(machine, &from, rng, deadline, goals, &mut d.values) {
+                Some(Some(terminal)) => {
+                    d.terminal = terminal;
+                    d.played = true;
+                    return true;
+                }
+                Some(None) => return false,
+                None => {}
+            }
+        }
+        // The generic loop: one-player games record their line, learning
+        // searches every joint move.
+        let mut lines = Vec::new();
+        let tree_part = d.line.len();
+        let line = if d.one_player {
+            Some(&mut d.line)
+        } else if self.enh.records() {
+            Some(&mut lines)
+        } else {
+            None
+        };
+        let policy: &dyn PlayoutPolicy<M>;
+        let mast_policy;
+        match mast {
+            Some((table, tau)) => {
+                mast_policy = MastPolicy { table, tau };
+                policy = &mast_policy;
+            }
+            None => policy = self.playout,
+        }
+        let Some((end, terminal, _)) = playout(
+            machine,
+            from,
+            policy,
+            rng,
+            self.max_playout_steps,
+            deadline,
+            line,
+            buf,
+        ) else {
+            return false;
+        };
+        if self.enh.records() {
+            let played = if d.one_player {
+                &d.line[tree_part..]
+            } else {
+                &lines[..]
+            };
+            for joint in played {
+                d.tail.extend_from_slice(joint);
+            }
+        }
+        self.eval.evaluate(machine, &end, terminal, &mut d.values);
+        d.terminal = terminal;
+        d.played = true;
+        true
+    }
 }
 
 pub(crate) struct Tree<M: StateMachine> {
@@ -156,9 +260,13 @@ pub(crate) struct Tree<M: StateMachine> {
     pub iterations: u64,
     pub playouts: u64,
     pub max_depth: usize,
+    /// MAST's statistics, kept across moves.
+    pub mast: MastTable<M>,
     // Scratch for playouts, kept to avoid allocating per iteration.
     buf: Vec<M::Move>,
     goals: Vec<Option<u8>>,
+    /// RAVE's scratch: per role, the moves played at or below a node.
+    seen: Vec<HashSet<M::Move>>,
 }
 
 /// One iteration between selection and backup: the path taken (node and the
@@ -169,6 +277,8 @@ pub(crate) struct Descent<M: StateMachine> {
     pub path: Vec<(NodeId, usize)>,
     pub moves: Vec<usize>,
     pub line: Vec<Vec<M::Move>>,
+    /// RAVE and MAST: the playout's joint moves, role after role.
+    pub tail: Vec<M::Move>,
     pub from: Option<M::State>,
     pub values: Vec<f64>,
     pub terminal: bool,
@@ -186,8 +296,10 @@ impl<M: StateMachine> Tree<M> {
             iterations: 0,
             playouts: 0,
             max_depth: 0,
+            mast: MastTable::default(),
             buf: Vec::new(),
             goals: Vec::new(),
+            seen: Vec::new(),
         }
     }
 
@@ -204,50 +316,22 @@ impl<M: StateMachine> Tree<M> {
             return false;
         };
         if let Some(from) = d.from.take() {
-            match pol.fast_playout(
-                machine,
-                &from,
-                &mut self.rng,
-                deadline,
-                &mut self.goals,
-                &mut d.values,
-            ) {
-                Some(Some(terminal)) => {
-                    d.terminal = terminal;
-                    d.played = true;
-                    self.backup(d);
-                    return true;
-                }
-                Some(None) => {
-                    self.undo(&d);
-                    return false;
-                }
-                None => {}
-            }
-            let line = if d.one_player {
-                Some(&mut d.line)
-            } else {
-                None
-            };
-            let max = pol.max_playout_steps;
-            let Some((end, terminal, _)) = playout(
+            let mast = pol.enh.mast.is_some().then_some(&self.mast);
+            if !pol.play_out(
                 machine,
                 from,
-                pol.playout,
+                &mut d,
                 &mut self.rng,
-                max,
                 deadline,
-                line,
                 &mut self.buf,
-            ) else {
+                &mut self.goals,
+                mast,
+            ) {
                 self.undo(&d);
                 return false;
-            };
-            pol.eval.evaluate(machine, &end, terminal, &mut d.values);
-            d.terminal = terminal;
-            d.played = true;
+            }
         }
-        self.backup(d);
+        self.backup(d, &pol.enh);
         true
     }
 
@@ -268,6 +352,7 @@ impl<M: StateMachine> Tree<M> {
             path: Vec::new(),
             moves: Vec::new(),
             line: Vec::new(),
+            tail: Vec::new(),
             from: None,
             values: Vec::new(),
             terminal: false,
@@ -285,7 +370,18 @@ impl<M: StateMachine> Tree<M> {
             }
             let start = d.moves.len();
             for r in 0..roles {
-                let i = pol.tree.select(&n.stats[r], n.visits - 1, &mut self.rng);
+                let i = match pol.enh.rave {
+                    Some(k) if n.moves[r].len() > 1 => enhance::select_rave(
+                        &n.stats[r],
+                        n.amaf.get(r).map_or(&[][..], |a| &a[..]),
+                        n.visits - 1,
+                        k,
+                        pol.exploration,
+                        pol.enh.widening,
+                        &mut self.rng,
+                    ),
+                    _ => pol.tree.select(&n.stats[r], n.visits - 1, &mut self.rng),
+                };
                 n.stats[r][i].visits += 1;
                 d.moves.push(i);
             }
@@ -345,8 +441,14 @@ impl<M: StateMachine> Tree<M> {
     /// Backs the values of a finished descent up its path (the visits were
     /// counted on the way down), then solves what can be solved and records a
     /// one-player line.
-    pub fn backup(&mut self, d: Descent<M>) {
+    pub fn backup(&mut self, d: Descent<M>, enh: &Enhancements) {
         self.max_depth = self.max_depth.max(d.path.len());
+        if d.played && enh.rave.is_some() {
+            self.update_amaf(&d);
+        }
+        if d.played && enh.mast.is_some() {
+            self.update_mast(&d);
+        }
         for &(id, start) in &d.path {
             let n = &mut self.nodes[id as usize];
             for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
@@ -368,6 +470,60 @@ impl<M: StateMachine> Tree<M> {
             self.playouts += 1;
         }
         self.iterations += 1;
+    }
+
+    /// RAVE's backup: at each node of the path, every move a role played at
+    /// or below it (in the tree or the playout) gets the iteration's value
+    /// for that role in its AMAF statistics.
+    fn update_amaf(&mut self, d: &Descent<M>) {
+        let roles = d.values.len();
+        self.seen.resize_with(roles, HashSet::new);
+        for s in &mut self.seen {
+            s.clear();
+        }
+        for (k, m) in d.tail.iter().enumerate() {
+            self.seen[k % roles].insert(m.clone());
+        }
+        for &(id, start) in d.path.iter().rev() {
+            let n = &mut self.nodes[id as usize];
+            for r in 0..roles {
+                self.seen[r].insert(n.moves[r][d.moves[start + r]].clone());
+            }
+            if n.amaf.is_empty() {
+                n.amaf = n
+                    .moves
+                    .iter()
+                    .map(|l| vec![MoveStats::default(); l.len()])
+                    .collect();
+            }
+            for r in 0..roles {
+                if n.moves[r].len() < 2 {
+                    continue;
+                }
+                for (i, m) in n.moves[r].iter().enumerate() {
+                    if self.seen[r].contains(m) {
+                        n.amaf[r][i].visits += 1;
+                        n.amaf[r][i].sum += d.values[r];
+                    }
+                }
+            }
+        }
+    }
+
+    /// MAST's backup: every move of the iteration, in the tree and the
+    /// playout, counts the iteration's value for the role that played it.
+    fn update_mast(&mut self, d: &Descent<M>) {
+        let roles = d.values.len();
+        for &(id, start) in &d.path {
+            let n = &self.nodes[id as usize];
+            for r in 0..roles {
+                let m = &n.moves[r][d.moves[start + r]];
+                self.mast.add(r, m, d.values[r]);
+            }
+        }
+        for (k, m) in d.tail.iter().enumerate() {
+            self.mast.add(k % roles, m, d.values[k % roles]);
+        }
     }
 
     /// MCTS-Solver at turn nodes: a node where the mover has a child solved with

@@ -320,4 +320,16 @@ impl StateMachine for Propnet {
     ) -> Playout {
         self.playout_recorded(state, rng, max_steps, deadline, goals, None)
     }
+
+    fn playout_recorded<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        goals: &mut Vec<Option<u8>>,
+        record: &mut Vec<PropnetMove>,
+    ) -> Playout {
+        Propnet::playout_recorded(self, state, rng, max_steps, deadline, goals, Some(record))
+    }
 }

@@ -1,0 +1,357 @@
+//! The search enhancements of the GGP literature that live inside UCT, each a
+//! switch of [`Enhancements`]:
+//!
+//! - **RAVE** (all-moves-as-first, Gelly & Silver 2007; Centurio's and
+//!   CadiaPlayer's choice): every node also keeps, per role and move, the
+//!   values of the iterations in which that role played the move anywhere
+//!   below the node (in the tree or the playout). A move's score mixes its own
+//!   mean with that AMAF mean by `beta = sqrt(k / (3n + k))`, so the AMAF
+//!   value leads while the move has few visits of its own and fades after.
+//! - **Progressive widening** (Centurio, after Chaslot's progressive
+//!   unpruning): at a node with many moves only the best `k(N) = ceil(2
+//!   N^0.4)` by AMAF mean are open to selection, more as the node's visits
+//!   `N` grow.
+//! - **MAST** (move-average sampling, CadiaPlayer): a table per tree of every
+//!   (role, move)'s mean value over all iterations, whatever the state;
+//!   playouts pick moves by a Gibbs (Boltzmann) distribution over those means.
+//! - **Cut-off**: playouts stop after a fixed number of joint moves and are
+//!   scored by the game's goals there (for games whose goal says something
+//!   before the end; the player's meta-choice tests that).
+
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{bail, Result};
+use hashbrown::HashMap;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use serde::Serialize;
+
+use super::policy::{MoveStats, PlayoutPolicy};
+use crate::reasoner::{RoleIdx, StateMachine};
+
+/// Which enhancements a search runs; all off is plain UCT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Enhancements {
+    /// RAVE with this equivalence parameter `k` (the visits at which a move's
+    /// own mean and its AMAF mean weigh about the same).
+    pub rave: Option<f64>,
+    /// Progressive widening by AMAF rank (needs `rave`).
+    pub widening: bool,
+    /// MAST playouts with this Gibbs temperature, on values scaled to 0..1.
+    pub mast: Option<f64>,
+    /// Playouts cut off after this many joint moves.
+    pub cutoff: Option<usize>,
+}
+
+/// RAVE's default equivalence parameter.
+pub const RAVE_K: f64 = 500.0;
+/// MAST's default temperature: CadiaPlayer's 10 on goals of 0..100.
+pub const MAST_TAU: f64 = 0.1;
+/// The default cut-off depth.
+pub const CUTOFF: usize = 20;
+/// Nodes with at most this many moves are never narrowed by widening.
+const WIDEN_ABOVE: usize = 4;
+
+impl Enhancements {
+    /// Whether iterations must record the moves they play (RAVE and MAST learn
+    /// from them).
+    pub fn records(&self) -> bool {
+        self.rave.is_some() || self.mast.is_some()
+    }
+
+    pub fn is_plain(&self) -> bool {
+        *self == Enhancements::default()
+    }
+}
+
+impl FromStr for Enhancements {
+    type Err = anyhow::Error;
+
+    /// `rave`, `mast`, `widen`, `cutoff` or `cutoff:N`, joined by `+`
+    /// (`rave+mast`); the empty string is plain UCT.
+    fn from_str(s: &str) -> Result<Self> {
+        let mut e = Enhancements::default();
+        for part in s.split('+').filter(|p| !p.is_empty()) {
+            match part.split_once(':') {
+                None if part == "rave" => e.rave = Some(RAVE_K),
+                None if part == "mast" => e.mast = Some(MAST_TAU),
+                None if part == "widen" => e.widening = true,
+                None if part == "cutoff" => e.cutoff = Some(CUTOFF),
+                Some(("cutoff", n)) => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => e.cutoff = Some(n),
+                    _ => bail!("cutoff:{n}: the depth must be a positive number of moves"),
+                },
+                Some(("rave", k)) => match k.parse::<f64>() {
+                    Ok(k) if k > 0.0 && k.is_finite() => e.rave = Some(k),
+                    _ => bail!("rave:{k}: k must be a positive number"),
+                },
+                Some(("mast", t)) => match t.parse::<f64>() {
+                    Ok(t) if t > 0.0 && t.is_finite() => e.mast = Some(t),
+                    _ => bail!("mast:{t}: the temperature must be a positive number"),
+                },
+                _ => bail!(
+                    "unknown enhancement {part:?}: expected rave, widen, mast or cutoff (cutoff:N)"
+                ),
+            }
+        }
+        if e.widening && e.rave.is_none() {
+            bail!("widen ranks moves by their RAVE values: add rave (uct+rave+widen)");
+        }
+        Ok(e)
+    }
+}
+
+impl fmt::Display for Enhancements {
+    /// The form [`Enhancements::from_str`] reads, defaults written short.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        match self.rave {
+            Some(k) if k == RAVE_K => parts.push("rave".to_string()),
+            Some(k) => parts.push(format!("rave:{k}")),
+            None => {}
+        }
+        if self.widening {
+            parts.push("widen".into());
+        }
+        match self.mast {
+            Some(t) if t == MAST_TAU => parts.push("mast".to_string()),
+            Some(t) => parts.push(format!("mast:{t}")),
+            None => {}
+        }
+        match self.cutoff {
+            Some(CUTOFF) => parts.push("cutoff".into()),
+            Some(n) => parts.push(format!("cutoff:{n}")),
+            None => {}
+        }
+        f.write_str(&parts.join("+"))
+    }
+}
+
+/// RAVE's choice among one role's moves: `stats` the moves' own statistics,
+/// `amaf` their AMAF statistics (empty before the node's first backup),
+/// `visits` the node's. An untried move scores its AMAF mean (1 when it has
+/// none: first-play urgency) plus the exploration of a move tried once.
+pub fn select_rave(
+    stats: &[MoveStats],
+    amaf: &[MoveStats],
+    visits: u64,
+    k: f64,
+    exploration: f64,
+    widening: bool,
+    rng: &mut SmallRng,
+) -> usize {
+    let ln_n = ((visits + 1) as f64).ln();
+    let amaf_of = |i: usize| amaf.get(i).copied().unwrap_or_default();
+    let score = |i: usize| {
+        let s = stats[i];
+        let a = amaf_of(i);
+        let a_mean = if a.visits > 0 { a.mean() } else { 1.0 };
+        if s.visits == 0 {
+            return a_mean + exploration * ln_n.sqrt();
+        }
+        let n = s.visits as f64;
+        let beta = if a.visits > 0 {
+            (k / (3.0 * n + k)).sqrt()
+        } else {
+            0.0
+        };
+        (1.0 - beta) * s.mean() + beta * a_mean + exploration * (ln_n / n).sqrt()
+    };
+    let open = if widening && stats.len() > WIDEN_ABOVE {
+        (2.0 * ((visits + 1) as f64).powf(0.4)).ceil() as usize
+    } else {
+        stats.len()
+    };
+    let mut best = 0;
+    let mut best_v = f64::NEG_INFINITY;
+    if open >= stats.len() {
+        for i in 0..stats.len() {
+            let v = score(i) + rng.gen::<f64>() * 1e-9;
+            if v > best_v {
+                best_v = v;
+                best = i;
+            }
+        }
+        return best;
+    }
+    // Widening: the `open` moves of highest AMAF mean (then most visited).
+    let mut order: Vec<usize> = (0..stats.len()).collect();
+    let rank = |i: usize| {
+        let a = amaf_of(i);
+        (if a.visits > 0 { a.mean() } else { 0.5 }, stats[i].visits)
+    };
+    order.select_nth_unstable_by(open - 1, |&x, &y| {
+        let (ax, vx) = rank(x);
+        let (ay, vy) = rank(y);
+        ay.total_cmp(&ax).then(vy.cmp(&vx))
+    });
+    for &i in &order[..open] {
+        let v = score(i) + rng.gen::<f64>() * 1e-9;
+        if v > best_v {
+            best_v = v;
+            best = i;
+        }
+    }
+    best
+}
+
+/// MAST's table: per (role, move), its value over every iteration that played
+/// it, in any state.
+pub struct MastTable<M: StateMachine> {
+    map: HashMap<(RoleIdx, M::Move), MoveStats>,
+}
+
+impl<M: StateMachine> Default for MastTable<M> {
+    fn default() -> Self {
+        MastTable {
+            map: HashMap::new(),
+        }
+    }
+}
+
+impl<M: StateMachine> MastTable<M> {
+    /// Counts one iteration of value `value` for `role`'s move `m`.
+    pub fn add(&mut self, role: RoleIdx, m: &M::Move, value: f64) {
+        let s = self.map.entry((role, m.clone())).or_default();
+        s.visits += 1;
+        s.sum += value;
+    }
+
+    /// The statistics of `role`'s move `m` (zero when never played).
+    pub fn get(&self, role: RoleIdx, m: &M::Move) -> MoveStats {
+        self.map
+            .get(&(role, m.clone()))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// Playout moves by MAST: a Gibbs distribution over each legal move's mean in
+/// the table, `exp(Q / tau)`; a move never played counts as a win (1), so
+/// every move gets tried.
+pub struct MastPolicy<'a, M: StateMachine> {
+    pub table: &'a MastTable<M>,
+    pub tau: f64,
+}
+
+impl<M: StateMachine> PlayoutPolicy<M> for MastPolicy<'_, M> {
+    fn choose(
+        &self,
+        _machine: &M,
+        _state: &M::State,
+        role: RoleIdx,
+        legal: &[M::Move],
+        rng: &mut SmallRng,
+    ) -> usize {
+        if legal.len() == 1 {
+            return 0;
+        }
+        gibbs(
+            legal.iter().map(|m| {
+                let s = self.table.get(role, m);
+                if s.visits == 0 {
+                    1.0
+                } else {
+                    s.mean()
+                }
+            }),
+            self.tau,
+            rng,
+        )
+    }
+}
+
+/// An index drawn with probability proportional to `exp(q / tau)`.
+pub fn gibbs(q: impl Iterator<Item = f64> + Clone, tau: f64, rng: &mut SmallRng) -> usize {
+    let max = q.clone().fold(f64::NEG_INFINITY, f64::max);
+    let total: f64 = q.clone().map(|v| ((v - max) / tau).exp()).sum();
+    let mut x = rng.gen::<f64>() * total;
+    let mut last = 0;
+    for (i, v) in q.enumerate() {
+        let w = ((v - max) / tau).exp();
+        if x < w {
+            return i;
+        }
+        x -= w;
+        last = i;
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn enhancements_read_and_print_alike() {
+        for s in [
+            "",
+            "rave",
+            "rave+widen",
+            "mast",
+            "rave+mast+cutoff",
+            "cutoff:7",
+            "rave:50",
+        ] {
+            let e: Enhancements = s.parse().unwrap();
+            assert_eq!(e.to_string(), s);
+        }
+        assert!("widen".parse::<Enhancements>().is_err());
+        assert!("rave+fast".parse::<Enhancements>().is_err());
+        assert!("cutoff:0".parse::<Enhancements>().is_err());
+    }
+
+    #[test]
+    fn gibbs_follows_the_values_and_the_temperature() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let q = [0.0, 1.0];
+        let hot = (0..10_000)
+            .filter(|_| gibbs(q.iter().copied(), 100.0, &mut rng) == 1)
+            .count();
+        let cold = (0..10_000)
+            .filter(|_| gibbs(q.iter().copied(), 0.1, &mut rng) == 1)
+            .count();
+        // exp(10) / (1 + exp(10)) of draws at tau 0.1; about half at 100.
+        assert!((4_500..5_500).contains(&hot), "{hot}");
+        assert!(cold > 9_990, "{cold}");
+    }
+
+    #[test]
+    fn rave_prefers_a_move_whose_amaf_value_is_high_until_its_own_visits_say_otherwise() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let ms = |visits, sum| MoveStats { visits, sum };
+        // Equal own statistics; move 1 has the better AMAF value.
+        let stats = [ms(10, 5.0), ms(10, 5.0)];
+        let amaf = [ms(100, 20.0), ms(100, 80.0)];
+        assert_eq!(
+            select_rave(&stats, &amaf, 20, 500.0, 0.0, false, &mut rng),
+            1
+        );
+        // With many visits of its own, move 0's better mean wins.
+        let stats = [ms(100_000, 70_000.0), ms(100_000, 50_000.0)];
+        assert_eq!(
+            select_rave(&stats, &amaf, 200_000, 500.0, 0.0, false, &mut rng),
+            0
+        );
+        // Widening: of 10 untried moves at the node's first visits only the
+        // two best by AMAF are open.
+        let stats = [MoveStats::default(); 10];
+        let mut amaf = [ms(10, 1.0); 10];
+        amaf[7] = ms(10, 9.0);
+        amaf[3] = ms(10, 8.0);
+        for _ in 0..20 {
+            let i = select_rave(&stats, &amaf, 0, 500.0, 0.7, true, &mut rng);
+            assert!(i == 7 || i == 3, "{i}");
+        }
+    }
+}

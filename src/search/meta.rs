@@ -1,0 +1,226 @@
+//! Meta-choice: what a game allows, measured in a moment at the start clock
+//! ([`profile`]), and the search configuration chosen from it ([`choose`]),
+//! with the reasons in words for the log.
+//!
+//! Measured from random playouts of the initial state: playouts a second,
+//! their length, the branching of the roles that choose, whether moves are
+//! simultaneous, and whether the goal relation says something before the end
+//! (defined in nearly every non-terminal state, not constant, and correlated
+//! with the final goal: goal stability in the sense of CadiaPlayer and
+//! Sancho). Then paranoid alpha-beta is given a slice of the time: a tree it
+//! solves is played by it, proven.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::enhance::{Enhancements, CUTOFF, MAST_TAU, RAVE_K};
+use super::minimax::{Kind, Minimax};
+use crate::reasoner::{RoleIdx, StateMachine};
+
+/// What the game allows, from the initial state.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Profile {
+    pub roles: usize,
+    pub playouts: u64,
+    pub playouts_per_s: f64,
+    /// Mean length of a random playout, in joint moves.
+    pub depth: f64,
+    /// Mean number of legal moves of a role with a choice.
+    pub branching: f64,
+    /// Some state of the playouts had two roles with a choice.
+    pub simultaneous: bool,
+    /// Correlation of the goal halfway through a playout with the final one
+    /// (over roles and playouts); `None` when the goal is not defined in
+    /// most non-terminal states or never varies.
+    pub goal_correlation: Option<f64>,
+    /// Paranoid alpha-beta's proven value of the game for our role, when its
+    /// slice of the time sufficed (turn-taking games only).
+    pub proven: Option<f64>,
+}
+
+impl Profile {
+    /// The goal relation scores non-terminal states meaningfully.
+    pub fn goal_informative(&self) -> bool {
+        self.goal_correlation.is_some_and(|c| c >= 0.3)
+    }
+}
+
+/// The configuration chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Choice {
+    /// UCT with these enhancements.
+    Uct(Enhancements),
+    /// Alpha-beta, which proved the game's value at the start.
+    AlphaBeta,
+}
+
+/// Measures `machine` from `state` for `role` within about `budget` (the
+/// playouts take at most half, alpha-beta the rest). Deterministic but for
+/// the clock: the playouts are seeded.
+pub fn profile<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    state: &M::State,
+    role: RoleIdx,
+    budget: Duration,
+) -> Profile {
+    profile_keeping(machine, state, role, budget).0
+}
+
+/// [`profile`], also giving back the alpha-beta searcher when it proved the
+/// game: its table holds the proof, so the player answers from it at once.
+pub fn profile_keeping<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    state: &M::State,
+    role: RoleIdx,
+    budget: Duration,
+) -> (Profile, Option<Minimax<M>>) {
+    let t0 = Instant::now();
+    let m = &**machine;
+    let roles = m.num_roles();
+    let mut p = Profile {
+        roles,
+        ..Profile::default()
+    };
+    let mut rng = SmallRng::seed_from_u64(0x5eed);
+    let playout_end = t0 + budget / 2;
+    let (mut steps, mut choice_points, mut branching_sum) = (0u64, 0u64, 0u64);
+    let (mut nonterminal, mut defined) = (0u64, 0u64);
+    let mut pairs: Vec<(f64, f64)> = Vec::new();
+    let mut buf = Vec::new();
+    while Instant::now() < playout_end && p.playouts < 5_000 {
+        let mut s = state.clone();
+        let mut line: Vec<Vec<Option<u8>>> = Vec::new();
+        let mut n = 0usize;
+        let mut ended = true;
+        while !m.is_terminal(&s) {
+            if n >= 500 || Instant::now() >= playout_end {
+                ended = false;
+                break;
+            }
+            let goals: Vec<Option<u8>> = (0..roles).map(|r| m.goal(&s, r)).collect();
+            nonterminal += 1;
+            defined += u64::from(goals.iter().all(Option::is_some));
+            line.push(goals);
+            let mut joint = Vec::with_capacity(roles);
+            let mut choosers = 0;
+            for r in 0..roles {
+                m.legal_moves(&s, r, &mut buf);
+                if buf.is_empty() {
+                    break;
+                }
+                if buf.len() > 1 {
+                    choosers += 1;
+                    choice_points += 1;
+                    branching_sum += buf.len() as u64;
+                }
+                joint.push(buf[rng.gen_range(0..buf.len())].clone());
+            }
+            if joint.len() < roles {
+                break;
+            }
+            p.simultaneous |= choosers > 1;
+            s = m.next_state(&s, &joint);
+            n += 1;
+        }
+        if !ended {
+            break;
+        }
+        p.playouts += 1;
+        steps += n as u64;
+        if let Some(mid) = line.get(line.len() / 2) {
+            for (r, g) in mid.iter().enumerate().take(roles) {
+                if let (Some(a), Some(b)) = (g, m.goal(&s, r)) {
+                    pairs.push((f64::from(*a), f64::from(b)));
+                }
+            }
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64().max(1e-9);
+    p.playouts_per_s = p.playouts as f64 / secs;
+    p.depth = steps as f64 / p.playouts.max(1) as f64;
+    p.branching = branching_sum as f64 / choice_points.max(1) as f64;
+    if nonterminal > 0 && defined * 10 >= nonterminal * 9 {
+        p.goal_correlation = correlation(&pairs);
+    }
+    let ab_end = t0 + budget;
+    // Paranoid alpha-beta lets the others answer knowing our move: at
+    // simultaneous moves its value is not the game's.
+    if !p.simultaneous && Instant::now() < ab_end {
+        let mut ab = Minimax::new(Arc::clone(machine), role, Kind::Paranoid);
+        if let Some(a) = ab.solve(state, Some(ab_end), None) {
+            if a.complete {
+                p.proven = Some(a.value);
+                return (p, Some(ab));
+            }
+        }
+    }
+    (p, None)
+}
+
+/// Pearson's correlation; `None` when either side never varies.
+fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
+    let n = pairs.len() as f64;
+    if pairs.len() < 10 {
+        return None;
+    }
+    let (mx, my) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in pairs {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    (sxx > 1e-9 && syy > 1e-9).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// The configuration for a game so profiled, and why.
+///
+/// - A game alpha-beta proved at the start is played by alpha-beta.
+/// - Otherwise UCT with MAST playouts, the enhancement that helped on every
+///   game of the arena table in docs/benchmarks.md, and RAVE where every
+///   state has few moves and playouts are many (its AMAF values need
+///   iterations to mean something, and at a node with hundreds of moves the
+///   AMAF update costs more than it brings).
+/// - Playouts are cut off where the goal relation predicts the final goal and
+///   playouts are long: the goal at the cut replaces the rest of the playout.
+pub fn choose(p: &Profile) -> (Choice, String) {
+    if let Some(v) = p.proven {
+        return (
+            Choice::AlphaBeta,
+            format!("alpha-beta proved the game's value ({v}) at the start"),
+        );
+    }
+    let mut e = Enhancements {
+        mast: Some(MAST_TAU),
+        ..Enhancements::default()
+    };
+    let mut why = vec![format!(
+        "{:.0} playouts/s, {:.1} moves deep, branching {:.1}{}",
+        p.playouts_per_s,
+        p.depth,
+        p.branching,
+        if p.simultaneous {
+            ", simultaneous moves"
+        } else {
+            ""
+        }
+    )];
+    if p.branching <= 64.0 && p.playouts_per_s >= 100.0 {
+        e.rave = Some(RAVE_K);
+        why.push("RAVE: few moves a state and playouts enough".into());
+    }
+    if p.goal_informative() && p.depth > 2.0 * CUTOFF as f64 {
+        e.cutoff = Some(CUTOFF);
+        why.push(format!(
+            "cut-off at {CUTOFF}: the goal halfway predicts the final one (r = {:.2})",
+            p.goal_correlation.unwrap_or(0.0)
+        ));
+    }
+    (Choice::Uct(e), why.join("; "))
+}

@@ -1,0 +1,260 @@
+//! The playing options beyond plain UCT ([`ggp_asp::search::enhance`],
+//! [`ggp_asp::search::minimax`], [`ggp_asp::search::meta`]): each plays legal
+//! moves to the end on every kind of game at tiny budgets; alpha-beta and max^n
+//! give the values exhaustive minimax gives; alpha-beta proves tic-tac-toe a draw
+//! and the first player's result in nim within node counts that fit a 10 s
+//! start clock; the meta-choice picks alpha-beta where it proves the game and UCT
+//! elsewhere. Counts, not time, wherever a result is asserted.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{corpus_game, minimax, prover, puzzle_path, Move, State};
+use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
+use ggp_asp::gdl;
+use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+use ggp_asp::search::meta::{self, Choice};
+use ggp_asp::search::minimax::{Kind, Minimax};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn quick(seed: u64) -> MatchConfig {
+    MatchConfig {
+        start_clock: Duration::from_secs(120),
+        play_clock: Duration::from_secs(120),
+        seed,
+        engine: Engine::Auto,
+        iterations: Some(60),
+        ..MatchConfig::default()
+    }
+}
+
+/// One player, turns, simultaneous moves, three players: every option, in
+/// every seat, plays legal moves to a terminal state (the referee records an
+/// illegal, late or failed answer as an error).
+#[test]
+fn every_option_plays_legal_moves_to_the_end_on_every_kind_of_game() {
+    let games = [
+        ("buttons", gdl::load(&puzzle_path("buttons"))),
+        ("tictactoe", gdl::load(&puzzle_path("tictactoe"))),
+        ("rps3", gdl::load(&puzzle_path("rps3"))),
+        ("nim3", gdl::load(&puzzle_path("nim3"))),
+        (
+            "ticTacToeParallel",
+            gdl::load(&corpus_game("ticTacToeParallel")),
+        ),
+        (
+            "tictactoe_3player",
+            gdl::load(&corpus_game("tictactoe_3player")),
+        ),
+    ];
+    let options = [
+        "uct+rave",
+        "uct+mast",
+        "uct+rave+widen+mast",
+        "uct+cutoff:3",
+        "alphabeta",
+        "maxn",
+        "auto",
+    ];
+    for (name, g) in games {
+        let g = g.expect("the game loads");
+        for option in options {
+            let spec: PlayerSpec = option.parse().expect("a player");
+            let players = vec![spec; g.roles.len()];
+            let rec = run_match(&g, players, &quick(5)).expect("the match runs");
+            assert_eq!(rec.end, MatchEnd::Terminal, "{name} {option}");
+            assert!(rec.errors.is_empty(), "{name} {option}: {:?}", rec.errors);
+        }
+    }
+}
+
+/// Positions of `m` after `n` random joint moves (non-terminal), from `seeds`.
+fn random_positions(m: &Prover, n: usize, seeds: std::ops::Range<u64>) -> Vec<State> {
+    let mut out = Vec::new();
+    for seed in seeds {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut s = m.initial_state();
+        for _ in 0..n {
+            if m.is_terminal(&s) {
+                break;
+            }
+            let joint: Vec<Move> = (0..m.num_roles())
+                .map(|r| {
+                    let l = m.legal(&s, r);
+                    l[rng.gen_range(0..l.len())]
+                })
+                .collect();
+            s = m.next_state(&s, &joint);
+        }
+        if !m.is_terminal(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Exhaustive max^n with the roles choosing in role order (the reading
+/// [`Kind::MaxN`] documents), no table.
+fn brute_maxn(m: &Prover, s: &State) -> Vec<f64> {
+    let roles = m.num_roles();
+    if m.is_terminal(s) {
+        return (0..roles)
+            .map(|r| m.goal(s, r).map_or(0.0, f64::from))
+            .collect();
+    }
+    let legal: Vec<Vec<Move>> = (0..roles).map(|r| m.legal(s, r)).collect();
+    fn pick(m: &Prover, s: &State, legal: &[Vec<Move>], fixed: &mut Vec<Move>) -> Vec<f64> {
+        let r = fixed.len();
+        if r == legal.len() {
+            return brute_maxn(m, &m.next_state(s, fixed));
+        }
+        let mut best: Option<Vec<f64>> = None;
+        for mv in &legal[r] {
+            fixed.push(*mv);
+            let v = pick(m, s, legal, fixed);
+            fixed.pop();
+            if best.as_ref().is_none_or(|b| v[r] > b[r]) {
+                best = Some(v);
+            }
+        }
+        best.expect("a legal move")
+    }
+    pick(m, s, &legal, &mut Vec::new())
+}
+
+/// Exhaustive paranoid value for `me`: we choose, the others answer together.
+fn brute_paranoid(m: &Prover, s: &State, me: usize) -> f64 {
+    if m.is_terminal(s) {
+        return m.goal(s, me).map_or(0.0, f64::from);
+    }
+    let roles = m.num_roles();
+    let legal: Vec<Vec<Move>> = (0..roles).map(|r| m.legal(s, r)).collect();
+    let mut best = f64::NEG_INFINITY;
+    for a in &legal[me] {
+        let mut worst = f64::INFINITY;
+        let others: usize = (0..roles)
+            .filter(|&r| r != me)
+            .map(|r| legal[r].len())
+            .product();
+        for k in 0..others {
+            let mut rest = k;
+            let joint: Vec<Move> = (0..roles)
+                .map(|r| {
+                    if r == me {
+                        *a
+                    } else {
+                        let n = legal[r].len();
+                        let mv = legal[r][rest % n];
+                        rest /= n;
+                        mv
+                    }
+                })
+                .collect();
+            worst = worst.min(brute_paranoid(m, &m.next_state(s, &joint), me));
+        }
+        best = best.max(worst);
+    }
+    best
+}
+
+#[test]
+fn alpha_beta_and_maxn_agree_with_exhaustive_minimax() {
+    // Two players, turns, zero-sum: paranoid alpha-beta and max^n are
+    // minimax, for either role, and the move found keeps the value.
+    let m = Arc::new(prover("tictactoe"));
+    // minimax's memo holds one role's values.
+    let mut memos = [HashMap::new(), HashMap::new()];
+    let mut checked = 0;
+    for s in random_positions(&m, 3, 0..12) {
+        for (role, memo) in memos.iter_mut().enumerate() {
+            let want = f64::from(minimax(&m, &s, role, memo));
+            for kind in [Kind::Paranoid, Kind::MaxN] {
+                let mut ab = Minimax::new(Arc::clone(&m), role, kind);
+                let a = ab.solve(&s, None, None).expect("no limit");
+                assert!(a.complete);
+                assert_eq!(a.value, want, "{kind:?} role {role}");
+                // The move found, where the role has a choice, keeps the value.
+                if let Some(best) = a.best.filter(|_| m.legal(&s, role).len() > 1) {
+                    let joint: Vec<Move> = (0..2)
+                        .map(|r| if r == role { best } else { m.legal(&s, r)[0] })
+                        .collect();
+                    let after = m.next_state(&s, &joint);
+                    assert_eq!(f64::from(minimax(&m, &after, role, memo)), want);
+                }
+                // Iterative deepening ends at the same proven value.
+                let mut ab = Minimax::new(Arc::clone(&m), role, kind);
+                let a = ab.search(&s, None, None).expect("no limit");
+                assert!(a.complete);
+                assert_eq!(a.value, want);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "{checked}");
+    // Three players (nim3's three roles) and simultaneous moves (rps3):
+    // max^n and paranoid against their exhaustive definitions.
+    for name in ["nim3", "rps3"] {
+        let m = Arc::new(prover(name));
+        let deep = if name == "nim3" { 2 } else { 1 };
+        for s in random_positions(&m, deep, 0..6) {
+            let want = brute_maxn(&m, &s);
+            for (role, &value) in want.iter().enumerate() {
+                let mut mx = Minimax::new(Arc::clone(&m), role, Kind::MaxN);
+                let a = mx.solve(&s, None, None).expect("no limit");
+                assert_eq!(a.value, value, "{name} max^n role {role}");
+                let mut ab = Minimax::new(Arc::clone(&m), role, Kind::Paranoid);
+                let a = ab.solve(&s, None, None).expect("no limit");
+                assert_eq!(
+                    a.value,
+                    brute_paranoid(&m, &s, role),
+                    "{name} paranoid role {role}"
+                );
+            }
+        }
+    }
+}
+
+/// Within node counts a 10 s start clock allows on any engine here (the
+/// prover visits well over 100,000 nodes a second on these games).
+#[test]
+fn alpha_beta_proves_tictactoe_a_draw_and_the_first_players_result_in_nim() {
+    for (path, want) in [
+        (corpus_game("ticTacToe"), 50.0),
+        (corpus_game("nim1"), 100.0),
+        (corpus_game("nim2"), 0.0),
+    ] {
+        let g = gdl::load(&path).expect("loads");
+        let m = Arc::new(Prover::try_new(g).expect("builds"));
+        let mut ab = Minimax::new(Arc::clone(&m), 0, Kind::Paranoid);
+        let a = ab
+            .solve(&m.initial_state(), None, Some(1_000_000))
+            .unwrap_or_else(|| panic!("{}: not proven in 1,000,000 nodes", path.display()));
+        assert!(a.complete);
+        assert_eq!(a.value, want, "{}", path.display());
+    }
+}
+
+#[test]
+fn meta_choice_takes_alpha_beta_where_it_proves_the_game_and_uct_elsewhere() {
+    let budget = Duration::from_secs(600);
+    let m = Arc::new(prover("tictactoe"));
+    let p = meta::profile(&m, &m.initial_state(), 0, budget);
+    assert_eq!(p.proven, Some(50.0));
+    assert_eq!(meta::choose(&p).0, Choice::AlphaBeta);
+    assert!(p.branching > 1.0 && p.depth > 4.0, "{p:?}");
+    // rps3: simultaneous moves, where paranoid alpha-beta's value is not the
+    // game's (it is not tried); three rounds, too short to cut off.
+    let m = Arc::new(prover("rps3"));
+    let p = meta::profile(&m, &m.initial_state(), 0, budget);
+    assert!(p.simultaneous && p.proven.is_none(), "{p:?}");
+    assert_eq!(p.depth, 3.0);
+    let (choice, why) = meta::choose(&p);
+    assert!(
+        matches!(choice, Choice::Uct(e) if e.cutoff.is_none()),
+        "{why}"
+    );
+}
