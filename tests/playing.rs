@@ -59,6 +59,7 @@ fn every_option_plays_legal_moves_to_the_end_on_every_kind_of_game() {
         "alphabeta",
         "maxn",
         "auto",
+        "mcm",
     ];
     for (name, g) in games {
         let g = g.expect("the game loads");

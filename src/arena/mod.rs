@@ -67,6 +67,8 @@ pub enum PlayerSpec {
     Random,
     Legal,
     Mc,
+    /// Flat Monte Carlo with memory across moves (`mcm`).
+    McMemory,
     Uct,
     /// UCT with enhancements (`uct+rave`, `uct+rave+mast`, ...).
     UctWith(crate::search::Enhancements),
@@ -87,6 +89,7 @@ impl FromStr for PlayerSpec {
             "random" => PlayerSpec::Random,
             "legal" => PlayerSpec::Legal,
             "mc" => PlayerSpec::Mc,
+            "mcm" => PlayerSpec::McMemory,
             "uct" => PlayerSpec::Uct,
             "alphabeta" => PlayerSpec::AlphaBeta,
             "maxn" => PlayerSpec::MaxN,
@@ -102,7 +105,7 @@ impl FromStr for PlayerSpec {
                 }
             }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto or http://HOST:PORT"),
         })
     }
 }
@@ -113,6 +116,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Random => f.write_str("random"),
             PlayerSpec::Legal => f.write_str("legal"),
             PlayerSpec::Mc => f.write_str("mc"),
+            PlayerSpec::McMemory => f.write_str("mcm"),
             PlayerSpec::Uct => f.write_str("uct"),
             PlayerSpec::UctWith(e) => write!(f, "uct+{e}"),
             PlayerSpec::AlphaBeta => f.write_str("alphabeta"),
@@ -282,8 +286,11 @@ pub fn build_player<M: StateMachine + 'static>(
     Ok(match spec {
         PlayerSpec::Random => Box::new(RandomPlayer::new(Arc::clone(machine), seed)),
         PlayerSpec::Legal => Box::new(LegalPlayer::new(Arc::clone(machine))),
-        PlayerSpec::Mc => {
+        PlayerSpec::Mc | PlayerSpec::McMemory => {
             let mut p = McPlayer::new(Arc::clone(machine), seed);
+            if *spec == PlayerSpec::McMemory {
+                p = p.with_memory();
+            }
             if let Some(n) = cfg.iterations {
                 p = p.with_playouts(n);
             }

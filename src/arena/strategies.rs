@@ -1,10 +1,13 @@
 //! In-process players: `random`, `legal` (the first legal move, as ggp-base's
-//! legal player), `mc` (flat Monte Carlo, the classic baseline), `uct` (the
+//! legal player), `mc` (flat Monte Carlo, the classic baseline; `mcm` with
+//! memory across moves), `uct` (the
 //! tree search of [`crate::search`], with its enhancements: `uct+rave+mast`)
 //! and the minimax family (`alphabeta`, `maxn`). Each follows the match from the joint moves
 //! the referee sends, as a remote player would, and answers within its clock.
 
 use std::sync::Arc;
+
+use hashbrown::HashMap;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
@@ -130,12 +133,21 @@ impl<M: StateMachine> Player for LegalPlayer<M> {
 
 /// Flat Monte Carlo: random playouts after each of our moves in turn (the other
 /// roles' moves random), until the deadline; the best mean goal wins.
+///
+/// With memory (`mcm`, Monte Carlo with memory): every state of a playout in
+/// which we had a choice keeps the statistics of the move we played there,
+/// across moves, and a root met again starts from what its playouts said
+/// before.
 pub struct McPlayer<M: StateMachine> {
     f: Follower<M>,
     rng: SmallRng,
     max_playout_steps: usize,
     playouts: Option<u64>,
+    memory: Option<HashMap<M::State, Vec<MoveStats>>>,
 }
+
+/// States Monte Carlo with memory keeps before it forgets them all.
+const MEMORY_STATES: usize = 1_000_000;
 
 impl<M: StateMachine> McPlayer<M> {
     pub fn new(machine: Arc<M>, seed: u64) -> Self {
@@ -144,7 +156,52 @@ impl<M: StateMachine> McPlayer<M> {
             rng: SmallRng::seed_from_u64(seed),
             max_playout_steps: SearchConfig::default().max_playout_steps,
             playouts: None,
+            memory: None,
         }
+    }
+
+    /// Keeps statistics across moves (`mcm`).
+    pub fn with_memory(mut self) -> Self {
+        self.memory = Some(HashMap::new());
+        self
+    }
+
+    /// A random playout from `state` that records, with memory on, each state
+    /// where `role` has a choice, the index of its move there and the number
+    /// of its moves; `None` when `deadline` cut it short.
+    fn remembered_playout(
+        &mut self,
+        mut state: M::State,
+        role: usize,
+        deadline: Option<Instant>,
+        seen: &mut Vec<(M::State, usize, usize)>,
+    ) -> Option<(M::State, bool)> {
+        let m = &*self.f.machine;
+        let mut buf = Vec::new();
+        let mut pacer = crate::reasoner::Pacer::new(deadline);
+        for _ in 0..self.max_playout_steps {
+            if m.is_terminal(&state) {
+                return Some((state, true));
+            }
+            if pacer.passed() {
+                return None;
+            }
+            let mut joint = Vec::with_capacity(m.num_roles());
+            for r in 0..m.num_roles() {
+                m.legal_moves(&state, r, &mut buf);
+                if buf.is_empty() {
+                    return Some((state, false));
+                }
+                let i = self.rng.gen_range(0..buf.len());
+                if r == role && buf.len() > 1 {
+                    seen.push((state.clone(), i, buf.len()));
+                }
+                joint.push(buf[i].clone());
+            }
+            state = m.next_state(&state, &joint);
+        }
+        let terminal = m.is_terminal(&state);
+        Some((state, terminal))
     }
 
     /// Runs about `n` playouts per move (whole rounds over the legal moves)
@@ -162,10 +219,17 @@ impl<M: StateMachine> McPlayer<M> {
         deadline: Option<Instant>,
         max_rounds: u64,
     ) -> Result<Vec<(M::Move, MoveStats)>> {
-        let m = &*self.f.machine;
-        let state = &self.f.state;
+        let machine = Arc::clone(&self.f.machine);
+        let m = &*machine;
+        let state = &self.f.state.clone();
         let ours = self.f.legal(role)?;
         let mut stats = vec![MoveStats::default(); ours.len()];
+        if let Some(known) = self.memory.as_ref().and_then(|mem| mem.get(state)) {
+            if known.len() == stats.len() {
+                stats.clone_from(known);
+            }
+        }
+        let mut seen = Vec::new();
         let mut others: Vec<Vec<M::Move>> = Vec::new();
         for r in 0..m.num_roles() {
             others.push(if r == role {
@@ -195,23 +259,44 @@ impl<M: StateMachine> McPlayer<M> {
                     })
                     .collect();
                 let next = m.next_state(state, &joint);
-                let Some((end, terminal, _)) = playout(
-                    m,
-                    next,
-                    &RandomPlayout,
-                    &mut self.rng,
-                    self.max_playout_steps,
-                    deadline,
-                    None,
-                    &mut buf,
-                ) else {
+                let end = if self.memory.is_some() {
+                    seen.clear();
+                    self.remembered_playout(next, role, deadline, &mut seen)
+                } else {
+                    playout(
+                        m,
+                        next,
+                        &RandomPlayout,
+                        &mut self.rng,
+                        self.max_playout_steps,
+                        deadline,
+                        None,
+                        &mut buf,
+                    )
+                    .map(|(end, terminal, _)| (end, terminal))
+                };
+                let Some((end, terminal)) = end else {
                     break 'outer;
                 };
                 GoalEvaluator.evaluate(m, &end, terminal, &mut values);
                 stats[i].visits += 1;
                 stats[i].sum += values[role];
+                if let Some(mem) = &mut self.memory {
+                    if mem.len() > MEMORY_STATES {
+                        mem.clear();
+                    }
+                    for (s, k, n) in seen.drain(..) {
+                        let e = mem.entry(s).or_default();
+                        e.resize(n, MoveStats::default());
+                        e[k].visits += 1;
+                        e[k].sum += values[role];
+                    }
+                }
             }
             rounds += 1;
+        }
+        if let Some(mem) = &mut self.memory {
+            mem.insert(state.clone(), stats.clone());
         }
         Ok(ours.into_iter().zip(stats).collect())
     }
@@ -239,9 +324,17 @@ impl<M: StateMachine> Player for McPlayer<M> {
             .ok_or_else(|| anyhow!("no legal move"))?;
         Ok(self.f.machine.move_term(&best))
     }
-    fn stop(&mut self, _previous: &[Term], _info: &MatchInfo) {}
+    fn stop(&mut self, _previous: &[Term], _info: &MatchInfo) {
+        if let Some(mem) = &mut self.memory {
+            mem.clear();
+        }
+    }
     fn name(&self) -> String {
-        "mc".into()
+        if self.memory.is_some() {
+            "mcm".into()
+        } else {
+            "mc".into()
+        }
     }
 }
 

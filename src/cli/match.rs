@@ -16,10 +16,9 @@ use super::{clock, match_error};
 #[derive(clap::Args)]
 pub struct Args {
     game: PathBuf,
-    /// random, legal, mc, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff, joined
-    /// by +: uct+rave+mast), alphabeta, maxn, auto (meta-choice) or
-    /// http://HOST:PORT; once per role,
-    /// in role order.
+    /// random, legal, mc, mcm (mc with memory), uct, uct+ENHANCEMENTS (rave,
+    /// widen, mast, cutoff, joined by +: uct+rave+mast), alphabeta, maxn, auto
+    /// (meta-choice) or http://HOST:PORT; once per role, in role order.
     #[arg(long = "player", required = true)]
     players: Vec<PlayerSpec>,
     /// Start clock in seconds.

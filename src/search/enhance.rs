@@ -14,6 +14,8 @@
 //! - **MAST** (move-average sampling, CadiaPlayer): a table per tree of every
 //!   (role, move)'s mean value over all iterations, whatever the state;
 //!   playouts pick moves by a Gibbs (Boltzmann) distribution over those means.
+//! - **Decisive moves** (Teytaud & Teytaud 2010): in a playout, a role alone
+//!   on the move takes a move that wins at once.
 //! - **Cut-off**: playouts stop after a fixed number of joint moves and are
 //!   scored by the game's goals there (for games whose goal says something
 //!   before the end; the player's meta-choice tests that).
@@ -42,6 +44,9 @@ pub struct Enhancements {
     pub mast: Option<f64>,
     /// Playouts cut off after this many joint moves.
     pub cutoff: Option<usize>,
+    /// Decisive moves in playouts: a role alone on the move takes a move
+    /// that wins at once (Teytaud & Teytaud 2010).
+    pub decisive: bool,
 }
 
 /// RAVE's default equivalence parameter.
@@ -58,6 +63,11 @@ impl Enhancements {
     /// from them).
     pub fn records(&self) -> bool {
         self.rave.is_some() || self.mast.is_some()
+    }
+
+    /// Whether playouts need a policy other than uniform random moves.
+    pub fn steers_playouts(&self) -> bool {
+        self.mast.is_some() || self.decisive
     }
 
     pub fn is_plain(&self) -> bool {
@@ -78,6 +88,7 @@ impl FromStr for Enhancements {
                 None if part == "mast" => e.mast = Some(MAST_TAU),
                 None if part == "widen" => e.widening = true,
                 None if part == "cutoff" => e.cutoff = Some(CUTOFF),
+                None if part == "decisive" => e.decisive = true,
                 Some(("cutoff", n)) => match n.parse::<usize>() {
                     Ok(n) if n > 0 => e.cutoff = Some(n),
                     _ => bail!("cutoff:{n}: the depth must be a positive number of moves"),
@@ -91,7 +102,7 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, decisive or cutoff (cutoff:N)"
                 ),
             }
         }
@@ -123,6 +134,9 @@ impl fmt::Display for Enhancements {
             Some(CUTOFF) => parts.push("cutoff".into()),
             Some(n) => parts.push(format!("cutoff:{n}")),
             None => {}
+        }
+        if self.decisive {
+            parts.push("decisive".into());
         }
         f.write_str(&parts.join("+"))
     }
@@ -267,6 +281,51 @@ impl<M: StateMachine> PlayoutPolicy<M> for MastPolicy<'_, M> {
             self.tau,
             rng,
         )
+    }
+}
+
+/// Decisive moves: where `role` alone has a choice, a move after which the
+/// game is over with goal 100 for it is taken; otherwise `inner` chooses.
+pub struct DecisivePolicy<'a, M: StateMachine> {
+    pub inner: &'a dyn PlayoutPolicy<M>,
+}
+
+impl<M: StateMachine> PlayoutPolicy<M> for DecisivePolicy<'_, M> {
+    fn choose(
+        &self,
+        machine: &M,
+        state: &M::State,
+        role: RoleIdx,
+        legal: &[M::Move],
+        rng: &mut SmallRng,
+    ) -> usize {
+        if legal.len() > 1 {
+            let mut joint = Vec::with_capacity(machine.num_roles());
+            let mut alone = true;
+            let mut buf = Vec::new();
+            for r in 0..machine.num_roles() {
+                if r == role {
+                    joint.push(legal[0].clone());
+                    continue;
+                }
+                machine.legal_moves(state, r, &mut buf);
+                if buf.len() != 1 {
+                    alone = false;
+                    break;
+                }
+                joint.push(buf[0].clone());
+            }
+            if alone {
+                for (i, mv) in legal.iter().enumerate() {
+                    joint[role] = mv.clone();
+                    let next = machine.next_state(state, &joint);
+                    if machine.is_terminal(&next) && machine.goal(&next, role) == Some(100) {
+                        return i;
+                    }
+                }
+            }
+        }
+        self.inner.choose(machine, state, role, legal, rng)
     }
 }
 

@@ -7,8 +7,8 @@
 //! simultaneous, and whether the goal relation says something before the end
 //! (defined in nearly every non-terminal state, not constant, and correlated
 //! with the final goal: goal stability in the sense of CadiaPlayer and
-//! Sancho). Then paranoid alpha-beta is given a slice of the time: a tree it
-//! solves is played by it, proven.
+//! Sancho). Then, in a turn-taking game, paranoid alpha-beta is given the
+//! rest of the time: a tree it solves is played by it, proven.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::enhance::{Enhancements, CUTOFF, MAST_TAU, RAVE_K};
+use super::enhance::{Enhancements, CUTOFF};
 use super::minimax::{Kind, Minimax};
 use crate::reasoner::{RoleIdx, StateMachine};
 
@@ -43,9 +43,11 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The goal relation scores non-terminal states meaningfully.
+    /// The goal relation scores non-terminal states well enough to stop a
+    /// playout early and score it by the goal: halfway through a playout it
+    /// predicts the final goal closely.
     pub fn goal_informative(&self) -> bool {
-        self.goal_correlation.is_some_and(|c| c >= 0.3)
+        self.goal_correlation.is_some_and(|c| c >= 0.9)
     }
 }
 
@@ -181,14 +183,16 @@ fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
 
 /// The configuration for a game so profiled, and why.
 ///
-/// - A game alpha-beta proved at the start is played by alpha-beta.
-/// - Otherwise UCT with MAST playouts, the enhancement that helped on every
-///   game of the arena table in docs/benchmarks.md, and RAVE where every
-///   state has few moves and playouts are many (its AMAF values need
-///   iterations to mean something, and at a node with hundreds of moves the
-///   AMAF update costs more than it brings).
-/// - Playouts are cut off where the goal relation predicts the final goal and
-///   playouts are long: the goal at the cut replaces the rest of the playout.
+/// - A turn-taking game that alpha-beta proved at the start is played by
+///   alpha-beta: every move it makes keeps the proven value.
+/// - Otherwise plain UCT. RAVE, MAST and decisive playouts are options
+///   (`uct+rave`, ...), not chosen: in the arena series of
+///   docs/benchmarks.md (0.2 s a move) none of them beat plain UCT on
+///   connectFour or breakthrough. They cost iterations (RAVE 4-25%, MAST
+///   up to half, decisive moves 4-24x) that the clock does not give back.
+/// - The profile's other findings (an informative goal, long playouts) are
+///   logged with the choice; a cut-off is chosen only where the goal
+///   predicts the final goal closely (r >= 0.9) and playouts are long.
 pub fn choose(p: &Profile) -> (Choice, String) {
     if let Some(v) = p.proven {
         return (
@@ -196,12 +200,9 @@ pub fn choose(p: &Profile) -> (Choice, String) {
             format!("alpha-beta proved the game's value ({v}) at the start"),
         );
     }
-    let mut e = Enhancements {
-        mast: Some(MAST_TAU),
-        ..Enhancements::default()
-    };
+    let mut e = Enhancements::default();
     let mut why = vec![format!(
-        "{:.0} playouts/s, {:.1} moves deep, branching {:.1}{}",
+        "{:.0} playouts/s, {:.1} moves deep, branching {:.1}{}{}",
         p.playouts_per_s,
         p.depth,
         p.branching,
@@ -209,18 +210,19 @@ pub fn choose(p: &Profile) -> (Choice, String) {
             ", simultaneous moves"
         } else {
             ""
+        },
+        match p.goal_correlation {
+            Some(r) => format!(", goal halfway against final goal r = {r:.2}"),
+            None => ", no goal before the end".into(),
         }
     )];
-    if p.branching <= 64.0 && p.playouts_per_s >= 100.0 {
-        e.rave = Some(RAVE_K);
-        why.push("RAVE: few moves a state and playouts enough".into());
-    }
     if p.goal_informative() && p.depth > 2.0 * CUTOFF as f64 {
         e.cutoff = Some(CUTOFF);
         why.push(format!(
-            "cut-off at {CUTOFF}: the goal halfway predicts the final one (r = {:.2})",
-            p.goal_correlation.unwrap_or(0.0)
+            "cut-off at {CUTOFF}: the goal halfway predicts the final one"
         ));
+    } else if p.roles > 1 {
+        why.push("no proof at the start: plain UCT".into());
     }
     (Choice::Uct(e), why.join("; "))
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
-use super::enhance::{self, Enhancements, MastPolicy, MastTable};
+use super::enhance::{self, DecisivePolicy, Enhancements, MastPolicy, MastTable};
 use super::policy::{playout, Evaluator, MoveStats, PlayoutPolicy, TreePolicy};
 use crate::reasoner::StateMachine;
 
@@ -172,7 +172,8 @@ impl<M: StateMachine> Policies<'_, M> {
     ) -> bool {
         let roles = machine.num_roles();
         let mast = mast.zip(self.enh.mast);
-        if self.enh.records() && mast.is_none() && M::FAST_PLAYOUT && self.plain && roles > 1 {
+        let fast = M::FAST_PLAYOUT && self.plain && roles > 1 && !self.enh.decisive;
+        if self.enh.records() && mast.is_none() && fast {
             let p = machine.playout_recorded(
                 &from,
                 rng,
@@ -191,7 +192,7 @@ impl<M: StateMachine> Policies<'_, M> {
             d.played = true;
             return true;
         }
-        if !self.enh.records() {
+        if !self.enh.records() && !self.enh.decisive {
             match self.fast_playout(machine, &from, rng, deadline, goals, &mut d.values) {
                 Some(Some(terminal)) => {
                     d.terminal = terminal;
@@ -213,7 +214,7 @@ impl<M: StateMachine> Policies<'_, M> {
         } else {
             None
         };
-        let policy: &dyn PlayoutPolicy<M>;
+        let mut policy: &dyn PlayoutPolicy<M>;
         let mast_policy;
         match mast {
             Some((table, tau)) => {
@@ -221,6 +222,11 @@ impl<M: StateMachine> Policies<'_, M> {
                 policy = &mast_policy;
             }
             None => policy = self.playout,
+        }
+        let decisive;
+        if self.enh.decisive {
+            decisive = DecisivePolicy { inner: policy };
+            policy = &decisive;
         }
         let Some((end, terminal, _)) = playout(
             machine,
