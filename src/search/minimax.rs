@@ -12,7 +12,9 @@
 //!   earlier roles' choices. No pruning (max^n's shallow pruning needs a
 //!   bound on the goals' sum that GDL does not give).
 //!
-//! Values are goals 0..100. A leaf at the depth limit is scored by the goal
+//! Values are goals 0..100, and alpha-beta's window is (0, 100): a move
+//! that reaches 100 for us (0 for a reply against us) ends the search of its
+//! node, since no goal is higher (lower). A leaf at the depth limit is scored by the goal
 //! the game gives there (many games define one in every state), 50 when it
 //! gives none. A search whose every leaf was terminal is *complete*: its value
 //! is the game's, proven.
@@ -154,7 +156,7 @@ impl<M: StateMachine> Minimax<M> {
         }
         let (values, complete) = match self.kind {
             Kind::Paranoid => {
-                let (v, c) = self.alphabeta(state, depth, -1.0, 101.0)?;
+                let (v, c) = self.alphabeta(state, depth, 0.0, 100.0)?;
                 (vec![v], c)
             }
             Kind::MaxN => self.maxn(state, depth)?,
