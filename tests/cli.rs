@@ -423,3 +423,57 @@ fn replay_errors_name_the_step_or_line() {
     ]);
     assert_fails(&o, &["/nonexistent/plan.txt"]);
 }
+
+/// `bench playouts` and `bench search` take lists of thread counts: a row
+/// each, with the speed-up over the first count.
+#[test]
+fn benches_take_lists_of_thread_counts() {
+    let path = common::puzzle_path("tictactoe");
+    let game = path.to_str().expect("a UTF-8 path");
+    let o = run(&[
+        "bench",
+        "playouts",
+        game,
+        "--engine",
+        "propnet",
+        "--seconds",
+        "0.1",
+        "--threads",
+        "1,2",
+        "--json",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let rows: Vec<Value> = o
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    let threads: Vec<u64> = rows
+        .iter()
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 2]);
+    assert_eq!(rows[0]["speedup"].as_f64(), Some(1.0));
+    assert!(rows[1]["speedup"].as_f64().is_some_and(|s| s > 0.0));
+    let o = run(&[
+        "bench",
+        "search",
+        game,
+        "--seconds",
+        "0.1",
+        "--threads",
+        "1,2",
+        "--enhance",
+        "rave",
+        "--json",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let rows: Vec<Value> = o
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["threads"].as_u64(), Some(2));
+    assert_eq!(rows[0]["enhancements"].as_str(), Some("rave"));
+}

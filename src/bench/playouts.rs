@@ -30,6 +30,8 @@ pub struct EngineRun {
     pub engine: &'static str,
     /// Why that engine ([`AnyMachine::build`]'s reason).
     pub why: String,
+    /// Threads of the playouts.
+    pub threads: usize,
     /// Wall-clock and CPU seconds of the build.
     pub compile_s: f64,
     pub compile_cpu_s: f64,
@@ -47,25 +49,46 @@ impl EngineRun {
 
 /// Builds `engine` for `game`, timing the build, then runs [`timed_playouts`] on it.
 pub fn measure(game: &Game, engine: Engine, cfg: &PlayoutsConfig) -> Result<EngineRun> {
+    let mut runs = measure_threads(game, engine, cfg, &[cfg.threads])?;
+    Ok(runs.remove(0))
+}
+
+/// [`measure`] once per thread count of `threads`, on one build: how the
+/// engine scales with threads.
+pub fn measure_threads(
+    game: &Game,
+    engine: Engine,
+    cfg: &PlayoutsConfig,
+    threads: &[usize],
+) -> Result<Vec<EngineRun>> {
     let t0 = Instant::now();
     let cpu0 = thread_cpu_seconds();
     let built = AnyMachine::build(game.clone(), engine);
     let compile_s = t0.elapsed().as_secs_f64();
     let compile_cpu_s = thread_cpu_seconds() - cpu0;
     let (machine, why) = built?;
-    let throughput = machine.visit(TimedRun(cfg.clone()));
     let network = match &machine {
         AnyMachine::Propnet(n) => Some(n.stats().clone()),
         AnyMachine::Prover(_) => None,
     };
-    Ok(EngineRun {
-        engine: machine.name(),
-        why,
-        compile_s,
-        compile_cpu_s,
-        throughput,
-        network,
-    })
+    Ok(threads
+        .iter()
+        .map(|&t| {
+            let throughput = machine.visit(TimedRun(PlayoutsConfig {
+                threads: t,
+                ..cfg.clone()
+            }));
+            EngineRun {
+                engine: machine.name(),
+                why: why.clone(),
+                threads: t.max(1),
+                compile_s,
+                compile_cpu_s,
+                throughput,
+                network: network.clone(),
+            }
+        })
+        .collect())
 }
 
 /// Timed playouts on whichever engine was built.

@@ -53,8 +53,10 @@ struct PlayoutsArgs {
     /// Seconds of playouts per game and engine.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    /// Thread counts, comma-separated (`1,2,4,8`): one row each, with the
+    /// speed-up over the first and the CPU time per playout against it.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
     /// One engine only (default: the prover and the propnet).
     #[arg(long, value_enum)]
     engine: Option<Engine>,
@@ -78,10 +80,13 @@ impl PlayoutsArgs {
         };
         if !self.json {
             println!(
-                "{:<24} {:<8} {:>12} {:>12} {:>12} {:>9} {:>11} {:>8} {:>8}",
+                "{:<24} {:<8} {:>7} {:>12} {:>8} {:>9} {:>12} {:>12} {:>9} {:>11} {:>8} {:>8}",
                 "game",
                 "engine",
+                "threads",
                 "playouts/s",
+                "speed-up",
+                "cpu/playout",
                 "states/s",
                 "playouts/cpu",
                 "compile_s",
@@ -92,7 +97,7 @@ impl PlayoutsArgs {
         }
         let cfg = PlayoutsConfig {
             seconds: self.seconds,
-            threads: self.threads,
+            threads: self.threads.first().copied().unwrap_or(1),
             seed: self.seed,
             max_steps: self.max_steps,
         };
@@ -108,8 +113,12 @@ impl PlayoutsArgs {
                 }
             };
             for &e in &engines {
-                match playouts::measure(&g, e, &cfg) {
-                    Ok(run) => self.print_row(&name, &run),
+                match playouts::measure_threads(&g, e, &cfg, &self.threads) {
+                    Ok(runs) => {
+                        for run in &runs {
+                            self.print_row(&name, run, &runs[0]);
+                        }
+                    }
                     Err(err) => {
                         failed = true;
                         eprintln!("{name}: {err:#}");
@@ -120,15 +129,24 @@ impl PlayoutsArgs {
         Ok(if failed { 1 } else { 0 })
     }
 
-    fn print_row(&self, name: &str, run: &EngineRun) {
+    /// One run; `first` is the run of the first thread count, which the
+    /// speed-up and the CPU time per playout are relative to.
+    fn print_row(&self, name: &str, run: &EngineRun, first: &EngineRun) {
         let t = &run.throughput;
         let avg = run.avg_length();
+        let speedup = t.playouts_per_s() / first.throughput.playouts_per_s().max(1e-9);
+        // CPU per playout against the first run's: above 1 the threads cost
+        // each other (locks, shared cache lines, the allocator).
+        let cpu_per_playout =
+            first.throughput.playouts_per_cpu_s() / t.playouts_per_cpu_s().max(1e-9);
         if self.json {
             let row = serde_json::json!({
                 "game": name,
                 "engine": run.engine,
                 "why": run.why,
-                "threads": self.threads,
+                "threads": run.threads,
+                "speedup": speedup,
+                "cpu_per_playout_relative": cpu_per_playout,
                 "playouts": t.playouts,
                 "seconds": t.seconds,
                 "playouts_per_s": t.playouts_per_s(),
@@ -144,10 +162,13 @@ impl PlayoutsArgs {
             println!("{row}");
         } else {
             println!(
-                "{:<24} {:<8} {:>12.0} {:>12.0} {:>12.0} {:>9.3} {:>11.3} {:>8} {:>8.1}",
+                "{:<24} {:<8} {:>7} {:>12.0} {:>7.2}x {:>8.2}x {:>12.0} {:>12.0} {:>9.3} {:>11.3} {:>8} {:>8.1}",
                 name,
                 run.engine,
+                run.threads,
                 t.playouts_per_s(),
+                speedup,
+                cpu_per_playout,
                 t.states_per_s(),
                 t.playouts_per_cpu_s(),
                 run.compile_s,
@@ -333,9 +354,10 @@ struct SearchArgs {
     games: Vec<PathBuf>,
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
-    /// Threads of the search (the raw playouts stay on one thread).
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    /// Threads of the search, comma-separated (`1,2,4`): one row each, with
+    /// the speed-up over the first (the raw playouts stay on one thread).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
     /// How the threads share the search: root (a tree each) or tree (one tree).
     #[arg(long, value_enum, default_value_t = Parallel::Root)]
     parallel: Parallel,
@@ -352,28 +374,35 @@ impl SearchArgs {
     fn run(self) -> Result<u8> {
         for path in &self.games {
             let g = gdl::load(path)?;
-            let r = search_bench(
-                &game_name(path),
-                g,
-                self.engine,
-                self.seconds,
-                self.threads,
-                self.parallel,
-                self.enhance,
-            )?;
-            if self.json {
-                println!("{}", serde_json::to_string(&r)?);
-            } else {
-                print_search_row(&r);
+            let mut first: Option<f64> = None;
+            for &threads in &self.threads {
+                let r = search_bench(
+                    &game_name(path),
+                    g.clone(),
+                    self.engine,
+                    self.seconds,
+                    threads,
+                    self.parallel,
+                    self.enhance,
+                )?;
+                let base = *first.get_or_insert(r.iterations_per_s);
+                let speedup = r.iterations_per_s / base.max(1e-9);
+                if self.json {
+                    let mut v = serde_json::to_value(&r)?;
+                    v["speedup"] = serde_json::json!(speedup);
+                    println!("{v}");
+                } else {
+                    print_search_row(&r, speedup);
+                }
             }
         }
         Ok(0)
     }
 }
 
-fn print_search_row(r: &SearchBench) {
+fn print_search_row(r: &SearchBench, speedup: f64) {
     println!(
-        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel{})  ratio {:.2}  nodes {}",
+        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel{}, {speedup:.2}x)  ratio {:.2}  nodes {}",
         r.game,
         r.engine,
         r.playouts_per_s,

@@ -14,7 +14,8 @@
 //! needs: per state, what `legal`, `terminal` and `next` need; on demand, what
 //! `goal` needs; per joint move, the nodes that read `does`. A state is a bitset of
 //! fluents and a move an index, so a playout ([`Propnet::playout_from`]) allocates
-//! nothing: it runs in a per-thread scratch taken from a pool, and the network
+//! nothing: it runs in a per-thread scratch (each thread keeps its own, taken
+//! from a shared pool once), and the network
 //! itself is immutable, so any number of threads share it.
 //!
 //! When no recursive component feeds the per-state outputs (nearly every game),
@@ -53,7 +54,7 @@ mod rows;
 mod scratch;
 
 use hashbrown::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rand::Rng;
@@ -128,6 +129,12 @@ struct Terms {
     move_of: HashMap<TermId, u32>,
 }
 
+/// A network id not given before (see `Propnet::id`).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The compiled network.
 pub struct Propnet {
     game: Game,
@@ -142,7 +149,11 @@ pub struct Propnet {
     prop: Propagation,
     out: Outputs,
     init: PropnetState,
-    scratch: Mutex<Vec<Scratch>>,
+    /// Scratches not held by a thread (see `playout.rs`).
+    scratch: Arc<Mutex<Vec<Scratch>>>,
+    /// Tells this network's scratches from other networks' in a thread's
+    /// own cache; never reused.
+    id: u64,
     stats: NetStats,
 }
 

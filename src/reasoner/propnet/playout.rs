@@ -2,6 +2,8 @@
 //! a joint move, reading the goals, and the random playout that chains them
 //! without allocating.
 
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use rand::Rng;
@@ -10,6 +12,30 @@ use super::lit::Node;
 use super::scratch::Scratch;
 use super::{Propnet, PropnetState};
 use crate::reasoner::{Pacer, Playout};
+
+/// Networks whose scratch a thread keeps at once (a player runs one match's
+/// network per thread; tests and benchmarks a few).
+const LOCAL_NETWORKS: usize = 4;
+
+/// A thread's scratch for one network. Dropped (evicted, or when the thread
+/// ends) it goes back to the network's pool, unless the network is gone.
+struct Local {
+    id: u64,
+    pool: Weak<Mutex<Vec<Scratch>>>,
+    scratch: Option<Scratch>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let (Some(s), Some(pool)) = (self.scratch.take(), self.pool.upgrade()) {
+            pool.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL: RefCell<Vec<Local>> = const { RefCell::new(Vec::new()) };
+}
 
 impl Propnet {
     /// A scratch holding the state with no fluent true.
@@ -21,16 +47,60 @@ impl Propnet {
         s
     }
 
-    /// Runs `f` on a scratch from the pool (a new one when the pool is empty),
-    /// returned to the pool afterwards.
+    /// Runs `f` on this thread's scratch for the network: the one it used
+    /// last, still loaded with the state it left (a search asks about the
+    /// same state several times in a row), else one from the pool or a new
+    /// one. A thread keeps its scratch between calls, so threads never hand
+    /// scratches to each other and take no lock after the first call: a
+    /// shared pool taken from on every call made the threads queue on its
+    /// lock and reload each other's states.
     pub(super) fn with_scratch<T>(&self, f: impl FnOnce(&mut Scratch) -> T) -> T {
-        let taken = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut s = taken.unwrap_or_else(|| self.new_scratch());
+        let id = self.id;
+        let mine = LOCAL
+            .try_with(|l| {
+                let mut l = l.borrow_mut();
+                l.iter_mut()
+                    .find(|x| x.id == id)
+                    .and_then(|x| x.scratch.take())
+            })
+            .ok()
+            .flatten();
+        let mut s = mine.unwrap_or_else(|| {
+            let taken = self.scratch.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            taken.unwrap_or_else(|| self.new_scratch())
+        });
         let out = f(&mut s);
-        self.scratch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(s);
+        let kept = LOCAL.try_with(|l| {
+            let mut l = l.borrow_mut();
+            match l.iter().position(|x| x.id == id) {
+                Some(i) if l[i].scratch.is_none() => {
+                    l[i].scratch = Some(s);
+                    None
+                }
+                // A nested call holds the slot's scratch already.
+                Some(_) => Some(s),
+                None => {
+                    if l.len() >= LOCAL_NETWORKS {
+                        // The oldest goes back to its network's pool.
+                        l.remove(0);
+                    }
+                    l.push(Local {
+                        id,
+                        pool: Arc::downgrade(&self.scratch),
+                        scratch: Some(s),
+                    });
+                    None
+                }
+            }
+        });
+        // (An error: the thread is ending and its cache is gone; the scratch
+        // goes with it.)
+        if let Ok(Some(s)) = kept {
+            self.scratch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(s);
+        }
         out
     }
 

@@ -11,7 +11,7 @@ mod outputs;
 mod specialize;
 
 use hashbrown::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::eval::{Gates, Item, Programs};
 use super::lit::{Lit, Node};
@@ -285,7 +285,8 @@ impl Builder {
                 next,
             },
             init: PropnetState::pack(&found.init),
-            scratch: Mutex::new(Vec::new()),
+            scratch: Arc::new(Mutex::new(Vec::new())),
+            id: super::next_id(),
             stats,
         })
     }
