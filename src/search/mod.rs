@@ -36,7 +36,7 @@ use serde::Serialize;
 use crate::reasoner::{RoleIdx, StateMachine};
 pub use enhance::Enhancements;
 use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
-use tree::{Node, Policies, Tree};
+use tree::{Node, Policies, Selected, Tree};
 
 /// How several threads share the work of one search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -425,7 +425,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
 }
 
 /// Tree parallel: `threads` threads on one tree behind a mutex. Selection,
-/// expansion and backup hold the lock; playouts (most of the time) do not. The
+/// attaching a new node and backup hold the lock; the expansion's step, the
+/// new node's legal moves and the playouts do not. The
 /// visits counted on the way down act as virtual loss, steering the other threads
 /// elsewhere while a playout is out.
 fn shared_tree<M: StateMachine>(
@@ -448,14 +449,23 @@ fn shared_tree<M: StateMachine>(
                 let mut buf = Vec::new();
                 let mut goals = Vec::new();
                 while Instant::now() < deadline {
-                    let descent = {
+                    let selected = {
                         let mut t = lock();
                         if t.root().solved {
                             break;
                         }
-                        t.descend(machine, pol, Some(deadline))
+                        t.select(machine, pol, Some(deadline))
                     };
-                    let Some(mut d) = descent else { break };
+                    // The expansion's step and the new node's legal moves
+                    // run without the lock.
+                    let mut d = match selected {
+                        None => break,
+                        Some(Selected::Done(d)) => d,
+                        Some(Selected::Expand(e)) => {
+                            let (child, next) = e.expand(machine, pol);
+                            lock().attach(machine, e, child, next)
+                        }
+                    };
                     if let Some(from) = d.from.take() {
                         // MAST's table lives in the tree, behind the lock:
                         // tree-parallel playouts are random (or RAVE's).

@@ -292,6 +292,37 @@ pub(crate) struct Descent<M: StateMachine> {
     pub one_player: bool,
 }
 
+/// What selection found: a descent that needs no expansion (it ended in a
+/// solved node), or an edge to expand.
+pub(crate) enum Selected<M: StateMachine> {
+    Done(Descent<M>),
+    Expand(Expansion<M>),
+}
+
+/// An edge to expand: the parent's state and the joint move, and whether the
+/// tree may grow (else the playout starts from the next state, no node kept).
+pub(crate) struct Expansion<M: StateMachine> {
+    d: Descent<M>,
+    parent: NodeId,
+    key: u64,
+    state: M::State,
+    joint: Vec<M::Move>,
+    grow: bool,
+}
+
+impl<M: StateMachine> Expansion<M> {
+    /// The expansion's step and, when the tree may grow, the new node (its
+    /// legal moves, terminal values): the work that needs no tree.
+    pub fn expand(&self, machine: &M, pol: &Policies<M>) -> (Option<Node<M>>, Option<M::State>) {
+        let next = machine.next_state(&self.state, &self.joint);
+        if self.grow {
+            (Some(Node::new(machine, next, pol.eval)), None)
+        } else {
+            (None, Some(next))
+        }
+    }
+}
+
 impl<M: StateMachine> Tree<M> {
     pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
         Tree {
@@ -353,6 +384,26 @@ impl<M: StateMachine> Tree<M> {
         pol: &Policies<M>,
         deadline: Option<Instant>,
     ) -> Option<Descent<M>> {
+        match self.select(machine, pol, deadline)? {
+            Selected::Done(d) => Some(d),
+            Selected::Expand(e) => {
+                let (child, next) = e.expand(machine, pol);
+                Some(self.attach(machine, e, child, next))
+            }
+        }
+    }
+
+    /// Selection: walks down by the tree policy (counting the visits, see
+    /// [`Tree::descend`]) to a solved node or to an edge with no child yet,
+    /// whose expansion [`Expansion::expand`] computes without the tree (a
+    /// tree shared by threads is unlocked meanwhile) and [`Tree::attach`]
+    /// adds.
+    pub fn select(
+        &mut self,
+        machine: &M,
+        pol: &Policies<M>,
+        deadline: Option<Instant>,
+    ) -> Option<Selected<M>> {
         let roles = machine.num_roles();
         let mut d = Descent {
             path: Vec::new(),
@@ -372,7 +423,7 @@ impl<M: StateMachine> Tree<M> {
             if n.solved {
                 d.values.clone_from(&n.values);
                 d.terminal = machine.is_terminal(&n.state);
-                return Some(d);
+                return Some(Selected::Done(d));
             }
             let start = d.moves.len();
             for r in 0..roles {
@@ -412,24 +463,55 @@ impl<M: StateMachine> Tree<M> {
                 .zip(idx)
                 .map(|(l, &i)| l[i].clone())
                 .collect();
-            let next = machine.next_state(&n.state, &joint);
-            if !(n.keyable && self.nodes.len() < self.node_limit) {
-                d.from = Some(next);
-                return Some(d);
-            }
-            let child = Node::new(machine, next, pol.eval);
-            let id = self.nodes.len() as NodeId;
-            self.nodes[node as usize].children.insert(key, id);
-            self.nodes.push(child);
-            let c = &self.nodes[id as usize];
-            if c.solved {
-                d.values.clone_from(&c.values);
-                d.terminal = machine.is_terminal(&c.state);
-            } else {
-                d.from = Some(c.state.clone());
-            }
-            return Some(d);
+            let grow = n.keyable && self.nodes.len() < self.node_limit;
+            return Some(Selected::Expand(Expansion {
+                d,
+                parent: node,
+                key,
+                state: n.state.clone(),
+                joint,
+                grow,
+            }));
         }
+    }
+
+    /// Adds the child `child` (state `next`) an expansion computed, unless
+    /// another thread added that child meanwhile (then its node is used), and
+    /// says where the playout starts.
+    pub fn attach(
+        &mut self,
+        machine: &M,
+        e: Expansion<M>,
+        child: Option<Node<M>>,
+        next: Option<M::State>,
+    ) -> Descent<M> {
+        let mut d = e.d;
+        let Some(child) = child else {
+            d.from = next;
+            return d;
+        };
+        let existing = self.nodes[e.parent as usize].children.get(&e.key).copied();
+        let id = match existing {
+            Some(id) => id,
+            None if self.nodes.len() < self.node_limit => {
+                let id = self.nodes.len() as NodeId;
+                self.nodes[e.parent as usize].children.insert(e.key, id);
+                self.nodes.push(child);
+                id
+            }
+            None => {
+                d.from = Some(child.state);
+                return d;
+            }
+        };
+        let c = &self.nodes[id as usize];
+        if c.solved {
+            d.values.clone_from(&c.values);
+            d.terminal = machine.is_terminal(&c.state);
+        } else {
+            d.from = Some(c.state.clone());
+        }
+        d
     }
 
     /// Takes back the visits of a descent whose playout was abandoned.
