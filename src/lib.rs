@@ -15,6 +15,7 @@ pub mod asp;
 pub mod bench;
 pub mod cputime;
 pub mod gdl;
+pub mod learn;
 pub mod player;
 pub mod priority;
 pub mod protocol;
