@@ -23,6 +23,7 @@ struct Cli {
 enum Command {
     Check(cli::check::Args),
     Inspect(cli::inspect::Args),
+    Learn(cli::learn::Args),
     Simulate(cli::simulate::Args),
     Match(cli::r#match::Args),
     Serve(cli::serve::Args),
@@ -45,6 +46,7 @@ fn main() {
     let result = match cli.command {
         Command::Check(args) => args.run(),
         Command::Inspect(args) => args.run(),
+        Command::Learn(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Match(args) => args.run(),
         Command::Serve(args) => args.run(),

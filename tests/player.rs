@@ -28,6 +28,7 @@ fn config(solver: Option<SolverConfig>) -> ServerConfig {
             ponder: true,
             seed: 7,
             meta: true,
+            model: None,
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,

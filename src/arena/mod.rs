@@ -78,6 +78,11 @@ pub enum PlayerSpec {
     MaxN,
     /// Meta-choice (`auto`): the configuration the game's profile suggests.
     Auto,
+    /// UCT with a learned model's value at the leaves and its exploration
+    /// constant (`nn-uct`; needs `--model`).
+    NnUct,
+    /// Alpha-beta with a learned model's value at the leaves (`nn-alphabeta`).
+    NnAlphaBeta,
     /// A GGP player at `http://HOST:PORT`.
     Http(String),
 }
@@ -94,6 +99,8 @@ impl FromStr for PlayerSpec {
             "alphabeta" => PlayerSpec::AlphaBeta,
             "maxn" => PlayerSpec::MaxN,
             "auto" => PlayerSpec::Auto,
+            "nn-uct" => PlayerSpec::NnUct,
+            "nn-alphabeta" => PlayerSpec::NnAlphaBeta,
             l if l.starts_with("uct+") => {
                 let e: crate::search::Enhancements = l["uct+".len()..]
                     .parse()
@@ -105,7 +112,7 @@ impl FromStr for PlayerSpec {
                 }
             }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-alphabeta or http://HOST:PORT"),
         })
     }
 }
@@ -122,6 +129,8 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::AlphaBeta => f.write_str("alphabeta"),
             PlayerSpec::MaxN => f.write_str("maxn"),
             PlayerSpec::Auto => f.write_str("auto"),
+            PlayerSpec::NnUct => f.write_str("nn-uct"),
+            PlayerSpec::NnAlphaBeta => f.write_str("nn-alphabeta"),
             PlayerSpec::Http(u) => f.write_str(u),
         }
     }
@@ -153,6 +162,8 @@ pub struct MatchConfig {
     pub kif: Option<String>,
     pub match_id: Option<String>,
     pub observer: Option<StepObserver>,
+    /// The learned model `nn-uct` and `nn-alphabeta` play with.
+    pub model: Option<Arc<crate::learn::Model>>,
 }
 
 impl Default for MatchConfig {
@@ -169,6 +180,7 @@ impl Default for MatchConfig {
             kif: None,
             match_id: None,
             observer: None,
+            model: None,
         }
     }
 }
@@ -332,6 +344,36 @@ pub fn build_player<M: StateMachine + 'static>(
                 p = p.with_iterations(n);
             }
             Box::new(p)
+        }
+        PlayerSpec::NnUct | PlayerSpec::NnAlphaBeta => {
+            let Some(model) = &cfg.model else {
+                bail!("{spec} plays with a learned model: give one with --model FILE (ggp-asp learn makes one)");
+            };
+            if let Err(e) = model.check_game(machine.game()) {
+                tracing::warn!("{spec}: {e}; playing plain UCT instead");
+                return build_player(&PlayerSpec::Uct, machine, seed, cfg);
+            }
+            if *spec == PlayerSpec::NnUct {
+                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+                    .with_model(Arc::clone(model));
+                if let Some(n) = cfg.iterations {
+                    p = p.with_iterations(n);
+                }
+                Box::new(p)
+            } else {
+                let m = Arc::clone(model);
+                let leaf: crate::search::minimax::Leaf<M> =
+                    Arc::new(move |machine: &M, state: &M::State, role| {
+                        100.0 * m.value(machine, state, role)
+                    });
+                let mut p =
+                    MinimaxPlayer::new(Arc::clone(machine), crate::search::minimax::Kind::Paranoid)
+                        .with_leaf(leaf);
+                if let Some(n) = cfg.iterations {
+                    p = p.with_nodes(n);
+                }
+                Box::new(p)
+            }
         }
         PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })

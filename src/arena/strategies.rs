@@ -345,6 +345,9 @@ pub struct UctPlayer<M: StateMachine> {
     cfg: SearchConfig,
     search: Option<Mcts<M>>,
     iterations: Option<u64>,
+    /// A learned model: its value scores the leaves (no playouts) and its
+    /// exploration constant replaces the default (`nn-uct`).
+    model: Option<Arc<crate::learn::Model>>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -358,6 +361,27 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             },
             search: None,
             iterations: None,
+            model: None,
+        }
+    }
+
+    /// Plays with a learned model (`nn-uct`): its value at the leaves, its
+    /// exploration constant.
+    pub fn with_model(mut self, model: Arc<crate::learn::Model>) -> Self {
+        self.cfg.exploration = model.exploration;
+        self.cfg.max_playout_steps = 0;
+        self.model = Some(model);
+        self
+    }
+
+    fn new_search(&self) -> Mcts<M> {
+        let state = self.machine.initial_state();
+        let s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
+        match &self.model {
+            Some(m) => s.with_evaluator(Arc::new(crate::learn::NetEvaluator {
+                model: Arc::clone(m),
+            })),
+            None => s,
         }
     }
 
@@ -390,8 +414,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
 impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     fn start(&mut self, info: &MatchInfo) -> Result<()> {
         let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
-        let state = self.machine.initial_state();
-        let mut s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
+        let mut s = self.new_search();
         if self.iterations.is_none() {
             s.search_until(deadline);
         }
@@ -401,16 +424,11 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
 
     fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
         let deadline = MatchInfo::deadline(Instant::now(), info.play_clock);
-        let s = match &mut self.search {
-            Some(s) => s,
-            None => {
-                let state = self.machine.initial_state();
-                self.search.insert(Mcts::new(
-                    Arc::clone(&self.machine),
-                    state,
-                    self.cfg.clone(),
-                ))
-            }
+        if self.search.is_none() {
+            self.search = Some(self.new_search());
+        }
+        let Some(s) = &mut self.search else {
+            bail!("no search");
         };
         if let Some(p) = previous {
             let joint = joint_of(&*self.machine, p)?;
@@ -431,7 +449,9 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn name(&self) -> String {
-        if self.cfg.enhancements.is_plain() {
+        if self.model.is_some() {
+            "nn-uct".into()
+        } else if self.cfg.enhancements.is_plain() {
             "uct".into()
         } else {
             format!("uct+{}", self.cfg.enhancements)
@@ -447,6 +467,7 @@ pub struct MinimaxPlayer<M: StateMachine> {
     kind: Kind,
     search: Option<Minimax<M>>,
     nodes: Option<u64>,
+    leaf: Option<crate::search::minimax::Leaf<M>>,
 }
 
 impl<M: StateMachine> MinimaxPlayer<M> {
@@ -456,6 +477,21 @@ impl<M: StateMachine> MinimaxPlayer<M> {
             kind,
             search: None,
             nodes: None,
+            leaf: None,
+        }
+    }
+
+    /// Scores leaves at the depth limit with `leaf` (`nn-alphabeta`).
+    pub fn with_leaf(mut self, leaf: crate::search::minimax::Leaf<M>) -> Self {
+        self.leaf = Some(leaf);
+        self
+    }
+
+    fn new_search(&self, role: usize) -> Minimax<M> {
+        let s = Minimax::new(Arc::clone(&self.f.machine), role, self.kind);
+        match &self.leaf {
+            Some(l) => s.with_leaf(Arc::clone(l)),
+            None => s,
         }
     }
 
@@ -471,7 +507,7 @@ impl<M: StateMachine> Player for MinimaxPlayer<M> {
     fn start(&mut self, info: &MatchInfo) -> Result<()> {
         let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
         self.f.state = self.f.machine.initial_state();
-        let mut s = Minimax::new(Arc::clone(&self.f.machine), info.role, self.kind);
+        let mut s = self.new_search(info.role);
         if self.nodes.is_none() {
             // Half the clock to solve the game outright, the rest deepening.
             let now = Instant::now();
@@ -498,10 +534,12 @@ impl<M: StateMachine> Player for MinimaxPlayer<M> {
         if legal.len() == 1 {
             return Ok(self.f.machine.move_term(&legal[0]));
         }
-        let machine = Arc::clone(&self.f.machine);
-        let s = self
-            .search
-            .get_or_insert_with(|| Minimax::new(machine, info.role, self.kind));
+        if self.search.is_none() {
+            self.search = Some(self.new_search(info.role));
+        }
+        let Some(s) = &mut self.search else {
+            bail!("no search");
+        };
         let answer = match self.nodes {
             Some(n) => s.search(&self.f.state, None, Some(n)),
             None => s.search(&self.f.state, Some(deadline), None),
@@ -518,9 +556,10 @@ impl<M: StateMachine> Player for MinimaxPlayer<M> {
     }
 
     fn name(&self) -> String {
-        match self.kind {
-            Kind::Paranoid => "alphabeta".into(),
-            Kind::MaxN => "maxn".into(),
+        match (self.kind, self.leaf.is_some()) {
+            (Kind::Paranoid, true) => "nn-alphabeta".into(),
+            (Kind::Paranoid, false) => "alphabeta".into(),
+            (Kind::MaxN, _) => "maxn".into(),
         }
     }
 }

@@ -262,6 +262,9 @@ struct ArenaArgs {
     /// One JSON object per game and opponent.
     #[arg(long)]
     json: bool,
+    /// The learned model nn-uct and nn-alphabeta play with.
+    #[arg(long)]
+    model: Option<PathBuf>,
 }
 
 impl ArenaArgs {
@@ -279,6 +282,7 @@ impl ArenaArgs {
             seed: self.seed,
             engine: self.engine,
             max_steps: self.max_steps,
+            model: super::load_model(self.model.as_deref())?,
             ..MatchConfig::default()
         };
         for path in &self.games {

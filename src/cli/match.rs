@@ -48,6 +48,9 @@ pub struct Args {
     /// Print one JSON object (roles, moves, errors, goals) instead of text.
     #[arg(long)]
     json: bool,
+    /// The learned model nn-uct and nn-alphabeta play with (`ggp-asp learn`).
+    #[arg(long)]
+    model: Option<PathBuf>,
 }
 
 impl Args {
@@ -75,6 +78,7 @@ impl Args {
             kif: Some(kif),
             match_id: None,
             observer,
+            model: super::load_model(self.model.as_deref())?,
         };
         let rec = arena::run_match(&g, self.players, &cfg)?;
         if self.json {

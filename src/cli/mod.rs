@@ -10,6 +10,7 @@ pub mod bench;
 pub mod check;
 pub mod encode;
 pub mod inspect;
+pub mod learn;
 pub mod r#match;
 pub mod serve;
 pub mod simulate;
@@ -22,6 +23,13 @@ use std::time::Duration;
 use anyhow::Result;
 
 use ggp_asp::arena::MatchError;
+
+/// The model of a `--model` flag, loaded (refused when the file is not a
+/// model of this build's format).
+pub fn load_model(path: Option<&Path>) -> Result<Option<std::sync::Arc<ggp_asp::learn::Model>>> {
+    path.map(|p| ggp_asp::learn::Model::load(p).map(std::sync::Arc::new))
+        .transpose()
+}
 
 /// A clock flag's value, refused unless it is a positive, finite number of
 /// seconds that `Duration` can hold.

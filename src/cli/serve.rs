@@ -35,6 +35,10 @@ pub struct Args {
     /// Play plain UCT: no meta-choice of the search at START.
     #[arg(long)]
     no_meta: bool,
+    /// A learned model (`ggp-asp learn`): used on the rules it was trained
+    /// on, ignored on any other.
+    #[arg(long)]
+    model: Option<PathBuf>,
     /// Seconds the solver may take for one run.
     #[arg(long, default_value_t = 300.0)]
     solver_timeout: f64,
@@ -78,6 +82,11 @@ impl Args {
                 ponder: true,
                 seed: 1,
                 meta: !self.no_meta,
+                // A bad model is refused and the player plays without it.
+                model: super::load_model(self.model.as_deref()).unwrap_or_else(|e| {
+                    tracing::warn!("{e:#}; playing without a model");
+                    None
+                }),
             },
             read_timeout: Duration::from_secs_f64(self.read_timeout),
             max_body: 4 << 20,

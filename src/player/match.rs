@@ -49,6 +49,10 @@ pub struct MatchConfig {
     /// Games of two and more players: profile the game at START and choose
     /// the search ([`crate::search::meta`]); off, plain UCT.
     pub meta: bool,
+    /// A learned model: on the rules it was trained on, UCT scores its
+    /// leaves by the model's value with the model's exploration constant;
+    /// on any other rules it is ignored (and the log says so).
+    pub model: Option<Arc<crate::learn::Model>>,
 }
 
 /// How long the worker searches in one go before it looks at its messages.
@@ -354,22 +358,44 @@ impl MachineVisitor for WorkerStart {
         let state = machine.initial_state();
         let cfg = &self.setup.cfg;
         let one_player = machine.num_roles() == 1;
-        let (enhancements, minimax) = if cfg.meta && !one_player {
+        let model = cfg
+            .model
+            .as_ref()
+            .filter(|m| match m.check_game(machine.game()) {
+                Ok(()) => true,
+                Err(e) => {
+                    info!("match {}: model ignored: {e}", self.setup.id);
+                    false
+                }
+            });
+        let (enhancements, minimax) = if cfg.meta && !one_player && model.is_none() {
             self.choose(&machine, &state)
         } else {
             (Enhancements::default(), None)
         };
-        let search = Mcts::new(
-            Arc::clone(&machine),
-            state.clone(),
-            SearchConfig {
-                threads: cfg.threads.max(1),
-                seed: cfg.seed,
-                node_limit: NODE_LIMIT,
-                enhancements,
-                ..SearchConfig::default()
-            },
-        );
+        let mut search_cfg = SearchConfig {
+            threads: cfg.threads.max(1),
+            seed: cfg.seed,
+            node_limit: NODE_LIMIT,
+            enhancements,
+            ..SearchConfig::default()
+        };
+        if let Some(m) = model {
+            info!(
+                "match {}: playing nn-uct with the model ({} hidden units, exploration {:.3})",
+                self.setup.id,
+                m.network.hidden.len(),
+                m.exploration
+            );
+            search_cfg.exploration = m.exploration;
+            search_cfg.max_playout_steps = 0;
+        }
+        let mut search = Mcts::new(Arc::clone(&machine), state.clone(), search_cfg);
+        if let Some(m) = model {
+            search = search.with_evaluator(Arc::new(crate::learn::NetEvaluator {
+                model: Arc::clone(m),
+            }));
+        }
         let setup = &self.setup;
         let mut w = Worker {
             id: setup.id.clone(),

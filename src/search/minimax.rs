@@ -80,7 +80,13 @@ pub struct Minimax<M: StateMachine> {
     deadline: Option<Instant>,
     node_limit: Option<u64>,
     out_of_time: bool,
+    /// Scores a leaf at the depth limit for a role (0..100) in place of the
+    /// goal there (a learned value).
+    leaf: Option<Leaf<M>>,
 }
+
+/// A leaf evaluation: the state and the role, a value 0..100.
+pub type Leaf<M> = Arc<dyn Fn(&M, &<M as StateMachine>::State, RoleIdx) -> f64 + Send + Sync>;
 
 /// Max depth of iterative deepening (a game tree deeper than this is never
 /// complete; the goals and clocks of real games end far sooner).
@@ -98,7 +104,14 @@ impl<M: StateMachine> Minimax<M> {
             deadline: None,
             node_limit: None,
             out_of_time: false,
+            leaf: None,
         }
+    }
+
+    /// Scores leaves at the depth limit with `leaf` instead of the goal.
+    pub fn with_leaf(mut self, leaf: Leaf<M>) -> Self {
+        self.leaf = Some(leaf);
+        self
     }
 
     pub fn kind(&self) -> Kind {
@@ -222,7 +235,10 @@ impl<M: StateMachine> Minimax<M> {
 
     /// The value of a leaf at the depth limit for role `r`.
     fn heuristic(&self, state: &M::State, r: RoleIdx) -> f64 {
-        self.machine.goal(state, r).map_or(50.0, f64::from)
+        match &self.leaf {
+            Some(f) => f(&self.machine, state, r),
+            None => self.machine.goal(state, r).map_or(50.0, f64::from),
+        }
     }
 
     fn goal(&self, state: &M::State, r: RoleIdx) -> f64 {

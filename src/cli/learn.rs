@@ -1,0 +1,76 @@
+//! `ggp-asp learn`: a value network and a tuned exploration constant for a
+//! two-player game, from UCT self-play ([`ggp_asp::learn::train`]).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use ggp_asp::gdl;
+use ggp_asp::learn::train::{learn, LearnConfig};
+use ggp_asp::learn::Model;
+use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
+
+/// Learn a value function for a two-player game: UCT self-play, a
+/// cascade-correlation network, UCT's exploration constant tuned by the
+/// cross-entropy method; progress on stderr.
+#[derive(clap::Args)]
+pub struct Args {
+    game: PathBuf,
+    /// Where the model is written (JSON).
+    #[arg(long)]
+    out: PathBuf,
+    /// Examples (states) wanted from self-play.
+    #[arg(long, default_value_t = 2000)]
+    examples: usize,
+    /// The whole budget in seconds: self-play, training and tuning.
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    /// UCT iterations per move of self-play.
+    #[arg(long, default_value_t = 400)]
+    iterations: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    engine: Engine,
+}
+
+struct Learn(LearnConfig);
+
+impl MachineVisitor for Learn {
+    type Output = Result<Model>;
+    fn visit<M: StateMachine + 'static>(self, m: std::sync::Arc<M>) -> Result<Model> {
+        learn(m, &self.0, &mut |line| eprintln!("{line}"))
+    }
+}
+
+impl Args {
+    pub fn run(self) -> Result<u8> {
+        let g = gdl::load(&self.game)?;
+        super::clock(self.seconds, "--seconds")?;
+        let (machine, why) = AnyMachine::build(g, self.engine)?;
+        eprintln!("engine: {why}");
+        let model = machine.visit(Learn(LearnConfig {
+            examples: self.examples,
+            seconds: self.seconds,
+            iterations: self.iterations,
+            seed: self.seed,
+        }))?;
+        model
+            .save(&self.out)
+            .with_context(|| format!("saving the model to {}", self.out.display()))?;
+        let last = model
+            .reports
+            .iter()
+            .min_by(|a, b| a.test_mse.total_cmp(&b.test_mse));
+        println!(
+            "model {}: {} examples, {} inputs, {} hidden units, test error {:.4}, exploration {:.3}",
+            self.out.display(),
+            model.examples,
+            model.fluents.len(),
+            model.network.hidden.len(),
+            last.map_or(0.0, |r| r.test_mse),
+            model.exploration
+        );
+        Ok(0)
+    }
+}

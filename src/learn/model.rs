@@ -1,0 +1,170 @@
+//! A learned model on disk: the network, the inputs it reads (the game's
+//! fluents, as KIF text), the exploration constant tuned for the game, and a
+//! hash of the rules it was trained on. A versioned JSON file; a file that is
+//! truncated, of another format version or of other rules is refused with a
+//! message that says which.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use hashbrown::HashMap;
+use serde::{Deserialize, Serialize};
+
+use super::ccnn::{Cascade, UnitReport};
+use crate::gdl::print::term_to_string;
+use crate::gdl::Game;
+use crate::reasoner::StateMachine;
+
+/// What the file says it is.
+pub const FORMAT: &str = "ggp-asp-model";
+/// The format version this build reads and writes.
+pub const VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Model {
+    pub format: String,
+    pub version: u32,
+    /// [`rules_hash`] of the game trained on.
+    pub rules_hash: String,
+    pub roles: Vec<String>,
+    /// Input `i` is 1 when fluent `fluents[i]` holds.
+    pub fluents: Vec<String>,
+    /// The value (0..1) of a state for the first role.
+    pub network: Cascade,
+    /// UCT's exploration constant for the game, tuned by the cross-entropy
+    /// method.
+    pub exploration: f64,
+    pub reports: Vec<UnitReport>,
+    pub examples: usize,
+    #[serde(skip)]
+    index: HashMap<String, usize>,
+}
+
+/// A stable hash (FNV-1a, 64 bits) of the rules as printed: the same rules
+/// give the same hash on every build and machine.
+pub fn rules_hash(game: &Game) -> String {
+    let text = crate::arena::game_kif(game);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+impl Model {
+    pub fn new(
+        game: &Game,
+        fluents: Vec<String>,
+        network: Cascade,
+        exploration: f64,
+        reports: Vec<UnitReport>,
+        examples: usize,
+    ) -> Model {
+        let mut m = Model {
+            format: FORMAT.into(),
+            version: VERSION,
+            rules_hash: rules_hash(game),
+            roles: game.role_names(),
+            fluents,
+            network,
+            exploration,
+            reports,
+            examples,
+            index: HashMap::new(),
+        };
+        m.index_fluents();
+        m
+    }
+
+    fn index_fluents(&mut self) {
+        self.index = self
+            .fluents
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.clone(), i))
+            .collect();
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string(self)?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    /// Reads a model; refused when the file is not one, is truncated, or is
+    /// of another format version.
+    pub fn load(path: &Path) -> Result<Model> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the model {}", path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: not a model file (truncated or damaged JSON at line {}, column {}: {e})",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+            bail!(
+                "{}: not a ggp-asp model (no \"format\": \"{FORMAT}\")",
+                path.display()
+            );
+        }
+        match v.get("version").and_then(|x| x.as_u64()) {
+            Some(n) if n == u64::from(VERSION) => {}
+            Some(n) => bail!(
+                "{}: a model of format version {n}; this build reads version {VERSION}",
+                path.display()
+            ),
+            None => bail!("{}: the model has no format version", path.display()),
+        }
+        let mut m: Model = serde_json::from_value(v)
+            .with_context(|| format!("{}: a damaged model", path.display()))?;
+        let expect = m.fluents.len() + 1 + m.network.hidden.len();
+        if m.network.inputs != m.fluents.len() || m.network.out.len() != expect {
+            bail!(
+                "{}: a damaged model (the network's sizes do not match its inputs)",
+                path.display()
+            );
+        }
+        m.index_fluents();
+        Ok(m)
+    }
+
+    /// Refuses the model for rules other than those it was trained on.
+    pub fn check_game(&self, game: &Game) -> Result<()> {
+        let h = rules_hash(game);
+        if h != self.rules_hash {
+            bail!(
+                "the model was trained on other rules (rules hash {}, these rules {h}; roles {})",
+                self.rules_hash,
+                self.roles.join(" ")
+            );
+        }
+        Ok(())
+    }
+
+    /// The network's inputs for `state`.
+    pub fn inputs<M: StateMachine>(&self, machine: &M, state: &M::State) -> Vec<f64> {
+        let mut x = vec![0.0; self.fluents.len()];
+        let syms = &machine.game().symbols;
+        for f in machine.fluents(state) {
+            if let Some(&i) = self.index.get(&term_to_string(&f, syms)) {
+                x[i] = 1.0;
+            }
+        }
+        x
+    }
+
+    /// The value (0..1) of `state` for `role`: the network's for the first
+    /// role, its complement for the second (the games trained on are
+    /// two-player and zero-sum), 0.5 for any other.
+    pub fn value<M: StateMachine>(&self, machine: &M, state: &M::State, role: usize) -> f64 {
+        let v = self.network.value(&self.inputs(machine, state));
+        match role {
+            0 => v,
+            1 => 1.0 - v,
+            _ => 0.5,
+        }
+    }
+}

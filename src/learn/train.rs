@@ -1,0 +1,295 @@
+//! `ggp-asp learn`: examples from UCT self-play, a cascade-correlation network
+//! trained on them, and UCT's exploration constant tuned by the cross-entropy
+//! method, all within a time budget.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+use super::ccnn::{Cascade, Data, TrainConfig};
+use super::cem::{cem, CemConfig};
+use super::model::Model;
+use crate::gdl::print::term_to_string;
+use crate::reasoner::StateMachine;
+use crate::search::{Mcts, SearchConfig};
+
+/// How `learn` spends its budget.
+#[derive(Clone, Debug)]
+pub struct LearnConfig {
+    /// Examples wanted (states kept from self-play).
+    pub examples: usize,
+    /// The whole budget: about 60% to self-play, the rest to training and
+    /// tuning.
+    pub seconds: f64,
+    /// UCT iterations per move of self-play.
+    pub iterations: u64,
+    pub seed: u64,
+}
+
+/// One kept state: its fluents (KIF) and the UCT value for the first role.
+struct Example {
+    fluents: Vec<String>,
+    value: f64,
+}
+
+/// The role with a choice at `state`, if exactly one has.
+fn mover<M: StateMachine>(m: &M, state: &M::State) -> Option<usize> {
+    let mut movers = (0..m.num_roles()).filter(|&r| m.legal(state, r).len() > 1);
+    match (movers.next(), movers.next()) {
+        (Some(r), None) => Some(r),
+        _ => None,
+    }
+}
+
+/// Self-play: UCT against UCT from the initial state and from states a few
+/// random moves in (the nearest to the start first), every state of a match
+/// recorded with UCT's value estimate, those where the winner was to move
+/// kept.
+fn self_play<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    cfg: &LearnConfig,
+    until: Instant,
+    log: &mut dyn FnMut(&str),
+) -> Vec<Example> {
+    let m = &**machine;
+    let syms = &m.game().symbols;
+    let mut rng = SmallRng::seed_from_u64(cfg.seed);
+    let mut out = Vec::new();
+    let mut matches = 0u64;
+    while out.len() < cfg.examples && Instant::now() < until {
+        // Matches 0-1 from the start, then 1, 2, ... random moves in.
+        let prefix = (matches / 2) % 12;
+        let mut state = m.initial_state();
+        for _ in 0..prefix {
+            if m.is_terminal(&state) {
+                break;
+            }
+            let joint: Vec<M::Move> = (0..m.num_roles())
+                .map(|r| {
+                    let l = m.legal(&state, r);
+                    l[rng.gen_range(0..l.len())].clone()
+                })
+                .collect();
+            state = m.next_state(&state, &joint);
+        }
+        let mut search = Mcts::new(
+            Arc::clone(machine),
+            state.clone(),
+            SearchConfig {
+                threads: 1,
+                seed: cfg.seed ^ matches,
+                ..SearchConfig::default()
+            },
+        );
+        let mut seen: Vec<(M::State, f64)> = Vec::new();
+        while !m.is_terminal(&state) && Instant::now() < until {
+            search.search_iterations(cfg.iterations);
+            let stats = search.root_stats(0);
+            let (n, sum) = stats
+                .iter()
+                .fold((0u64, 0.0), |(n, s), (_, st)| (n + st.visits, s + st.sum));
+            seen.push((state.clone(), sum / n.max(1) as f64));
+            let Some(joint) = (0..m.num_roles())
+                .map(|r| search.try_best_move(r))
+                .collect::<Option<Vec<_>>>()
+            else {
+                break;
+            };
+            state = m.next_state(&state, &joint);
+            search.advance(&joint);
+        }
+        matches += 1;
+        if !m.is_terminal(&state) {
+            continue;
+        }
+        let goals: Vec<u8> = (0..m.num_roles())
+            .map(|r| m.goal(&state, r).unwrap_or(0))
+            .collect();
+        let top = goals.iter().copied().max().unwrap_or(0);
+        let winners: Vec<usize> = (0..goals.len()).filter(|&r| goals[r] == top).collect();
+        if winners.len() != 1 {
+            continue;
+        }
+        for (s, value) in seen {
+            if mover(m, &s).is_none_or(|r| r == winners[0]) {
+                let mut fluents: Vec<String> = m
+                    .fluents(&s)
+                    .iter()
+                    .map(|f| term_to_string(f, syms))
+                    .collect();
+                fluents.sort();
+                out.push(Example { fluents, value });
+            }
+        }
+    }
+    log(&format!(
+        "self-play: {matches} matches, {} examples kept",
+        out.len()
+    ));
+    out
+}
+
+/// One match of UCT with exploration `a` (in seat `seat`) against UCT with
+/// `b` in every other seat, `iterations` a move each: `a`'s goal, 0..1.
+pub fn duel<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    a: f64,
+    b: f64,
+    seat: usize,
+    iterations: u64,
+    seed: u64,
+) -> f64 {
+    let m = &**machine;
+    let mut state = m.initial_state();
+    let make = |c: f64, s: u64| {
+        Mcts::new(
+            Arc::clone(machine),
+            m.initial_state(),
+            SearchConfig {
+                threads: 1,
+                exploration: c,
+                seed: s,
+                ..SearchConfig::default()
+            },
+        )
+    };
+    let mut sa = make(a, seed);
+    let mut sb = make(b, seed.wrapping_add(1));
+    let mut steps = 0;
+    while !m.is_terminal(&state) && steps < 500 {
+        sa.search_iterations(iterations);
+        sb.search_iterations(iterations);
+        let joint: Option<Vec<M::Move>> = (0..m.num_roles())
+            .map(|r| {
+                if r == seat {
+                    sa.try_best_move(r)
+                } else {
+                    sb.try_best_move(r)
+                }
+            })
+            .collect();
+        let Some(joint) = joint else { break };
+        state = m.next_state(&state, &joint);
+        sa.advance(&joint);
+        sb.advance(&joint);
+        steps += 1;
+    }
+    f64::from(m.goal(&state, seat).unwrap_or(0)) / 100.0
+}
+
+/// Learns a model for the game `machine` runs (see the module's summary);
+/// `log` gets the progress (examples, the errors per unit added, CEM's
+/// generations).
+pub fn learn<M: StateMachine + 'static>(
+    machine: Arc<M>,
+    cfg: &LearnConfig,
+    log: &mut dyn FnMut(&str),
+) -> Result<Model> {
+    let t0 = Instant::now();
+    let budget = Duration::from_secs_f64(cfg.seconds.max(0.1));
+    if machine.num_roles() != 2 {
+        bail!(
+            "learn needs a two-player game (values are the first role's, the second's their complement); this one has {} roles",
+            machine.num_roles()
+        );
+    }
+    let examples = self_play(&machine, cfg, t0 + budget.mul_f64(0.6), log);
+    if examples.len() < 10 {
+        bail!(
+            "self-play gave {} examples in the time; give more --seconds",
+            examples.len()
+        );
+    }
+    let mut vocab: Vec<String> = examples
+        .iter()
+        .flat_map(|e| e.fluents.iter().cloned())
+        .collect();
+    vocab.sort();
+    vocab.dedup();
+    let index: hashbrown::HashMap<String, usize> = vocab
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.clone(), i))
+        .collect();
+    let mut rows: Vec<(Vec<f64>, f64)> = examples
+        .iter()
+        .map(|e| {
+            let mut x = vec![0.0; vocab.len()];
+            for f in &e.fluents {
+                x[index[f]] = 1.0;
+            }
+            (x, e.value)
+        })
+        .collect();
+    rows.shuffle(&mut SmallRng::seed_from_u64(cfg.seed));
+    let split = rows.len() * 4 / 5;
+    let part = |r: &[(Vec<f64>, f64)]| {
+        let xs: Vec<Vec<f64>> = r.iter().map(|(x, _)| x.clone()).collect();
+        let ys: Vec<f64> = r.iter().map(|(_, y)| *y).collect();
+        Data::new(&xs, &ys)
+    };
+    let (train, test) = (part(&rows[..split]), part(&rows[split..]));
+    log(&format!(
+        "training on {} examples, {} held out, {} inputs",
+        train.len(),
+        test.len(),
+        vocab.len()
+    ));
+    let tc = TrainConfig {
+        seed: cfg.seed,
+        ..TrainConfig::default()
+    };
+    let (network, reports) = Cascade::train(&train, &test, &tc, |r| {
+        log(&format!(
+            "unit {:>2}: train error {:.4}, test error {:.4}",
+            r.units, r.train_mse, r.test_mse
+        ))
+    });
+    // CEM in what is left: each sample plays two quick matches, seats
+    // alternated, against the default constant.
+    let default_c = SearchConfig::default().exploration;
+    let left = budget.saturating_sub(t0.elapsed());
+    let exploration = if left > Duration::from_millis(500) {
+        let until = Instant::now() + left;
+        let iterations = (cfg.iterations / 4).max(20);
+        let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xcee);
+        let cem_cfg = CemConfig {
+            mean: default_c,
+            samples: 6,
+            generations: 5,
+            ..CemConfig::default()
+        };
+        let mut k = 0u64;
+        let (c, history) = cem(&cem_cfg, &mut rng, |c, _| {
+            if Instant::now() >= until {
+                return 0.0;
+            }
+            k += 1;
+            (duel(&machine, c, default_c, 0, iterations, k)
+                + duel(&machine, c, default_c, 1, iterations, k))
+                / 2.0
+        });
+        for (i, g) in history.iter().enumerate() {
+            log(&format!(
+                "CEM generation {i}: mean {:.3}, std {:.3}, best score {:.2}",
+                g.mean, g.std, g.best_score
+            ));
+        }
+        c
+    } else {
+        log("no time left for CEM: the default exploration constant is kept");
+        default_c
+    };
+    Ok(Model::new(
+        machine.game(),
+        vocab,
+        network,
+        exploration,
+        reports,
+        examples.len(),
+    ))
+}

@@ -1,0 +1,99 @@
+//! Learned values ([`ggp_asp::learn`]): a model learned in seconds on
+//! tic-tac-toe is saved, loaded and played by `nn-uct` and `nn-alphabeta` with
+//! legal moves to the end; a model of other rules is refused with a message
+//! and the player plays plain UCT; truncated files and other format versions
+//! are refused with messages that say which. The network and CEM themselves
+//! are tested in `src/learn`.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::puzzle_path;
+use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
+use ggp_asp::gdl;
+use ggp_asp::learn::train::{learn, LearnConfig};
+use ggp_asp::learn::Model;
+use ggp_asp::reasoner::{Engine, Propnet};
+
+fn tictactoe_model() -> Model {
+    let g = gdl::load(&puzzle_path("tictactoe")).expect("loads");
+    let net = Arc::new(Propnet::new(g).expect("compiles"));
+    let cfg = LearnConfig {
+        examples: 300,
+        seconds: 3.0,
+        iterations: 60,
+        seed: 3,
+    };
+    learn(net, &cfg, &mut |_| {}).expect("learns")
+}
+
+#[test]
+fn a_model_learned_on_tictactoe_loads_and_plays_legal_moves() {
+    let model = tictactoe_model();
+    assert!(model.examples >= 10 && !model.fluents.is_empty());
+    assert!(model.exploration > 0.0);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("ttt.json");
+    model.save(&path).expect("saves");
+    let loaded = Arc::new(Model::load(&path).expect("loads"));
+    // The weights come back within JSON's decimal rounding.
+    let (a, b) = (&loaded.network, &model.network);
+    assert_eq!(a.hidden.len(), b.hidden.len());
+    assert!(a.out.iter().zip(&b.out).all(|(x, y)| (x - y).abs() < 1e-12));
+    let g = gdl::load(&puzzle_path("tictactoe")).expect("loads");
+    for spec in ["nn-uct", "nn-alphabeta"] {
+        let cfg = MatchConfig {
+            start_clock: Duration::from_secs(120),
+            play_clock: Duration::from_secs(120),
+            engine: Engine::Auto,
+            iterations: Some(50),
+            model: Some(Arc::clone(&loaded)),
+            ..MatchConfig::default()
+        };
+        let p: PlayerSpec = spec.parse().expect("a player");
+        let rec = run_match(&g, vec![p, PlayerSpec::Random], &cfg).expect("runs");
+        assert_eq!(rec.end, MatchEnd::Terminal, "{spec}");
+        assert!(rec.errors.is_empty(), "{spec}: {:?}", rec.errors);
+        assert_eq!(rec.players[0], spec);
+    }
+}
+
+#[test]
+fn bad_models_are_refused_with_a_message() {
+    let model = tictactoe_model();
+    // Other rules: refused by the check, and the player plays plain UCT.
+    let other = gdl::load(&puzzle_path("nim")).expect("loads");
+    let e = model.check_game(&other).expect_err("other rules");
+    assert!(e.to_string().contains("trained on other rules"), "{e}");
+    let cfg = MatchConfig {
+        start_clock: Duration::from_secs(120),
+        play_clock: Duration::from_secs(120),
+        iterations: Some(30),
+        model: Some(Arc::new(model.clone())),
+        ..MatchConfig::default()
+    };
+    let roles = other.roles.len();
+    let rec = run_match(&other, vec![PlayerSpec::NnUct; roles], &cfg).expect("runs");
+    assert!(rec.players.iter().all(|p| p == "uct"), "{:?}", rec.players);
+    assert!(rec.errors.is_empty());
+    // Truncated, another version, not a model.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("m.json");
+    model.save(&path).expect("saves");
+    let text = std::fs::read_to_string(&path).expect("reads");
+    let cases = [
+        (text[..text.len() / 2].to_string(), "truncated"),
+        (
+            text.replace("\"version\":1", "\"version\":7"),
+            "format version 7",
+        ),
+        ("{\"weights\": []}".to_string(), "not a ggp-asp model"),
+    ];
+    for (body, want) in cases {
+        std::fs::write(&path, body).expect("writes");
+        let e = Model::load(&path).expect_err("refused");
+        assert!(e.to_string().contains(want), "{want}: {e}");
+    }
+}
