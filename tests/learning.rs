@@ -25,6 +25,7 @@ fn tictactoe_model() -> Model {
         seconds: 3.0,
         iterations: 60,
         seed: 3,
+        threads: 2,
     };
     learn(net, &cfg, &mut |_| {}).expect("learns")
 }

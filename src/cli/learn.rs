@@ -28,6 +28,9 @@ pub struct Args {
     /// UCT iterations per move of self-play.
     #[arg(long, default_value_t = 400)]
     iterations: u64,
+    /// Threads playing self-play matches at once.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
@@ -54,6 +57,7 @@ impl Args {
             seconds: self.seconds,
             iterations: self.iterations,
             seed: self.seed,
+            threads: self.threads,
         }))?;
         model
             .save(&self.out)

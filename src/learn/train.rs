@@ -2,6 +2,7 @@
 //! trained on them, and UCT's exploration constant tuned by the cross-entropy
 //! method, all within a time budget.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,8 @@ pub struct LearnConfig {
     /// UCT iterations per move of self-play.
     pub iterations: u64,
     pub seed: u64,
+    /// Threads playing self-play matches at once.
+    pub threads: usize,
 }
 
 /// One kept state: its fluents (KIF) and the UCT value for the first role.
@@ -55,12 +58,47 @@ fn self_play<M: StateMachine + 'static>(
     until: Instant,
     log: &mut dyn FnMut(&str),
 ) -> Vec<Example> {
+    let threads = cfg.threads.max(1);
+    let kept = AtomicUsize::new(0);
+    let results: Vec<(Vec<Example>, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let kept = &kept;
+                s.spawn(move || play_matches(machine, cfg, t, threads, until, kept))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let matches: u64 = results.iter().map(|r| r.1).sum();
+    let out: Vec<Example> = results.into_iter().flat_map(|r| r.0).collect();
+    log(&format!(
+        "self-play: {matches} matches on {threads} thread(s), {} examples kept",
+        out.len()
+    ));
+    out
+}
+
+/// One thread's share of [`self_play`]: matches `first`, `first + stride`,
+/// ... until `kept` (over all threads) reaches the examples wanted or the
+/// time is up. Its examples and how many matches it played.
+fn play_matches<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    cfg: &LearnConfig,
+    first: usize,
+    stride: usize,
+    until: Instant,
+    kept: &AtomicUsize,
+) -> (Vec<Example>, u64) {
     let m = &**machine;
     let syms = &m.game().symbols;
-    let mut rng = SmallRng::seed_from_u64(cfg.seed);
+    let mut rng = SmallRng::seed_from_u64(cfg.seed.wrapping_add(first as u64));
     let mut out = Vec::new();
-    let mut matches = 0u64;
-    while out.len() < cfg.examples && Instant::now() < until {
+    let mut played = 0u64;
+    let mut matches = first as u64;
+    while kept.load(Ordering::Relaxed) < cfg.examples && Instant::now() < until {
         // Matches 0-1 from the start, then 1, 2, ... random moves in.
         let prefix = (matches / 2) % 12;
         let mut state = m.initial_state();
@@ -102,7 +140,8 @@ fn self_play<M: StateMachine + 'static>(
             state = m.next_state(&state, &joint);
             search.advance(&joint);
         }
-        matches += 1;
+        matches += stride as u64;
+        played += 1;
         if !m.is_terminal(&state) {
             continue;
         }
@@ -123,14 +162,11 @@ fn self_play<M: StateMachine + 'static>(
                     .collect();
                 fluents.sort();
                 out.push(Example { fluents, value });
+                kept.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
-    log(&format!(
-        "self-play: {matches} matches, {} examples kept",
-        out.len()
-    ));
-    out
+    (out, played)
 }
 
 /// One match of UCT with exploration `a` (in seat `seat`) against UCT with
