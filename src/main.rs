@@ -36,6 +36,16 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        // A reader that stops early (`| head`) ends the command quietly, as
+        // it ends `cat`, instead of a panic on the failed write. The server
+        // keeps Rust's default (SIGPIPE ignored): a client that goes away
+        // must not end it.
+        // SAFETY: setting a signal's disposition before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -477,3 +477,32 @@ fn benches_take_lists_of_thread_counts() {
     assert_eq!(rows[1]["threads"].as_u64(), Some(2));
     assert_eq!(rows[0]["enhancements"].as_str(), Some("rave"));
 }
+
+/// A reader that stops early (`| head`) ends the command without a panic
+/// (`check` over the corpus prints lines for every game).
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    let mut files: Vec<String> = std::fs::read_dir(common::CORPUS)
+        .expect("the corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files.truncate(60);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .arg("check")
+        .args(&files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("a first line");
+    drop(out);
+    let o = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
