@@ -424,6 +424,14 @@ fn replay_errors_name_the_step_or_line() {
     assert_fails(&o, &["/nonexistent/plan.txt"]);
 }
 
+/// One JSON object per line of stdout.
+fn json_rows(o: &Output) -> Vec<Value> {
+    o.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
 /// `bench playouts` and `bench search` take lists of thread counts: a row
 /// each, with the speed-up over the first count.
 #[test]
@@ -443,11 +451,7 @@ fn benches_take_lists_of_thread_counts() {
         "--json",
     ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let rows: Vec<Value> = o
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect();
+    let rows = json_rows(&o);
     let threads: Vec<u64> = rows
         .iter()
         .map(|r| r["threads"].as_u64().unwrap())
@@ -468,11 +472,7 @@ fn benches_take_lists_of_thread_counts() {
         "--json",
     ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let rows: Vec<Value> = o
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect();
+    let rows = json_rows(&o);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["threads"].as_u64(), Some(2));
     assert_eq!(rows[0]["enhancements"].as_str(), Some("rave"));

@@ -179,6 +179,7 @@ impl<M: StateMachine> McPlayer<M> {
         let m = &*self.f.machine;
         let mut buf = Vec::new();
         let mut pacer = crate::reasoner::Pacer::new(deadline);
+        let mut joint = Vec::with_capacity(m.num_roles());
         for _ in 0..self.max_playout_steps {
             if m.is_terminal(&state) {
                 return Some((state, true));
@@ -186,7 +187,7 @@ impl<M: StateMachine> McPlayer<M> {
             if pacer.passed() {
                 return None;
             }
-            let mut joint = Vec::with_capacity(m.num_roles());
+            joint.clear();
             for r in 0..m.num_roles() {
                 m.legal_moves(&state, r, &mut buf);
                 if buf.is_empty() {

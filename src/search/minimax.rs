@@ -128,9 +128,7 @@ impl<M: StateMachine> Minimax<M> {
         deadline: Option<Instant>,
         node_limit: Option<u64>,
     ) -> Option<Answer<M::Move>> {
-        self.deadline = deadline;
-        self.node_limit = node_limit.map(|n| self.nodes.saturating_add(n));
-        self.out_of_time = false;
+        self.arm(deadline, node_limit);
         let mut last = None;
         for depth in 1..=MAX_DEPTH {
             let Some(a) = self.search_depth(state, depth) else {
@@ -156,10 +154,16 @@ impl<M: StateMachine> Minimax<M> {
         deadline: Option<Instant>,
         node_limit: Option<u64>,
     ) -> Option<Answer<M::Move>> {
+        self.arm(deadline, node_limit);
+        self.search_depth(state, MAX_DEPTH)
+    }
+
+    /// Sets the limits of the next search: `deadline`, and `node_limit`
+    /// nodes from now.
+    fn arm(&mut self, deadline: Option<Instant>, node_limit: Option<u64>) {
         self.deadline = deadline;
         self.node_limit = node_limit.map(|n| self.nodes.saturating_add(n));
         self.out_of_time = false;
-        self.search_depth(state, MAX_DEPTH)
     }
 
     /// One iteration to `depth`; `None` when stopped by time or nodes.

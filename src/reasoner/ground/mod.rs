@@ -23,7 +23,6 @@
 //! they hold, and a machine with more memory grounds more.
 
 use hashbrown::{HashMap, HashSet};
-use std::time::Duration;
 
 use crate::cputime::ThreadWatch;
 
@@ -31,79 +30,13 @@ use super::pattern::{undo, Pat, UNBOUND};
 use super::terms::{TermId, TermPool};
 use crate::gdl::{kw, Game, Literal, Phase, Rule, Sym, Term};
 
+mod limits;
 mod program;
 mod report;
+pub use limits::{default_memory, GroundError, Limits};
+use limits::{ATOM_BYTES, RULE_BYTES};
 pub use program::{AtomId, GroundProgram, GroundRule};
 pub use report::{report, Report};
-
-/// How big grounding may get before it gives up.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    /// Bytes the grounding may hold: its terms, atoms, indexes and rule
-    /// instances, counted from the sizes of what it stores (so the same on
-    /// every run), not read from the allocator.
-    pub max_memory: usize,
-    /// Candidate atoms tried in joins: the work, counted the same on any machine.
-    pub max_join_steps: u64,
-    /// A safety net for work the join steps do not count, in CPU time of the
-    /// grounding thread: a busy machine grounds as far as an idle one.
-    pub max_time: Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_memory: default_memory(),
-            max_join_steps: 50_000_000,
-            max_time: Duration::from_secs(20),
-        }
-    }
-}
-
-/// The grounding's default memory: a quarter of the memory available when
-/// the process asks (Linux's `MemAvailable`), between 256 MiB and 4 GiB;
-/// 1 GiB where the system does not say.
-pub fn default_memory() -> usize {
-    const MIB: usize = 1 << 20;
-    let available = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        })
-        .map(|kib| kib * 1024);
-    match available {
-        Some(bytes) => (bytes / 4).clamp(256 * MIB, 4096 * MIB),
-        None => 1024 * MIB,
-    }
-}
-
-/// Bytes an atom holds beyond its term: its entries in the atom table, the
-/// atom list, its relation's list and (on average) the join indexes.
-const ATOM_BYTES: usize = 48;
-/// Bytes a rule instance holds beyond its literals' ids: the record, its
-/// two lists and the allocator's headers.
-const RULE_BYTES: usize = 80;
-
-/// Why grounding stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum GroundError {
-    #[error("grounding exceeds {} MiB of memory ({atoms} ground atoms, {rules} rule instances so far)", limit >> 20)]
-    TooMuchMemory {
-        limit: usize,
-        atoms: usize,
-        rules: usize,
-    },
-    #[error("grounding takes more than {0:?} of CPU time")]
-    TooSlow(Duration),
-    #[error("grounding needs more than {limit} join steps")]
-    TooMuchWork { limit: u64 },
-    #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
-    LongRule { line: u32, limit: usize },
-    #[error("the rules of {0} are read top-down only (a head variable that only their calls bind, over no finite domain): they have no ground instances")]
-    TopDownOnly(String),
-}
 
 /// Where a key value sits in an atom: argument `arg`, or (with `sub`) argument
 /// `sub.2` of argument `arg` when that is a term with functor `sub.0` and arity
