@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::cputime::ThreadWatch;
 use crate::gdl::Game;
 
+use super::ground::GroundError;
 use super::prover::Strategy;
 use super::{prepare, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
@@ -67,7 +68,15 @@ impl AnyMachine {
     /// answers goal-directed on the rules as written can beat a propnet of a
     /// rewrite); the plays are the same, the moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
-        let first = AnyMachine::build_as_written(game.clone(), engine);
+        let watch = ThreadWatch::start();
+        let (first, ground_failed) = AnyMachine::as_written(game.clone(), engine);
+        tracing::debug!(
+            "engine on the rules as written: {:.3} s, {}",
+            watch.elapsed().as_secs_f64(),
+            first
+                .as_ref()
+                .map_or_else(|e| e.to_string(), |(_, why)| why.clone())
+        );
         if let Ok((AnyMachine::Propnet(_), _)) = first {
             return first;
         }
@@ -76,7 +85,9 @@ impl AnyMachine {
             Err(EngineError::Prover(_)) => Some(false),
             Err(_) => None,
         };
-        let prepared = prepare::prepare_knowing(&game, None, prover_builds);
+        let watch = ThreadWatch::start();
+        let prepared = prepare::prepare_knowing(&game, None, prover_builds, ground_failed.as_ref());
+        tracing::debug!("rewrites tried: {:.3} s", watch.elapsed().as_secs_f64());
         let rewritten = match (prepared.note, prepared.prover) {
             (Some(note), Some(prover)) if prepared.prover_only => {
                 (engine != Engine::Propnet).then(|| {
@@ -129,6 +140,39 @@ impl AnyMachine {
         game: Game,
         engine: Engine,
     ) -> Result<(AnyMachine, String), EngineError> {
+        Self::as_written(game, engine).0
+    }
+
+    /// [`AnyMachine::build_as_written`], and how grounding the rules stopped
+    /// when a propnet was tried and they did not ground (so that the
+    /// rewrites' trials need not find out again).
+    fn as_written(
+        game: Game,
+        engine: Engine,
+    ) -> (
+        Result<(AnyMachine, String), EngineError>,
+        Option<GroundError>,
+    ) {
+        let compiled = match engine {
+            Engine::Propnet | Engine::Auto => {
+                Some(timed("propnet compile", || Propnet::new(game.clone())))
+            }
+            _ => None,
+        };
+        let ground_failed = match &compiled {
+            Some(Err(PropnetError::Ground(e))) => Some(e.clone()),
+            _ => None,
+        };
+        (Self::choose(game, engine, compiled), ground_failed)
+    }
+
+    /// The engine `engine` names, given the propnet compile's outcome when
+    /// it names a propnet (or `auto`).
+    fn choose(
+        game: Game,
+        engine: Engine,
+        compiled: Option<Result<Propnet, PropnetError>>,
+    ) -> Result<(AnyMachine, String), EngineError> {
         match engine {
             Engine::Prover => {
                 let prover = Prover::try_new(game)?;
@@ -146,11 +190,11 @@ impl AnyMachine {
                 Ok((AnyMachine::Prover(Arc::new(prover)), why))
             }
             Engine::Propnet => {
-                let net = Propnet::new(game)?;
+                let net = compiled.expect("compiled for a propnet")?;
                 let why = propnet_note(&net);
                 Ok((AnyMachine::Propnet(Arc::new(net)), why))
             }
-            Engine::Auto => match Propnet::new(game.clone()) {
+            Engine::Auto => match compiled.expect("compiled for auto") {
                 Ok(net) => {
                     let why = propnet_note(&net);
                     let net_rate = states_per_second(&net);
@@ -235,6 +279,14 @@ pub fn rate<M: StateMachine>(m: &M, steps: usize, budget: Duration) -> f64 {
     let watch = ThreadWatch::start();
     let steps = super::walk::walk(m, steps, Some(budget));
     steps as f64 / watch.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// `f()`, its CPU time logged at debug level under `what`.
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let watch = ThreadWatch::start();
+    let r = f();
+    tracing::debug!("{what}: {:.3} s", watch.elapsed().as_secs_f64());
+    r
 }
 
 /// What was built, for logs: the propnet's size and compile time.

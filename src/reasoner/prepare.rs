@@ -50,18 +50,21 @@ pub type UniqueProof<'a> = &'a dyn Fn(&Game) -> Option<Vec<Unique>>;
 /// that grounds, else the prover on the rules as written or on the rewrite
 /// [`for_the_prover`] finds.
 pub fn prepare(game: &Game, unique: Option<UniqueProof>) -> Prepared {
-    prepare_knowing(game, unique, None)
+    prepare_knowing(game, unique, None, None)
 }
 
 /// [`prepare`] for a caller that has built the prover on the rules as written
 /// already (`Some(true)`) or seen it fail (`Some(false)`): it is not built
 /// again (a game whose static relations pass the prover's size guard takes
 /// seconds to find out), and [`Prepared::prover`] is left empty when it
-/// builds.
+/// builds. `ground_failed` is how a grounding of the rules as written with
+/// other limits stopped: when it took at least [`default_limits`]' join
+/// steps, the rules as written are not ground again.
 pub fn prepare_knowing(
     game: &Game,
     unique: Option<UniqueProof>,
     prover_builds: Option<bool>,
+    ground_failed: Option<&GroundError>,
 ) -> Prepared {
     let as_written = |game: Game, note| Prepared {
         game,
@@ -87,7 +90,7 @@ pub fn prepare_knowing(
         };
     }
     let limits = default_limits();
-    let e = match until_it_grounds(game, &limits) {
+    let e = match until_it_grounds_knowing(game, &limits, ground_failed) {
         Ok(None) => return as_written(game.clone(), None),
         Ok(Some(r)) => return as_written(r.game, Some(r.note)),
         Err(e) => e,
@@ -201,11 +204,29 @@ pub fn default_limits() -> Limits {
 /// `Ok(None)` when `game` grounds within `limits` as written; the first
 /// rewrite that grounds; or why the game as written does not, when none does.
 pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten>, GroundError> {
-    let e = match ground::ground(game, limits) {
-        Ok(_) => return Ok(None),
-        Err(e) => e,
+    until_it_grounds_knowing(game, limits, None)
+}
+
+/// [`until_it_grounds`], skipping the rules as written when `failed` (how
+/// their grounding stopped under other limits) shows they cannot ground
+/// within `limits`' join steps.
+fn until_it_grounds_knowing(
+    game: &Game,
+    limits: &Limits,
+    failed: Option<&GroundError>,
+) -> Result<Option<Rewritten>, GroundError> {
+    let known = failed.filter(|e| {
+        e.join_steps_taken()
+            .is_some_and(|n| n >= limits.max_join_steps)
+    });
+    let e = match known {
+        Some(e) => e.clone(),
+        None => match timed_ground(game, limits, "as written") {
+            Ok(_) => return Ok(None),
+            Err(e) => e,
+        },
     };
-    let found = rewrites(game).find(|r| ground::ground(&r.game, limits).is_ok());
+    let found = rewrites(game).find(|r| timed_ground(&r.game, limits, &r.note).is_ok());
     match found {
         Some(r) => Ok(Some(Rewritten {
             game: r.game,
@@ -213,6 +234,20 @@ pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten
         })),
         None => Err(e),
     }
+}
+
+/// [`ground::ground`], with its CPU time and outcome logged at debug level:
+/// where start-up goes on a game that does not ground.
+fn timed_ground(game: &Game, limits: &Limits, what: &str) -> Result<(), GroundError> {
+    let watch = crate::cputime::ThreadWatch::start();
+    let r = ground::ground(game, limits).map(|_| ());
+    tracing::debug!(
+        "grounding trial ({what}): {:.3} s, {}",
+        watch.elapsed().as_secs_f64(),
+        r.as_ref()
+            .map_or_else(|e| e.to_string(), |_| "grounds".into())
+    );
+    r
 }
 
 /// Join steps the prover may take on [`PROVER_TRIAL_STEPS`] steps of a

@@ -54,17 +54,34 @@ pub(super) const ATOM_BYTES: usize = 48;
 /// two lists and the allocator's headers.
 pub(super) const RULE_BYTES: usize = 80;
 
+impl GroundError {
+    /// Whether grounding with `limits` stopped for its size or its work:
+    /// the same grounding under any budget of no more join steps than it
+    /// took stops too (grounding is deterministic), so a caller can skip a
+    /// smaller trial.
+    pub fn join_steps_taken(&self) -> Option<u64> {
+        match self {
+            GroundError::TooMuchMemory { join_steps, .. }
+            | GroundError::TooSlow { join_steps, .. } => Some(*join_steps),
+            GroundError::TooMuchWork { limit } => Some(*limit),
+            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) => None,
+        }
+    }
+}
+
 /// Why grounding stopped.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum GroundError {
     #[error("grounding exceeds {} MiB of memory ({atoms} ground atoms, {rules} rule instances so far)", limit >> 20)]
     TooMuchMemory {
         limit: usize,
         atoms: usize,
         rules: usize,
+        /// Join steps taken when it stopped.
+        join_steps: u64,
     },
-    #[error("grounding takes more than {0:?} of CPU time")]
-    TooSlow(Duration),
+    #[error("grounding takes more than {limit:?} of CPU time")]
+    TooSlow { limit: Duration, join_steps: u64 },
     #[error("grounding needs more than {limit} join steps")]
     TooMuchWork { limit: u64 },
     #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]

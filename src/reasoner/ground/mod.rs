@@ -468,6 +468,7 @@ impl Grounder {
                 limit: self.limits.max_memory,
                 atoms: self.model.atoms.len() + self.new_atoms.len(),
                 rules: self.out.len(),
+                join_steps: self.ticks,
             });
         }
         Ok(())
@@ -481,7 +482,10 @@ impl Grounder {
             });
         }
         if self.ticks.is_multiple_of(4096) && self.start.elapsed() > self.limits.max_time {
-            return Err(GroundError::TooSlow(self.limits.max_time));
+            return Err(GroundError::TooSlow {
+                limit: self.limits.max_time,
+                join_steps: self.ticks,
+            });
         }
         Ok(())
     }
