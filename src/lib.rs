@@ -21,6 +21,7 @@ pub mod priority;
 pub mod protocol;
 pub mod reasoner;
 pub mod search;
+pub mod show;
 pub mod simulate;
 
 pub use gdl::Game;

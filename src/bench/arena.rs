@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::arena::{run_match, MatchConfig, MatchRecord, PlayerSpec};
 use crate::gdl::Game;
 
 /// One player against one opponent on one game.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ArenaResult {
     pub game: String,
     /// The player measured (`uct` unless asked otherwise).

@@ -57,6 +57,41 @@ impl BenchRow {
     }
 }
 
+impl BenchRow {
+    /// A row read back from [`BenchRow::table_line`]'s text (the table
+    /// `bench solve` prints); `None` for the header, the separator, or a
+    /// line that is not a row. The message is not in the table.
+    pub fn from_table_line(line: &str) -> Option<BenchRow> {
+        let cells: Vec<&str> = line
+            .trim()
+            .strip_prefix('|')?
+            .strip_suffix('|')?
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let [game, status, steps, goal, proven, mode, ground_s, solve_s, total_s, peak_mb, verified] =
+            cells[..]
+        else {
+            return None;
+        };
+        let opt = |v: &str| (v != "-").then(|| v.to_string());
+        Some(BenchRow {
+            game: game.to_string(),
+            status: status.to_string(),
+            steps: opt(steps).map(|v| v.parse().ok()).unwrap_or(None),
+            goal: opt(goal).map(|v| v.parse().ok()).unwrap_or(None),
+            proven: opt(proven),
+            mode: opt(mode),
+            ground_s: ground_s.parse().ok()?,
+            solve_s: solve_s.parse().ok()?,
+            total_s: total_s.parse().ok()?,
+            peak_mb: peak_mb.parse().ok()?,
+            verified: verified == "yes",
+            message: String::new(),
+        })
+    }
+}
+
 /// Totals over a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -254,5 +289,44 @@ pub fn run_one(exe: &Path, game: &Path, cfg: &BenchConfig) -> BenchRow {
         total_s: f("total_s"),
         peak_mb: f("peak_mb"),
         message: s("message").unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_reads_back_as_its_row() {
+        let row = BenchRow {
+            game: "8puzzle".into(),
+            status: "solved".into(),
+            steps: Some(30),
+            goal: Some(100),
+            mode: Some("breadth".into()),
+            proven: Some("shortest".into()),
+            ground_s: 0.0,
+            solve_s: 0.65,
+            total_s: 0.66,
+            peak_mb: 27.0,
+            verified: true,
+            message: String::new(),
+        };
+        let back = BenchRow::from_table_line(&row.table_line()).unwrap();
+        assert_eq!(back.table_line(), row.table_line());
+        let none = BenchRow {
+            steps: None,
+            goal: None,
+            mode: None,
+            proven: None,
+            verified: false,
+            status: "timeout".into(),
+            ..row
+        };
+        let back = BenchRow::from_table_line(&none.table_line()).unwrap();
+        assert_eq!(back.table_line(), none.table_line());
+        for line in TABLE_HEADER.lines() {
+            assert!(BenchRow::from_table_line(line).is_none(), "{line}");
+        }
     }
 }

@@ -15,6 +15,8 @@ use ggp_asp::bench::solve;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
 use ggp_asp::search::{Enhancements, Parallel};
+use ggp_asp::show::plot::{self, Series, TimeAxis};
+use ggp_asp::show::Progress;
 
 use super::{clock, game_name, match_error};
 
@@ -31,6 +33,7 @@ enum BenchCommand {
     Solve(SolveArgs),
     Arena(ArenaArgs),
     Search(SearchArgs),
+    Plot(PlotArgs),
 }
 
 impl Args {
@@ -40,6 +43,7 @@ impl Args {
             BenchCommand::Solve(args) => args.run(),
             BenchCommand::Arena(args) => args.run(),
             BenchCommand::Search(args) => args.run(),
+            BenchCommand::Plot(args) => args.run(),
         }
     }
 }
@@ -102,26 +106,37 @@ impl PlayoutsArgs {
             max_steps: self.max_steps,
         };
         let mut failed = false;
+        let mut progress = Progress::new((self.games.len() * engines.len()) as u64, "runs");
         for path in &self.games {
             let name = game_name(path);
             let g = match gdl::load(path) {
                 Ok(g) => g,
                 Err(e) => {
                     failed = true;
-                    eprintln!("{e}");
+                    progress.note(&e.to_string());
+                    for _ in &engines {
+                        progress.done(&format!("{name}: does not load"));
+                    }
                     continue;
                 }
             };
             for &e in &engines {
+                progress.working_on(&format!("{name} on the {e:?} engine"));
                 match playouts::measure_threads(&g, e, &cfg, &self.threads) {
                     Ok(runs) => {
                         for run in &runs {
                             self.print_row(&name, run, &runs[0]);
                         }
+                        let best = runs
+                            .iter()
+                            .map(|r| r.throughput.playouts_per_s())
+                            .fold(0.0, f64::max);
+                        progress.done(&format!("{name}, {e:?}: {best:.0} playouts/s"));
                     }
                     Err(err) => {
                         failed = true;
-                        eprintln!("{name}: {err:#}");
+                        progress.note(&format!("{name}: {err:#}"));
+                        progress.done(&format!("{name}, {e:?}: failed"));
                     }
                 }
             }
@@ -200,6 +215,13 @@ struct SolveArgs {
     /// One JSON object per game instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also draw the run's cactus plot (games solved against time) to this
+    /// SVG file: one line for the run and one per mode when several solved.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// The cactus plot's y axis.
+    #[arg(long, value_enum, default_value_t = TimeAxis::Cumulative)]
+    time_axis: TimeAxis,
 }
 
 impl SolveArgs {
@@ -216,14 +238,29 @@ impl SolveArgs {
         if !self.json {
             println!("{}", solve::TABLE_HEADER);
         }
+        let mut progress = Progress::new(games.len() as u64, "games");
         for path in &games {
+            progress.working_on(&game_name(path));
             let row = solve::run_one(&exe, path, &cfg);
             if self.json {
                 println!("{}", serde_json::to_string(&row)?);
             } else {
                 println!("{}", row.table_line());
             }
+            progress.done(&format!(
+                "{}: {} in {:.1} s",
+                row.game, row.status, row.total_s
+            ));
             rows.push(row);
+        }
+        drop(progress);
+        if let Some(out) = &self.plot {
+            let mut series = vec![Series::of_rows("all games", &rows)];
+            let modes = Series::per_mode(&rows);
+            if modes.len() > 1 {
+                series.extend(modes);
+            }
+            plot::cactus(&series, self.time_axis, "bench solve", out)?;
         }
         let summary = solve::summary(&rows);
         if self.json {
@@ -265,6 +302,9 @@ struct ArenaArgs {
     /// The learned model nn-uct and nn-alphabeta play with.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Also draw the mean scores with their 95% intervals to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 impl ArenaArgs {
@@ -285,11 +325,15 @@ impl ArenaArgs {
             model: super::load_model(self.model.as_deref())?,
             ..MatchConfig::default()
         };
+        let total = self.games.len() * opponents.len() * self.matches;
+        let mut progress = Progress::new(total as u64, "matches");
+        let mut results = Vec::new();
         for path in &self.games {
             let g = gdl::load(path)?;
             let name = game_name(path);
             for opp in opponents {
-                // Each match goes to stderr as it ends: a series takes minutes.
+                progress.working_on(&format!("{name}: {} vs {opp}", self.player));
+                // Each match is reported as it ends: a series takes minutes.
                 let r = versus(
                     &name,
                     &g,
@@ -297,21 +341,30 @@ impl ArenaArgs {
                     opp,
                     self.matches,
                     &cfg,
-                    |i, seat, rec| print_arena_match(&name, &self.player, opp, i, seat, rec),
+                    |i, seat, rec| {
+                        arena_match_done(&mut progress, &name, &self.player, opp, i, seat, rec)
+                    },
                 )?;
                 if self.json {
                     println!("{}", serde_json::to_string(&r)?);
                 } else {
                     print_arena_row(&r);
                 }
+                results.push(r);
             }
+        }
+        drop(progress);
+        if let Some(out) = &self.plot {
+            let title = format!("{} at {} s a move", self.player, self.play);
+            plot::arena_bars(&results, &title, out)?;
         }
         Ok(0)
     }
 }
 
 /// One finished match of a series, on stderr.
-fn print_arena_match(
+fn arena_match_done(
+    progress: &mut Progress,
     name: &str,
     player: &PlayerSpec,
     opp: &PlayerSpec,
@@ -319,17 +372,21 @@ fn print_arena_match(
     seat: usize,
     rec: &MatchRecord,
 ) {
-    eprintln!(
+    for e in &rec.errors {
+        progress.note(&format!(
+            "{name}: match {}: error: {}",
+            i + 1,
+            match_error(e)
+        ));
+    }
+    progress.done(&format!(
         "{name}: {player} vs {opp}: match {} {player} as {} scored {} ({} steps, {} errors)",
         i + 1,
         rec.roles[seat],
         rec.score(seat),
         rec.moves.len(),
         rec.errors.len()
-    );
-    for e in &rec.errors {
-        eprintln!("  error: {}", match_error(e));
-    }
+    ));
 }
 
 fn print_arena_row(r: &ArenaResult) {
@@ -349,6 +406,85 @@ fn print_arena_row(r: &ArenaResult) {
         r.player_errors,
         worst.join(", ")
     );
+}
+
+/// Draws saved benchmark results: `bench solve --json` runs as one cactus
+/// plot (a line per file), or `bench arena --json` results as a bar chart.
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// Files written by `bench solve` (its table or `--json` lines) or by
+    /// `bench arena --json`; a cactus plot's lines are named after them.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// The SVG file to write.
+    #[arg(long, value_name = "FILE.svg")]
+    out: PathBuf,
+    /// The cactus plot's y axis.
+    #[arg(long, value_enum, default_value_t = TimeAxis::Cumulative)]
+    time_axis: TimeAxis,
+    /// The plot's title.
+    #[arg(long)]
+    title: Option<String>,
+}
+
+impl PlotArgs {
+    fn run(self) -> Result<u8> {
+        let mut series = Vec::new();
+        let mut arena = Vec::new();
+        for path in &self.runs {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let mut rows = Vec::new();
+            // `bench solve`'s table (with the summary below it), or JSON lines.
+            let table = text.lines().any(|l| l.trim_start().starts_with('|'));
+            for (i, line) in text.lines().enumerate() {
+                if table {
+                    rows.extend(solve::BenchRow::from_table_line(line));
+                    continue;
+                }
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    anyhow::bail!(
+                        "{}:{}: neither a JSON line nor a row of bench solve's table",
+                        path.display(),
+                        i + 1
+                    );
+                };
+                if v.get("mean_score").is_some() {
+                    arena.push(serde_json::from_value::<ArenaResult>(v).with_context(|| {
+                        format!("{}:{}: not an arena result", path.display(), i + 1)
+                    })?);
+                } else if v.get("status").is_some() {
+                    rows.push(
+                        serde_json::from_value::<solve::BenchRow>(v).with_context(|| {
+                            format!("{}:{}: not a bench solve row", path.display(), i + 1)
+                        })?,
+                    );
+                }
+                // Anything else (a run's summary line) is not drawn.
+            }
+            if !rows.is_empty() {
+                series.push(Series::of_rows(&game_name(path), &rows));
+            }
+        }
+        match (series.is_empty(), arena.is_empty()) {
+            (false, true) => {
+                let title = self.title.as_deref().unwrap_or("bench solve");
+                plot::cactus(&series, self.time_axis, title, &self.out)?;
+            }
+            (true, false) => {
+                let title = self.title.as_deref().unwrap_or("bench arena");
+                plot::arena_bars(&arena, title, &self.out)?;
+            }
+            (false, false) => {
+                anyhow::bail!("the files mix bench solve and bench arena results: plot them apart")
+            }
+            (true, true) => anyhow::bail!("no bench solve or bench arena results in the files"),
+        }
+        Ok(0)
+    }
 }
 
 /// Tree search iterations/s against the engine's raw playouts/s, one thread.

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use ggp_asp::arena::{self, MatchConfig, MatchEnd, MatchRecord, PlayerSpec};
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
+use ggp_asp::show::{Replay, Style, View};
 
 use super::{clock, match_error};
 
@@ -51,6 +52,10 @@ pub struct Args {
     /// The learned model nn-uct and nn-alphabeta play with (`ggp-asp learn`).
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Draw each state as the match goes: as a board when the game has one
+    /// (colour on a terminal unless NO_COLOR is set), else its fluents.
+    #[arg(long, conflicts_with = "json")]
+    show: bool,
 }
 
 impl Args {
@@ -61,6 +66,8 @@ impl Args {
         // In text mode each joint move is printed as the referee plays it.
         let observer: Option<arena::StepObserver> = if self.json {
             None
+        } else if self.show {
+            Some(show_states(&g)?)
         } else {
             Some(std::sync::Arc::new(|step, joint: &[String]| {
                 println!("step {}: ({})", step + 1, joint.join(" "));
@@ -88,6 +95,30 @@ impl Args {
         }
         Ok(0)
     }
+}
+
+/// An observer that prints each joint move and draws the state it leads
+/// to, after drawing the initial state now. The states are replayed on the
+/// reference prover beside the referee's engine.
+fn show_states(g: &gdl::Game) -> Result<arena::StepObserver> {
+    let replay = Replay::new(g)?;
+    let view = View::of(g, std::slice::from_ref(&replay.initial));
+    let style = Style::for_stdout();
+    println!("initial state");
+    print!("{}", view.render(g, &replay.initial, style));
+    let game = g.clone();
+    let replay = std::sync::Mutex::new(replay);
+    Ok(std::sync::Arc::new(move |step, joint: &[String]| {
+        println!();
+        println!("step {}: ({})", step + 1, joint.join(" "));
+        let moves =
+            gdl::parser::parse_ground_terms(&format!("({})", joint.join(" ")), &game.symbols);
+        let state = moves.and_then(|m| replay.lock().unwrap_or_else(|p| p.into_inner()).play(&m));
+        match state {
+            Ok(state) => print!("{}", view.render(&game, &state, style)),
+            Err(e) => println!("(cannot draw the state: {e})"),
+        }
+    }))
 }
 
 /// The end of a match in text: its errors, how it ended, the goals.

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl;
+use ggp_asp::show::{Replay, Style, View};
 
 /// Solve a single-player game: the shortest plan to goal 100 (else the best
 /// goal), verified on the reference prover.
@@ -46,6 +47,10 @@ pub struct Args {
     /// `--clingo=--configuration=trendy`.
     #[arg(long = "clingo", value_name = "ARG", allow_hyphen_values = true)]
     clingo_args: Vec<String>,
+    /// Draw every state of the plan after it: as a board when the game has
+    /// one (colour on a terminal unless NO_COLOR is set), else its fluents.
+    #[arg(long, conflicts_with = "json")]
+    show: bool,
 }
 
 impl Args {
@@ -70,9 +75,11 @@ impl Args {
         if let Some(t) = self.threads {
             opts.threads = t;
         }
-        let result = gdl::load(&self.game)
-            .map_err(anyhow::Error::from)
-            .and_then(|g| asp::solve(&g, &opts).map_err(anyhow::Error::from));
+        let game = gdl::load(&self.game).map_err(anyhow::Error::from);
+        let result = game
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e:#}"))
+            .and_then(|g| asp::solve(g, &opts).map_err(anyhow::Error::from));
         let result = match result {
             Ok(r) => r,
             Err(e) if self.json => SolveResult::error(format!("{e:#}")),
@@ -82,11 +89,34 @@ impl Args {
             println!("{}", serde_json::to_string(&result)?);
         } else {
             print_solution(&result);
+            if let (true, Ok(game)) = (self.show && !result.plan.is_empty(), &game) {
+                show_plan(game, &result.plan)?;
+            }
         }
         // Solver threads may still be grounding after a timeout: `main`
         // ends the process without clingo's static destructors.
         Ok(if result.status == Status::Error { 1 } else { 0 })
     }
+}
+
+/// The plan's states, the initial one first, each under the move that led
+/// to it.
+fn show_plan(game: &gdl::Game, plan: &[String]) -> Result<()> {
+    let moves = gdl::parser::parse_ground_terms(&format!("({})", plan.join(" ")), &game.symbols)
+        .map_err(|e| anyhow::anyhow!("cannot read the plan back: {e}"))?;
+    let joints: Vec<Vec<gdl::Term>> = moves.into_iter().map(|m| vec![m]).collect();
+    let states = Replay::states(game, &joints)?;
+    let view = View::of(game, &states);
+    let style = Style::for_stdout();
+    for (i, state) in states.iter().enumerate() {
+        println!();
+        match i {
+            0 => println!("initial state"),
+            _ => println!("after step {i}: {}", plan[i - 1]),
+        }
+        print!("{}", view.render(game, state, style));
+    }
+    Ok(())
 }
 
 fn print_solution(r: &SolveResult) {

@@ -1,0 +1,85 @@
+//! Progress of long runs on standard error: a bar (items done, elapsed,
+//! estimated time left, the last item's outcome) when standard error is a
+//! terminal, one plain line per item otherwise, so that logs and CI output
+//! stay readable. Nothing goes to standard output: tables and `--json`
+//! lines there are the results.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Progress over a known number of items.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: u64,
+}
+
+impl Progress {
+    /// Progress over `total` items, described as `what` (e.g. "games").
+    pub fn new(total: u64, what: &str) -> Progress {
+        Self::with_terminal(total, what, std::io::stderr().is_terminal())
+    }
+
+    /// [`Progress::new`], a bar only when `terminal` says so.
+    pub fn with_terminal(total: u64, what: &str, terminal: bool) -> Progress {
+        let bar = terminal.then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template(&format!(
+                "{{bar:30.cyan/blue}} {{pos}}/{{len}} {what} [{{elapsed_precise}}, {{eta}} left] {{wide_msg}}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style.progress_chars("=> "));
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        Progress {
+            bar,
+            total,
+            done: 0,
+        }
+    }
+
+    /// Shows what is being worked on now (the bar's message; nothing on a
+    /// plain log, where the item's line comes when it is done).
+    pub fn working_on(&self, what: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+    }
+
+    /// One item done: `outcome` says how it went.
+    pub fn done(&mut self, outcome: &str) {
+        self.done += 1;
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(outcome.to_string());
+            }
+            None => eprintln!("[{}/{}] {outcome}", self.done, self.total),
+        }
+    }
+
+    /// A line that is not an item's end (an error, a detail): above the bar
+    /// on a terminal, a plain line otherwise.
+    pub fn note(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Items done so far.
+    pub fn count(&self) -> u64 {
+        self.done
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
