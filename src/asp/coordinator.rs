@@ -443,7 +443,7 @@ impl<'a> Coordinator<'a> {
                     .is_none_or(|v| v.found.plan.len() > found.plan.len());
                 if better {
                     if self.progress {
-                        eprintln!(
+                        crate::say!(
                             "[solve] plan of {} moves (not proven), from {}",
                             found.plan.len(),
                             mode.name()
@@ -529,7 +529,7 @@ impl<'a> Coordinator<'a> {
         if len <= self.refuted + 1 {
             let mut v = self.candidate.take()?;
             if self.progress {
-                eprintln!(
+                crate::say!(
                     "[solve] no plan of {} or fewer: {len} is shortest",
                     len.saturating_sub(1)
                 );

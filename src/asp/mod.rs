@@ -264,7 +264,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let start = Instant::now();
     let mut prepared = prepare(game);
     if let (Some(note), true) = (&prepared.note, opts.progress) {
-        eprintln!("[rewrite] {note}");
+        crate::say!("[rewrite] {note}");
     }
     let prover = match prepared.prover.take() {
         Some(p) => p,
@@ -295,7 +295,7 @@ fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptio
         Some(e) => Err(e.to_string()),
     };
     match found {
-        Ok(r) if opts.progress => eprintln!(
+        Ok(r) if opts.progress => crate::say!(
             "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
             r.invariants.len(),
             r.candidates,
@@ -303,7 +303,7 @@ fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptio
             r.seconds
         ),
         Ok(_) => {}
-        Err(e) if opts.progress => eprintln!("[invariants] none: {e}"),
+        Err(e) if opts.progress => crate::say!("[invariants] none: {e}"),
         Err(_) => {}
     }
     program

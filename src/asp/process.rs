@@ -13,7 +13,8 @@
 //! number a line; the child writes [`Wire`] lines on its stdout: the worker's
 //! events, and its own refutations. A child whose stdin closes (the solve is over,
 //! or its parent died) ends at once; the parent kills it when the solve stops.
-//! Its progress goes to the stderr it shares with the parent.
+//! Its progress goes to the stderr it shares with the parent (relayed line by
+//! line above the parent's spinner when one runs).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -51,14 +52,35 @@ pub fn spawn(
 ) -> Result<u32, String> {
     let mode = job.mode;
     let line = serde_json::to_string(job).map_err(|e| format!("cannot encode the job: {e}"))?;
+    // Under a spinner the child's lines are relayed above it; otherwise the
+    // child writes to the stderr it shares with us.
+    let relay_stderr = crate::show::progress::spinning();
     let mut child = Command::new(exe)
         .arg("worker")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(if relay_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .spawn()
         .map_err(|e| format!("cannot start {} worker: {e}", exe.display()))?;
     let pid = child.id();
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::Builder::new()
+            .name(format!("asp-{}-err", mode.name()))
+            .spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(stderr)
+                    .lines()
+                    .map_while(Result::ok)
+                {
+                    crate::show::progress::say(&line);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+    }
     let stdout = child.stdout.take().ok_or("no stdout of the worker")?;
     let stdin = child.stdin.take().ok_or("no stdin of the worker")?;
     let (stop, refuted_in, refuted_out, tx) = (
@@ -162,7 +184,7 @@ pub fn serve() -> ! {
     let job: Job = match serde_json::from_str(&first) {
         Ok(j) => j,
         Err(e) => {
-            eprintln!("error: the worker's job does not read: {e}");
+            crate::say!("error: the worker's job does not read: {e}");
             end(2);
         }
     };

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
 use ggp_asp::gdl;
+use ggp_asp::show::progress::Spinner;
 use ggp_asp::show::{Replay, Style, View};
 
 /// Solve a single-player game: the shortest plan to goal 100 (else the best
@@ -76,10 +77,12 @@ impl Args {
             opts.threads = t;
         }
         let game = gdl::load(&self.game).map_err(anyhow::Error::from);
+        let spinner = Spinner::start(&format!("solving {}", self.game.display()));
         let result = game
             .as_ref()
             .map_err(|e| anyhow::anyhow!("{e:#}"))
             .and_then(|g| asp::solve(g, &opts).map_err(anyhow::Error::from));
+        drop(spinner);
         let result = match result {
             Ok(r) => r,
             Err(e) if self.json => SolveResult::error(format!("{e:#}")),

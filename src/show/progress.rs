@@ -3,8 +3,14 @@
 //! terminal, one plain line per item otherwise, so that logs and CI output
 //! stay readable. Nothing goes to standard output: tables and `--json`
 //! lines there are the results.
+//!
+//! A run of unknown length (`solve`: horizons, search phases, from several
+//! threads and child processes) says its lines with [`say!`](crate::say);
+//! while a [`Spinner`] runs they go above it (the children's stderr is
+//! relayed through [`say`] then), otherwise straight to stderr.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -80,6 +86,70 @@ impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// The spinner lines are said above, while one runs.
+static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// One line of progress: above the running [`Spinner`], else on stderr.
+pub fn say(line: &str) {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+    match active.as_ref() {
+        Some(bar) => {
+            bar.println(line);
+            bar.set_message(line.to_string());
+        }
+        None => eprintln!("{line}"),
+    }
+}
+
+/// Whether a [`Spinner`] is running: a child process's stderr must then be
+/// relayed through [`say`] rather than written over it.
+pub fn spinning() -> bool {
+    ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+}
+
+/// [`say`] with `format!` arguments.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::show::progress::say(&format!($($arg)*))
+    };
+}
+
+/// A spinner with the elapsed time and the last line said, on a terminal's
+/// stderr, for a run of unknown length; nothing (and lines said as they
+/// are) elsewhere. Stops when dropped.
+pub struct Spinner {
+    running: bool,
+}
+
+impl Spinner {
+    /// Starts a spinner labelled `what` when stderr is a terminal.
+    pub fn start(what: &str) -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner { running: false };
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(&format!(
+            "{{spinner:.cyan}} {what} [{{elapsed_precise}}] {{wide_msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
+        Spinner { running: true }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if self.running {
+            if let Some(bar) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                bar.finish_and_clear();
+            }
         }
     }
 }

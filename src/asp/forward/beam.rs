@@ -64,7 +64,7 @@ pub(super) fn beam<M: StateMachine>(
                 }
                 if work.elapsed() > BEAM_TIME {
                     if progress {
-                        eprintln!("[search] beam: out of time at step {depth}");
+                        crate::say!("[search] beam: out of time at step {depth}");
                     }
                     return Beam::Failed;
                 }
@@ -75,7 +75,7 @@ pub(super) fn beam<M: StateMachine>(
                 if m.is_terminal(&c) {
                     if m.goal(&c, 0) == Some(100) {
                         if progress {
-                            eprintln!(
+                            crate::say!(
                                 "[search] beam: goal 100 at step {}, {:.2} s",
                                 depth + 1,
                                 started.elapsed().as_secs_f64()
@@ -107,7 +107,7 @@ pub(super) fn beam<M: StateMachine>(
             .collect();
     }
     if progress {
-        eprintln!(
+        crate::say!(
             "[search] beam: no goal 100, {:.2} s",
             started.elapsed().as_secs_f64()
         );

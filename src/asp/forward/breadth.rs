@@ -102,7 +102,7 @@ pub fn run(
                 let clock = clock_end.map_or(String::new(), |e| {
                     format!(", without the clock (it ends the game after {e} moves)")
                 });
-                eprintln!("[breadth] engine: {why}{clock}");
+                crate::say!("[breadth] engine: {why}{clock}");
             }
             m
         }
@@ -115,13 +115,13 @@ pub fn run(
         let init = machine.visit(InitialFluents);
         if let Some(b) = super::count::bound(&game, g, &init) {
             if progress {
-                eprintln!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
+                crate::say!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
             }
             refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
         }
         if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps, clock_end) {
             if progress {
-                eprintln!(
+                crate::say!(
                     "[bound] no plan of fewer than {moves} moves: goal 100 is out of reach \
                      before, even with `not` left out"
                 );
@@ -368,7 +368,7 @@ impl<M: StateMachine> Bfs<'_, M> {
                 self.s.refuted.fetch_max(depth, Ordering::Relaxed);
             }
             if self.s.progress {
-                eprintln!(
+                crate::say!(
                     "[breadth] no plan of {depth} moves: {} states, {:.2} s",
                     self.nodes.len(),
                     self.s.start.elapsed().as_secs_f64()

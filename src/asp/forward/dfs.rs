@@ -252,7 +252,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                 .iter()
                 .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
                 .collect();
-            eprintln!(
+            crate::say!(
                 "[search] each move uses up its value of: {}",
                 shown.join(", ")
             );
@@ -275,7 +275,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             self.budget = self.nodes + luby(run) * RUN_NODES;
             let r = self.search(root, max_steps);
             if self.progress {
-                eprintln!(
+                crate::say!(
                     "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
                      look-ahead {}: {} of {} moves judged lose at once",
                     self.nodes,
@@ -293,7 +293,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                 // The focused runs prove nothing: search the game whole.
                 Search::Failed { .. } if self.focus => {
                     if self.progress {
-                        eprintln!("[search] the focused search failed: every move from now on");
+                        crate::say!("[search] the focused search failed: every move from now on");
                     }
                     self.focus = false;
                     self.failed.clear();
@@ -304,7 +304,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                 // every one of them.
                 Search::Failed { .. } if self.pruned && alone => {
                     if self.progress {
-                        eprintln!(
+                        crate::say!(
                             "[search] goal 100 is out of reach: every line again, for the best goal below it"
                         );
                     }
@@ -382,7 +382,7 @@ impl<M: StateMachine> Dfs<'_, M> {
                 return Some(Search::Stopped);
             }
             if self.progress && self.nodes.is_multiple_of(1 << 20) {
-                eprintln!(
+                crate::say!(
                     "[search] {} states, {} failed states kept, depth {}",
                     self.nodes,
                     self.failed.len(),

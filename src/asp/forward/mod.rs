@@ -141,7 +141,7 @@ pub fn run(
     let machine = match AnyMachine::build_as_written(game, engine) {
         Ok((m, why)) => {
             if progress {
-                eprintln!("[search] engine: {why}");
+                crate::say!("[search] engine: {why}");
             }
             m
         }
@@ -259,17 +259,17 @@ impl Guides {
             .filter(Support::informative);
         drop(ground);
         if let (true, Some(s)) = (progress, &support) {
-            eprintln!("[search] goal support: {}", s.describe());
+            crate::say!("[search] goal support: {}", s.describe());
         }
         if let (true, Some(b)) = (progress, &bound) {
-            eprintln!("[search] {}", b.describe(game));
+            crate::say!("[search] {}", b.describe(game));
         }
         if progress && !blockers.is_empty() {
             let shown: Vec<String> = blockers
                 .iter()
                 .map(|p| blockers::describe(p, &game.symbols))
                 .collect();
-            eprintln!("[search] goal 100 needs none of: {}", shown.join(", "));
+            crate::say!("[search] goal 100 needs none of: {}", shown.join(", "));
         }
         Guides {
             blockers,

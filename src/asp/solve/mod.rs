@@ -159,7 +159,7 @@ enum Answer {
 impl Worker {
     fn progress(&self, text: &str) {
         if self.opts.progress {
-            eprintln!("[{}] {text}", self.mode.name());
+            crate::say!("[{}] {text}", self.mode.name());
         }
     }
 
