@@ -16,6 +16,7 @@ use common::{corpus_game, minimax, prover, puzzle_path, Move, State};
 use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
 use ggp_asp::gdl;
 use ggp_asp::reasoner::{Engine, Prover, StateMachine};
+use ggp_asp::search::gifl;
 use ggp_asp::search::meta::{self, Choice};
 use ggp_asp::search::minimax::{Kind, Minimax};
 use rand::rngs::SmallRng;
@@ -56,6 +57,7 @@ fn every_option_plays_legal_moves_to_the_end_on_every_kind_of_game() {
         "uct+mast",
         "uct+rave+widen+mast",
         "uct+cutoff:3",
+        "uct+gifl:30",
         "alphabeta",
         "maxn",
         "auto",
@@ -71,6 +73,52 @@ fn every_option_plays_legal_moves_to_the_end_on_every_kind_of_game() {
             assert!(rec.errors.is_empty(), "{name} {option}: {:?}", rec.errors);
         }
     }
+}
+
+/// GIFL's feature regression on tic-tac-toe: the offensive features of
+/// level 1 are generalised to a line's two marks, the empty square that
+/// completes it and whose turn it is (nothing else of the board), and each
+/// wins at once wherever it holds in reachable positions; defensive
+/// features (the opponent taking that square) and higher levels are learned
+/// too.
+#[test]
+fn gifl_generalises_tictactoe_wins_to_lines() {
+    let m = prover("tictactoe");
+    let mut rng = SmallRng::seed_from_u64(7);
+    let features = gifl::learn(&m, 300, None, &mut rng);
+    assert_eq!(features.walks, 300);
+    let list = features.list();
+    let level1: Vec<&gifl::Feature<Prover>> = list
+        .iter()
+        .filter(|f| f.offensive && f.level == 1)
+        .collect();
+    assert!(level1.len() >= 8, "{} level-1 features", level1.len());
+    assert!(list.iter().any(|f| !f.offensive), "no defensive feature");
+    assert!(list.iter().any(|f| f.level == 2), "no level-2 feature");
+    for f in &level1 {
+        assert!(f.fluents.len() <= 4, "not generalised: {:?}", f.fluents);
+        assert!((f.value() - 100.0).abs() < 1e-9);
+    }
+    let mut checked = 0;
+    for n in 0..8 {
+        for s in random_positions(&m, n, 0..40) {
+            let held: std::collections::HashSet<_> = m.fluents(&s).into_iter().collect();
+            for f in &level1 {
+                if !f.fluents.iter().all(|x| held.contains(x))
+                    || !m.legal(&s, f.role).contains(&f.mv)
+                {
+                    continue;
+                }
+                let joint: Vec<Move> = (0..m.num_roles())
+                    .map(|r| if r == f.role { f.mv } else { m.legal(&s, r)[0] })
+                    .collect();
+                let next = m.next_state(&s, &joint);
+                assert!(m.is_terminal(&next) && m.goal(&next, f.role) == Some(100));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} positions matched a feature");
 }
 
 /// Positions of `m` after `n` random joint moves (non-terminal), from `seeds`.

@@ -17,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use super::{MatchInfo, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
-use crate::reasoner::StateMachine;
+use crate::reasoner::{RoleIdx, StateMachine};
 use crate::search::meta;
 use crate::search::minimax::{Kind, Minimax};
 use crate::search::policy::{playout, Evaluator, GoalEvaluator, MoveStats, RandomPlayout};
@@ -375,9 +375,19 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
         self
     }
 
-    fn new_search(&self) -> Mcts<M> {
+    /// A new search from the initial state; with GIFL, its features learned
+    /// first, in at most half the time left before `deadline` (all the
+    /// walks when the player counts iterations instead of time).
+    fn new_search(&self, role: RoleIdx, deadline: Instant) -> Mcts<M> {
         let state = self.machine.initial_state();
-        let s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
+        let mut s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
+        if let Some(walks) = self.cfg.enhancements.gifl {
+            let now = Instant::now();
+            let half = now + deadline.saturating_duration_since(now) / 2;
+            let until = self.iterations.is_none().then_some(half);
+            let n = s.learn_features(Some(role), walks, until);
+            tracing::debug!("gifl: {n} features learned");
+        }
         match &self.model {
             Some(m) => s.with_evaluator(Arc::new(crate::learn::NetEvaluator {
                 model: Arc::clone(m),
@@ -415,7 +425,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
 impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     fn start(&mut self, info: &MatchInfo) -> Result<()> {
         let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
-        let mut s = self.new_search();
+        let mut s = self.new_search(info.role, deadline);
         if self.iterations.is_none() {
             s.search_until(deadline);
         }
@@ -426,7 +436,7 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
         let deadline = MatchInfo::deadline(Instant::now(), info.play_clock);
         if self.search.is_none() {
-            self.search = Some(self.new_search());
+            self.search = Some(self.new_search(info.role, deadline));
         }
         let Some(s) = &mut self.search else {
             bail!("no search");

@@ -103,6 +103,10 @@ impl MachineVisitor for BenchVisitor {
             ..cfg
         };
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+        if let Some(walks) = self.enhancements.gifl {
+            // Learning is not part of the iterations measured.
+            search.learn_features(Some(0), walks, None);
+        }
         search.search_until(Instant::now() + budget);
         let st = search.stats();
         let iterations_per_s = st.iterations_per_s();

@@ -130,6 +130,13 @@ pub trait StateMachine: Send + Sync {
     }
     /// The fluents that hold in `state`, as ground terms (without `true`).
     fn fluents(&self, state: &Self::State) -> Vec<Term>;
+    /// The state in which exactly `fluents` hold, reachable or not (feature
+    /// learning asks what a move does in a state with a fluent taken out);
+    /// `None` when a fluent is one the engine does not know.
+    fn state_from_fluents(&self, fluents: &[Term]) -> Option<Self::State>;
+    /// Whether every fluent of `part` holds in `state` (`part` made by
+    /// [`StateMachine::state_from_fluents`]).
+    fn includes(&self, state: &Self::State, part: &Self::State) -> bool;
     /// A move as the game's ground term.
     fn move_term(&self, m: &Self::Move) -> Term;
     /// The engine's move for a ground term, if the engine knows it (it need not be

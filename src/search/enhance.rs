@@ -47,6 +47,9 @@ pub struct Enhancements {
     /// Decisive moves in playouts: a role alone on the move takes a move
     /// that wins at once (Teytaud & Teytaud 2010).
     pub decisive: bool,
+    /// GIFL playouts: features learned from this many random walks before
+    /// the search (see [`super::gifl`]).
+    pub gifl: Option<usize>,
 }
 
 /// RAVE's default equivalence parameter.
@@ -55,6 +58,8 @@ pub const RAVE_K: f64 = 500.0;
 pub const MAST_TAU: f64 = 0.1;
 /// The default cut-off depth.
 pub const CUTOFF: usize = 20;
+/// GIFL's default number of training walks (Maligne's).
+pub const GIFL_WALKS: usize = 500;
 /// Nodes with at most this many moves are never narrowed by widening.
 const WIDEN_ABOVE: usize = 4;
 
@@ -67,7 +72,7 @@ impl Enhancements {
 
     /// Whether playouts need a policy other than uniform random moves.
     pub fn steers_playouts(&self) -> bool {
-        self.mast.is_some() || self.decisive
+        self.mast.is_some() || self.decisive || self.gifl.is_some()
     }
 
     pub fn is_plain(&self) -> bool {
@@ -78,7 +83,7 @@ impl Enhancements {
 impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
-    /// `rave`, `mast`, `widen`, `cutoff` or `cutoff:N`, joined by `+`
+    /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `cutoff` or `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
         let mut e = Enhancements::default();
@@ -89,6 +94,11 @@ impl FromStr for Enhancements {
                 None if part == "widen" => e.widening = true,
                 None if part == "cutoff" => e.cutoff = Some(CUTOFF),
                 None if part == "decisive" => e.decisive = true,
+                None if part == "gifl" => e.gifl = Some(GIFL_WALKS),
+                Some(("gifl", n)) => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => e.gifl = Some(n),
+                    _ => bail!("gifl:{n}: the walks must be a positive number"),
+                },
                 Some(("cutoff", n)) => match n.parse::<usize>() {
                     Ok(n) if n > 0 => e.cutoff = Some(n),
                     _ => bail!("cutoff:{n}: the depth must be a positive number of moves"),
@@ -102,9 +112,12 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, decisive or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive or cutoff (cutoff:N)"
                 ),
             }
+        }
+        if e.gifl.is_some() && e.mast.is_some() {
+            bail!("gifl and mast both choose the playouts' moves: take one");
         }
         if e.widening && e.rave.is_none() {
             bail!("widen ranks moves by their RAVE values: add rave (uct+rave+widen)");
@@ -133,6 +146,11 @@ impl fmt::Display for Enhancements {
         match self.cutoff {
             Some(CUTOFF) => parts.push("cutoff".into()),
             Some(n) => parts.push(format!("cutoff:{n}")),
+            None => {}
+        }
+        match self.gifl {
+            Some(GIFL_WALKS) => parts.push("gifl".into()),
+            Some(n) => parts.push(format!("gifl:{n}")),
             None => {}
         }
         if self.decisive {

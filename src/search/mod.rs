@@ -21,6 +21,7 @@
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
 pub mod enhance;
+pub mod gifl;
 pub mod meta;
 pub mod minimax;
 pub mod policy;
@@ -160,6 +161,28 @@ impl<M: StateMachine + 'static> Mcts<M> {
         self.playout_policy = p;
         self.plain = false;
         self
+    }
+
+    /// GIFL ([`gifl`]): learns features from `walks` random walks (fewer when
+    /// `deadline` passes) and plays out by them from now on; `us` is the
+    /// player's role (the others follow the features half of the time).
+    /// Returns the features learned.
+    pub fn learn_features(
+        &mut self,
+        us: Option<RoleIdx>,
+        walks: usize,
+        deadline: Option<Instant>,
+    ) -> usize {
+        let mut rng = SmallRng::seed_from_u64(self.cfg.seed ^ 0x6f1f_1eaf);
+        let features = gifl::learn(&*self.machine, walks, deadline, &mut rng);
+        let n = features.len();
+        self.playout_policy = Arc::new(gifl::GiflPolicy {
+            features: Arc::new(features),
+            us,
+            tau: gifl::TAU,
+        });
+        self.plain = false;
+        n
     }
 
     /// Replaces the evaluation of playout ends (the game's goals by default).

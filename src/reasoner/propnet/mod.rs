@@ -312,6 +312,19 @@ impl StateMachine for Propnet {
             .collect()
     }
 
+    fn state_from_fluents(&self, fluents: &[Term]) -> Option<PropnetState> {
+        let mut bits = vec![0u8; self.terms.fluents.len()];
+        for t in fluents {
+            let id = self.pool.find_term(t)?;
+            bits[*self.terms.fluent_of.get(&id)? as usize] = 1;
+        }
+        Some(PropnetState::pack(&bits))
+    }
+
+    fn includes(&self, state: &PropnetState, part: &PropnetState) -> bool {
+        state.0.iter().zip(part.0.iter()).all(|(s, p)| p & !s == 0)
+    }
+
     fn move_term(&self, m: &u32) -> Term {
         self.pool.to_term(self.terms.moves[*m as usize])
     }

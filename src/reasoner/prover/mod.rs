@@ -440,6 +440,23 @@ impl StateMachine for Prover {
         state.iter().map(|&f| db.pool.to_term(f)).collect()
     }
 
+    fn state_from_fluents(&self, fluents: &[Term]) -> Option<ProverState> {
+        let db = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = fluents
+            .iter()
+            .map(|t| db.pool.find_term(t))
+            .collect::<Option<ProverState>>()?;
+        state.sort_unstable();
+        state.dedup();
+        Some(state)
+    }
+
+    fn includes(&self, state: &ProverState, part: &ProverState) -> bool {
+        // Both sorted: one merge.
+        let mut it = state.iter();
+        part.iter().all(|p| it.any(|s| s == p))
+    }
+
     fn move_term(&self, m: &TermId) -> Term {
         self.db
             .lock()

@@ -1,0 +1,394 @@
+//! GIFL, game-independent feature learning (Maligne 2010; see
+//! `../shared/docs/playing.md`): playout moves chosen by *features*, sets of
+//! fluents under which a move is known to win or to stop a win, learned from
+//! random walks before the search.
+//!
+//! Learning: at the end of a walk that a role won with its last move, the
+//! state before that move and the move give an *offensive* feature (level
+//! 1); an opponent's other move one step earlier that takes the winning move
+//! away gives a *defensive* one. A state becomes a feature by
+//! generalisation: its fluents are taken out one at a time, and one stays
+//! only when without it the move is illegal or the test (the move still wins;
+//! the win is still gone) fails. Matching a feature is a subset test on the
+//! engine's own states ([`StateMachine::includes`]), no terms involved. Up the walk, the winner's earlier moves that
+//! lead (after the reply played) to a state where a known offensive feature
+//! applies give features one level higher, up to [`MAX_LEVEL`]. A feature of
+//! level L is worth `100 * 0.9^(L-1)`.
+//!
+//! Playing: in each state, every legal move gets the best value of the
+//! features that match it (all their fluents hold), 0 when none; a move
+//! worth 100 is taken at once (offensive before defensive), otherwise the
+//! move is drawn by a Boltzmann distribution over the values (temperature
+//! 0.5 on values scaled to 0..1). The player's own moves always follow the
+//! features; the other roles' half of the time, random otherwise.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+use super::policy::PlayoutPolicy;
+use crate::gdl::Term;
+use crate::reasoner::{RoleIdx, StateMachine};
+
+/// The deepest level features are learned to.
+pub const MAX_LEVEL: u8 = 3;
+/// The discount per level.
+const V: f64 = 0.9;
+/// The Boltzmann temperature, on values scaled to 0..1.
+pub const TAU: f64 = 0.5;
+/// The longest walk; a walk that does not end by then teaches nothing.
+const MAX_WALK: usize = 400;
+/// Defensive features learned per winning walk at most.
+const MAX_DEFENSIVE: usize = 3;
+
+/// A move that wins (offensive) or stops a win (defensive) wherever its
+/// fluents hold.
+pub struct Feature<M: StateMachine> {
+    pub role: RoleIdx,
+    pub mv: M::Move,
+    /// Sorted.
+    pub fluents: Vec<Term>,
+    /// The fluents as the engine's state, for matching without terms.
+    part: M::State,
+    pub level: u8,
+    pub offensive: bool,
+}
+
+// By hand: a derive would ask `M` itself to be `Clone`.
+impl<M: StateMachine> Clone for Feature<M> {
+    fn clone(&self) -> Self {
+        Feature {
+            role: self.role,
+            mv: self.mv.clone(),
+            fluents: self.fluents.clone(),
+            part: self.part.clone(),
+            level: self.level,
+            offensive: self.offensive,
+        }
+    }
+}
+
+impl<M: StateMachine> Feature<M> {
+    /// `100 * 0.9^(level - 1)`.
+    pub fn value(&self) -> f64 {
+        100.0 * V.powi(self.level as i32 - 1)
+    }
+
+    /// A feature of `fluents`; `None` when the engine cannot make them a
+    /// state.
+    fn new(
+        m: &M,
+        role: RoleIdx,
+        mv: M::Move,
+        fluents: Vec<Term>,
+        level: u8,
+        offensive: bool,
+    ) -> Option<Self> {
+        let part = m.state_from_fluents(&fluents)?;
+        Some(Feature {
+            role,
+            mv,
+            fluents,
+            part,
+            level,
+            offensive,
+        })
+    }
+
+    /// Whether all the feature's fluents hold in `state`.
+    pub fn holds(&self, m: &M, state: &M::State) -> bool {
+        m.includes(state, &self.part)
+    }
+}
+
+/// The features learned for a game.
+pub struct Features<M: StateMachine> {
+    list: Vec<Feature<M>>,
+    by_move: HashMap<(RoleIdx, M::Move), Vec<usize>>,
+    /// Walks run, and of them those that ended with a win.
+    pub walks: usize,
+    pub won: usize,
+}
+
+impl<M: StateMachine> Default for Features<M> {
+    fn default() -> Self {
+        Features {
+            list: Vec::new(),
+            by_move: HashMap::new(),
+            walks: 0,
+            won: 0,
+        }
+    }
+}
+
+impl<M: StateMachine> Features<M> {
+    pub fn list(&self) -> &[Feature<M>] {
+        &self.list
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Adds `f` unless the same role, move and fluents are known.
+    fn add(&mut self, f: Feature<M>) -> bool {
+        let key = (f.role, f.mv.clone());
+        let known = self.by_move.get(&key).is_some_and(|ids| {
+            ids.iter().any(|&i| {
+                self.list[i].fluents == f.fluents && self.list[i].offensive == f.offensive
+            })
+        });
+        if known {
+            return false;
+        }
+        self.by_move.entry(key).or_default().push(self.list.len());
+        self.list.push(f);
+        true
+    }
+
+    /// The best value (and whether offensive) of the features of `role`'s
+    /// move `mv` that hold in `state`.
+    pub fn value(
+        &self,
+        m: &M,
+        role: RoleIdx,
+        mv: &M::Move,
+        state: &M::State,
+    ) -> Option<(f64, bool)> {
+        let ids = self.by_move.get(&(role, mv.clone()))?;
+        ids.iter()
+            .map(|&i| &self.list[i])
+            .filter(|f| f.holds(m, state))
+            .map(|f| (f.value(), f.offensive))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+    }
+}
+
+/// Learns features from `walks` random walks (fewer when `deadline` passes).
+pub fn learn<M: StateMachine>(
+    m: &M,
+    walks: usize,
+    deadline: Option<Instant>,
+    rng: &mut SmallRng,
+) -> Features<M> {
+    let mut features = Features::default();
+    let late = || deadline.is_some_and(|d| Instant::now() >= d);
+    let mut legal = Vec::new();
+    for _ in 0..walks {
+        if late() {
+            break;
+        }
+        features.walks += 1;
+        // The walk: states[i] --joints[i]--> states[i + 1].
+        let mut states = vec![m.initial_state()];
+        let mut joints: Vec<Vec<M::Move>> = Vec::new();
+        let mut movers: Vec<Vec<bool>> = Vec::new();
+        let mut ended = false;
+        while joints.len() < MAX_WALK {
+            let s = states.last().expect("a state");
+            if m.is_terminal(s) {
+                ended = true;
+                break;
+            }
+            let mut joint = Vec::new();
+            let mut moved = Vec::new();
+            for r in 0..m.num_roles() {
+                m.legal_moves(s, r, &mut legal);
+                if legal.is_empty() {
+                    break;
+                }
+                moved.push(legal.len() > 1);
+                joint.push(legal[rng.gen_range(0..legal.len())].clone());
+            }
+            if joint.len() < m.num_roles() {
+                break;
+            }
+            states.push(m.next_state(s, &joint));
+            joints.push(joint);
+            movers.push(moved);
+        }
+        if !ended || joints.is_empty() {
+            continue;
+        }
+        let end = states.len() - 1;
+        let winners: Vec<RoleIdx> = (0..m.num_roles())
+            .filter(|&r| m.goal(&states[end], r) == Some(100) && movers[end - 1][r])
+            .collect();
+        if !winners.is_empty() {
+            features.won += 1;
+        }
+        for r in winners {
+            learn_from_win(m, &states, &joints, &movers, r, &mut features, &late);
+        }
+    }
+    features
+}
+
+/// The features a walk that `r` won with its last move teaches.
+fn learn_from_win<M: StateMachine>(
+    m: &M,
+    states: &[M::State],
+    joints: &[Vec<M::Move>],
+    movers: &[Vec<bool>],
+    r: RoleIdx,
+    features: &mut Features<M>,
+    late: &dyn Fn() -> bool,
+) {
+    let last = joints.len() - 1;
+    let wins = |s: &M::State| m.is_terminal(s) && m.goal(s, r) == Some(100);
+    let fluents = generalise(m, &states[last], &[&joints[last]], &wins, late);
+    let Some(offensive) = Feature::new(m, r, joints[last][r].clone(), fluents, 1, true) else {
+        return;
+    };
+    features.add(offensive.clone());
+    // Defensive: an opponent's other move one step earlier after which the
+    // winning move no longer applies.
+    if last >= 1 {
+        let t = last - 1;
+        let mut found = 0;
+        let mut legal = Vec::new();
+        for o in (0..m.num_roles()).filter(|&o| o != r && movers[t][o]) {
+            m.legal_moves(&states[t], o, &mut legal);
+            for a in legal.clone() {
+                if found >= MAX_DEFENSIVE || late() || a == joints[t][o] {
+                    continue;
+                }
+                let mut joint = joints[t].clone();
+                joint[o] = a.clone();
+                let stopped = |s: &M::State| !applies(m, &offensive, s);
+                if !stopped(&m.next_state(&states[t], &joint)) {
+                    continue;
+                }
+                let fluents = generalise(m, &states[t], &[&joint], &stopped, late);
+                if let Some(f) = Feature::new(m, o, a, fluents, 1, false) {
+                    features.add(f);
+                    found += 1;
+                }
+            }
+        }
+    }
+    // Up the walk: r's earlier moves that lead, after the reply played, to a
+    // state where the feature one level down applies.
+    let mut below = offensive;
+    let mut t = last;
+    for level in 2..=MAX_LEVEL {
+        if t < 2 || late() || !movers[t - 2][r] {
+            break;
+        }
+        t -= 2;
+        let target = below.clone();
+        let creates = |s: &M::State| applies(m, &target, s);
+        let fluents = generalise(m, &states[t], &[&joints[t], &joints[t + 1]], &creates, late);
+        let Some(f) = Feature::new(m, r, joints[t][r].clone(), fluents, level, true) else {
+            break;
+        };
+        features.add(f.clone());
+        below = f;
+    }
+}
+
+/// Whether `f` applies in `s`: its fluents hold and its move is legal.
+fn applies<M: StateMachine>(m: &M, f: &Feature<M>, s: &M::State) -> bool {
+    f.holds(m, s) && m.legal(s, f.role).contains(&f.mv)
+}
+
+/// The fluents of `state` that `joints` (played in turn) need to stay legal
+/// and to pass `test` on the state they lead to: each fluent is taken out in
+/// turn, and dropped for good when the joint moves stay legal and the test
+/// still passes without it. Sorted.
+fn generalise<M: StateMachine>(
+    m: &M,
+    state: &M::State,
+    joints: &[&Vec<M::Move>],
+    test: &dyn Fn(&M::State) -> bool,
+    late: &dyn Fn() -> bool,
+) -> Vec<Term> {
+    let mut keep = m.fluents(state);
+    keep.sort();
+    let all = keep.clone();
+    for f in &all {
+        if late() {
+            break;
+        }
+        let trial: Vec<Term> = keep.iter().filter(|g| *g != f).cloned().collect();
+        let Some(mut s) = m.state_from_fluents(&trial) else {
+            continue;
+        };
+        let mut legal_all = true;
+        for joint in joints {
+            let legal = (0..m.num_roles()).all(|r| m.legal(&s, r).contains(&joint[r]));
+            if !legal {
+                legal_all = false;
+                break;
+            }
+            s = m.next_state(&s, joint);
+        }
+        if legal_all && test(&s) {
+            keep = trial;
+        }
+    }
+    keep
+}
+
+/// Playout moves by the learned features (see the module documentation).
+pub struct GiflPolicy<M: StateMachine> {
+    pub features: std::sync::Arc<Features<M>>,
+    /// The player's role: its moves always follow the features, the other
+    /// roles' half of the time.
+    pub us: Option<RoleIdx>,
+    pub tau: f64,
+}
+
+impl<M: StateMachine> PlayoutPolicy<M> for GiflPolicy<M> {
+    fn choose(
+        &self,
+        machine: &M,
+        state: &M::State,
+        role: RoleIdx,
+        legal: &[M::Move],
+        rng: &mut SmallRng,
+    ) -> usize {
+        if legal.len() == 1 || self.features.is_empty() {
+            return 0;
+        }
+        if self.us.is_some_and(|us| us != role) && rng.gen_bool(0.5) {
+            return rng.gen_range(0..legal.len());
+        }
+        let values: Vec<Option<(f64, bool)>> = legal
+            .iter()
+            .map(|mv| self.features.value(machine, role, mv, state))
+            .collect();
+        // A move worth 100 at once, offensive first.
+        let best = values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.filter(|(x, _)| *x >= 100.0).map(|(_, off)| (off, i)))
+            .max();
+        if let Some((_, i)) = best {
+            return i;
+        }
+        let top = values
+            .iter()
+            .map(|v| v.map_or(0.0, |x| x.0))
+            .fold(0.0, f64::max);
+        let weights: Vec<f64> = values
+            .iter()
+            .map(|v| ((v.map_or(0.0, |x| x.0) - top) / 100.0 / self.tau).exp())
+            .collect();
+        let total: f64 = weights.iter().sum();
+        let mut x = rng.gen::<f64>() * total;
+        for (i, w) in weights.iter().enumerate() {
+            if x < *w {
+                return i;
+            }
+            x -= w;
+        }
+        legal.len() - 1
+    }
+}
