@@ -151,6 +151,11 @@ fn the_cactus_plot_is_svg_with_one_point_per_solved_game() {
         row("b", "solved", "incremental", 2.0),
         row("c", "timeout", "full", 60.0),
         row("d", "solved", "full", 0.1),
+        // A best plan below 100 is not a game solved.
+        BenchRow {
+            goal: Some(80),
+            ..row("e", "solved", "full", 0.2)
+        },
     ];
     let run_b = vec![
         row("a", "solved", "full", 0.3),

@@ -29,14 +29,14 @@ pub struct Series {
 }
 
 impl Series {
-    /// The solved rows of a `bench solve` run (status `solved`), their total
-    /// times.
+    /// The rows of a `bench solve` run solved to 100, their total times (a
+    /// best plan below 100 is not a solution to count).
     pub fn of_rows(label: &str, rows: &[BenchRow]) -> Series {
         Series {
             label: label.to_string(),
             times: rows
                 .iter()
-                .filter(|r| r.status == "solved")
+                .filter(|r| solved_to_100(r))
                 .map(|r| r.total_s)
                 .collect(),
         }
@@ -47,7 +47,7 @@ impl Series {
     pub fn per_mode(rows: &[BenchRow]) -> Vec<Series> {
         let mut modes: Vec<String> = rows
             .iter()
-            .filter(|r| r.status == "solved")
+            .filter(|r| solved_to_100(r))
             .map(|r| r.mode.clone().unwrap_or_else(|| "-".into()))
             .collect();
         modes.sort();
@@ -64,6 +64,10 @@ impl Series {
             })
             .collect()
     }
+}
+
+fn solved_to_100(r: &BenchRow) -> bool {
+    r.status == "solved" && r.goal == Some(100)
 }
 
 const SIZE: (u32, u32) = (900, 560);
