@@ -42,7 +42,7 @@ struct Learn(LearnConfig);
 impl MachineVisitor for Learn {
     type Output = Result<Model>;
     fn visit<M: StateMachine + 'static>(self, m: std::sync::Arc<M>) -> Result<Model> {
-        learn(m, &self.0, &mut |line| eprintln!("{line}"))
+        learn(m, &self.0, &mut |line| ggp_asp::show::progress::say(line))
     }
 }
 
@@ -52,13 +52,22 @@ impl Args {
         super::clock(self.seconds, "--seconds")?;
         let (machine, why) = AnyMachine::build(g, self.engine)?;
         eprintln!("engine: {why}");
+        // A run of --seconds: a spinner with the elapsed time and the last
+        // line on a terminal, the lines alone elsewhere.
+        let spinner = ggp_asp::show::progress::Spinner::start(&format!(
+            "learning {} ({} s)",
+            self.game.display(),
+            self.seconds
+        ));
         let model = machine.visit(Learn(LearnConfig {
             examples: self.examples,
             seconds: self.seconds,
             iterations: self.iterations,
             seed: self.seed,
             threads: self.threads,
-        }))?;
+        }));
+        drop(spinner);
+        let model = model?;
         model
             .save(&self.out)
             .with_context(|| format!("saving the model to {}", self.out.display()))?;

@@ -233,6 +233,12 @@ pub fn learn<M: StateMachine + 'static>(
             machine.num_roles()
         );
     }
+    log(&format!(
+        "self-play: {} thread(s), until {} examples or {:.0} s",
+        cfg.threads.max(1),
+        cfg.examples,
+        budget.mul_f64(0.6).as_secs_f64()
+    ));
     let examples = self_play(&machine, cfg, t0 + budget.mul_f64(0.6), log);
     if examples.len() < 10 {
         bail!(
