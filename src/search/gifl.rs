@@ -3,7 +3,8 @@
 //! fluents under which a move is known to win or to stop a win, learned from
 //! random walks before the search.
 //!
-//! Learning: at the end of a walk that a role won with its last move, the
+//! Learning (turn-taking games: a step teaches only when one role alone has
+//! a choice): at the end of a walk that a role won with its last move, the
 //! state before that move and the move give an *offensive* feature (level
 //! 1); an opponent's other move one step earlier that takes the winning move
 //! away gives a *defensive* one. A state becomes a feature by
@@ -22,9 +23,9 @@
 //! 0.5 on values scaled to 0..1). The player's own moves always follow the
 //! features; the other roles' half of the time, random otherwise.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
+use hashbrown::HashMap;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -217,8 +218,10 @@ pub fn learn<M: StateMachine>(
             continue;
         }
         let end = states.len() - 1;
+        // GIFL reads turns: only a win by the one role on the move teaches
+        // (with simultaneous moves the win also rests on the others' moves).
         let winners: Vec<RoleIdx> = (0..m.num_roles())
-            .filter(|&r| m.goal(&states[end], r) == Some(100) && movers[end - 1][r])
+            .filter(|&r| m.goal(&states[end], r) == Some(100) && alone(&movers[end - 1], r))
             .collect();
         if !winners.is_empty() {
             features.won += 1;
@@ -253,7 +256,7 @@ fn learn_from_win<M: StateMachine>(
         let t = last - 1;
         let mut found = 0;
         let mut legal = Vec::new();
-        for o in (0..m.num_roles()).filter(|&o| o != r && movers[t][o]) {
+        for o in (0..m.num_roles()).filter(|&o| o != r && alone(&movers[t], o)) {
             m.legal_moves(&states[t], o, &mut legal);
             for a in legal.clone() {
                 if found >= MAX_DEFENSIVE || late() || a == joints[t][o] {
@@ -278,7 +281,7 @@ fn learn_from_win<M: StateMachine>(
     let mut below = offensive;
     let mut t = last;
     for level in 2..=MAX_LEVEL {
-        if t < 2 || late() || !movers[t - 2][r] {
+        if t < 2 || late() || !alone(&movers[t - 2], r) {
             break;
         }
         t -= 2;
@@ -291,6 +294,11 @@ fn learn_from_win<M: StateMachine>(
         features.add(f.clone());
         below = f;
     }
+}
+
+/// Whether `r` is the one role with a choice at a step.
+fn alone(movers: &[bool], r: RoleIdx) -> bool {
+    movers[r] && movers.iter().filter(|&&m| m).count() == 1
 }
 
 /// Whether `f` applies in `s`: its fluents hold and its move is legal.
@@ -354,8 +362,11 @@ impl<M: StateMachine> PlayoutPolicy<M> for GiflPolicy<M> {
         legal: &[M::Move],
         rng: &mut SmallRng,
     ) -> usize {
-        if legal.len() == 1 || self.features.is_empty() {
+        if legal.len() == 1 {
             return 0;
+        }
+        if self.features.is_empty() {
+            return rng.gen_range(0..legal.len());
         }
         if self.us.is_some_and(|us| us != role) && rng.gen_bool(0.5) {
             return rng.gen_range(0..legal.len());

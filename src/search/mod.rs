@@ -166,7 +166,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
     /// GIFL ([`gifl`]): learns features from `walks` random walks (fewer when
     /// `deadline` passes) and plays out by them from now on; `us` is the
     /// player's role (the others follow the features half of the time).
-    /// Returns the features learned.
+    /// Returns the features learned; with none (a game without turns, or no
+    /// walk won) the playouts stay uniform random, on the engine's own loop.
     pub fn learn_features(
         &mut self,
         us: Option<RoleIdx>,
@@ -176,6 +177,9 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let mut rng = SmallRng::seed_from_u64(self.cfg.seed ^ 0x6f1f_1eaf);
         let features = gifl::learn(&*self.machine, walks, deadline, &mut rng);
         let n = features.len();
+        if n == 0 {
+            return 0;
+        }
         self.playout_policy = Arc::new(gifl::GiflPolicy {
             features: Arc::new(features),
             us,
