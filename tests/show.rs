@@ -77,6 +77,30 @@ fn checkers_is_drawn_with_files_across_and_the_highest_rank_on_top() {
     assert!(second.starts_with('8'), "{board}");
 }
 
+/// Hex places stones on an empty board: the squares come from the rules'
+/// reachable fluents, and of its two 9x9 relations the one of few contents
+/// (`(cell c 1 red)`) is the board, not the group numbers of `(connected 1 c 1)`.
+#[test]
+fn hex_is_drawn_from_its_cells() {
+    let game = gdl::load(&common::corpus_game("hex")).unwrap();
+    let board = drawn(&game, &["((place c 1) noop)", "(noop (place h 5))"]);
+    let lines: Vec<&str> = board.lines().collect();
+    assert!(lines[0].trim_start().starts_with("a    b"), "{board}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("1 ") && l.contains("red")),
+        "{board}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("5 ") && l.contains("blue")),
+        "{board}"
+    );
+    assert_eq!(lines.len(), 10, "{board}");
+}
+
 #[test]
 fn a_game_without_a_board_is_drawn_as_its_fluents() {
     let game = gdl::load(&common::puzzle_path("blocks")).unwrap();

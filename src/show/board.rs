@@ -96,9 +96,24 @@ impl View {
         let board = groups
             .iter()
             .filter_map(|(&(rel, arity), terms)| {
-                find_board(game, rel, arity, terms, seen, &dropped).map(|b| (terms.len(), b))
+                let board = find_board(game, rel, arity, terms, seen, &dropped)?;
+                let squares: usize = board
+                    .rows
+                    .iter()
+                    .chain(&board.cols)
+                    .map(|a| a.values.len())
+                    .product();
+                let contents = board.content.map_or(1, |p| {
+                    let mut v: Vec<&Term> = terms.iter().map(|t| &t.args()[p]).collect();
+                    v.sort();
+                    v.dedup();
+                    v.len()
+                });
+                Some(((squares, std::cmp::Reverse(contents)), board))
             })
-            // The biggest board; ties to the first relation by name.
+            // The most squares, then the fewest kinds of content (hex's
+            // `(cell c 1 red)` over its `(connected 3 c 1)`, a group per
+            // square); ties to the first relation by name.
             .max_by(|(n, a), (m, b)| {
                 n.cmp(m)
                     .then_with(|| game.symbols.name(b.rel).cmp(game.symbols.name(a.rel)))
@@ -301,12 +316,14 @@ fn strip_ansi(s: &str) -> String {
 
 /// The fluents of the rules' relaxed reachable model, and the values of
 /// each move with one argument (`(drop ?x)`: the columns), when grounding
-/// the rules takes little: a second's work and 64 MiB.
+/// the rules takes little: 3 s of CPU and 256 MiB (hex's 60 MiB and 20
+/// million join steps fit; a game that needs more is drawn from the states
+/// shown).
 fn reachable(game: &Game) -> Option<(Vec<Term>, Vec<Vec<Term>>)> {
     let limits = Limits {
-        max_memory: 64 << 20,
-        max_join_steps: 2_000_000,
-        max_time: std::time::Duration::from_secs(2),
+        max_memory: 256 << 20,
+        max_join_steps: 200_000_000,
+        max_time: std::time::Duration::from_secs(3),
     };
     let gp = ground::ground(game, &limits).ok()?;
     let arg = |t: u32, i: usize| gp.pool.args(t).get(i).map(|&f| gp.pool.to_term(f));
