@@ -14,14 +14,18 @@
 //! engine's own states ([`StateMachine::includes`]), no terms involved. Up the walk, the winner's earlier moves that
 //! lead (after the reply played) to a state where a known offensive feature
 //! applies give features one level higher, up to [`MAX_LEVEL`]. A feature of
-//! level L is worth `100 * 0.9^(L-1)`.
+//! level L is worth `100 * 0.9^(L-1)`. The fluents say what holds, not
+//! what is empty, so a feature can match where its move does not win (connect
+//! four: the square it would land on is taken); a level-1 feature that a
+//! state of the walks refutes so is dropped, with the features leading to it.
 //!
 //! Playing: in each state, every legal move gets the best value of the
 //! features that match it (all their fluents hold), 0 when none; a move
 //! worth 100 is taken at once (offensive before defensive), otherwise the
 //! move is drawn by a Boltzmann distribution over the values (temperature
-//! 0.5 on values scaled to 0..1). The player's own moves always follow the
-//! features; the other roles' half of the time, random otherwise.
+//! 0.5 on values scaled to 0..1). [`GiflPolicy::us`] can make the other
+//! roles follow the features only half of the time (the paper's model of the
+//! opponent); the players leave it unset, every role following them.
 
 use std::time::Instant;
 
@@ -41,6 +45,8 @@ const V: f64 = 0.9;
 pub const TAU: f64 = 0.5;
 /// The longest walk; a walk that does not end by then teaches nothing.
 const MAX_WALK: usize = 400;
+/// States kept to refute features by.
+const SEEN: usize = 20_000;
 /// Defensive features learned per winning walk at most.
 const MAX_DEFENSIVE: usize = 3;
 
@@ -55,6 +61,8 @@ pub struct Feature<M: StateMachine> {
     part: M::State,
     pub level: u8,
     pub offensive: bool,
+    /// The feature one level down this one leads to (levels 2 and 3).
+    below: Option<usize>,
 }
 
 // By hand: a derive would ask `M` itself to be `Clone`.
@@ -67,6 +75,7 @@ impl<M: StateMachine> Clone for Feature<M> {
             part: self.part.clone(),
             level: self.level,
             offensive: self.offensive,
+            below: self.below,
         }
     }
 }
@@ -95,6 +104,7 @@ impl<M: StateMachine> Feature<M> {
             part,
             level,
             offensive,
+            below: None,
         })
     }
 
@@ -137,20 +147,80 @@ impl<M: StateMachine> Features<M> {
         self.list.is_empty()
     }
 
-    /// Adds `f` unless the same role, move and fluents are known.
-    fn add(&mut self, f: Feature<M>) -> bool {
+    /// Adds `f` unless the same role, move and fluents are known; its index
+    /// either way.
+    fn add(&mut self, f: Feature<M>) -> usize {
         let key = (f.role, f.mv.clone());
-        let known = self.by_move.get(&key).is_some_and(|ids| {
-            ids.iter().any(|&i| {
+        let known = self.by_move.get(&key).and_then(|ids| {
+            ids.iter().copied().find(|&i| {
                 self.list[i].fluents == f.fluents && self.list[i].offensive == f.offensive
             })
         });
-        if known {
-            return false;
+        if let Some(i) = known {
+            return i;
         }
-        self.by_move.entry(key).or_default().push(self.list.len());
+        let i = self.list.len();
+        self.by_move.entry(key).or_default().push(i);
         self.list.push(f);
-        true
+        i
+    }
+
+    /// Drops the offensive features of level 1 that some state in `seen`
+    /// refutes (they hold, the move is legal, and it does not win: a
+    /// square the fluents do not say is empty is taken) and the features
+    /// leading to them.
+    fn refute(&mut self, m: &M, seen: &[M::State], late: &dyn Fn() -> bool) {
+        let mut dropped = vec![false; self.list.len()];
+        let mut legal = Vec::new();
+        for (i, f) in self.list.iter().enumerate() {
+            if !f.offensive || f.level != 1 || late() {
+                continue;
+            }
+            for s in seen {
+                if !f.holds(m, s) {
+                    continue;
+                }
+                m.legal_moves(s, f.role, &mut legal);
+                if !legal.contains(&f.mv) {
+                    continue;
+                }
+                let joint: Option<Vec<M::Move>> = (0..m.num_roles())
+                    .map(|r| {
+                        if r == f.role {
+                            Some(f.mv.clone())
+                        } else {
+                            m.legal(s, r).first().cloned()
+                        }
+                    })
+                    .collect();
+                let Some(joint) = joint else { continue };
+                let next = m.next_state(s, &joint);
+                if !(m.is_terminal(&next) && m.goal(&next, f.role) == Some(100)) {
+                    dropped[i] = true;
+                    break;
+                }
+            }
+        }
+        // A feature leading to a dropped one goes too (the one it leads to
+        // is always added first).
+        for i in 0..self.list.len() {
+            if let Some(b) = self.list[i].below {
+                if dropped[b] {
+                    dropped[i] = true;
+                }
+            }
+        }
+        let kept: Vec<Feature<M>> = std::mem::take(&mut self.list)
+            .into_iter()
+            .zip(&dropped)
+            .filter(|(_, d)| !**d)
+            .map(|(f, _)| f)
+            .collect();
+        self.by_move.clear();
+        for f in kept {
+            // The indices change: the links have served.
+            self.add(Feature { below: None, ..f });
+        }
     }
 
     /// The best value (and whether offensive) of the features of `role`'s
@@ -181,6 +251,8 @@ pub fn learn<M: StateMachine>(
     let mut features = Features::default();
     let late = || deadline.is_some_and(|d| Instant::now() >= d);
     let mut legal = Vec::new();
+    // States of the walks (one role on the move), to refute features by.
+    let mut seen: Vec<M::State> = Vec::new();
     for _ in 0..walks {
         if late() {
             break;
@@ -214,6 +286,11 @@ pub fn learn<M: StateMachine>(
             joints.push(joint);
             movers.push(moved);
         }
+        for (s, moved) in states.iter().zip(&movers) {
+            if seen.len() < SEEN && moved.iter().filter(|&&b| b).count() == 1 {
+                seen.push(s.clone());
+            }
+        }
         if !ended || joints.is_empty() {
             continue;
         }
@@ -230,6 +307,7 @@ pub fn learn<M: StateMachine>(
             learn_from_win(m, &states, &joints, &movers, r, &mut features, &late);
         }
     }
+    features.refute(m, &seen, &late);
     features
 }
 
@@ -244,12 +322,12 @@ fn learn_from_win<M: StateMachine>(
     late: &dyn Fn() -> bool,
 ) {
     let last = joints.len() - 1;
-    let wins = |s: &M::State| m.is_terminal(s) && m.goal(s, r) == Some(100);
+    let wins = |_: &M::State, s: &M::State| m.is_terminal(s) && m.goal(s, r) == Some(100);
     let fluents = generalise(m, &states[last], &[&joints[last]], &wins, late);
     let Some(offensive) = Feature::new(m, r, joints[last][r].clone(), fluents, 1, true) else {
         return;
     };
-    features.add(offensive.clone());
+    let mut below_id = features.add(offensive.clone());
     // Defensive: an opponent's other move one step earlier after which the
     // winning move no longer applies.
     if last >= 1 {
@@ -264,8 +342,15 @@ fn learn_from_win<M: StateMachine>(
                 }
                 let mut joint = joints[t].clone();
                 joint[o] = a.clone();
-                let stopped = |s: &M::State| !applies(m, &offensive, s);
-                if !stopped(&m.next_state(&states[t], &joint)) {
+                // The win is there after the move played and gone after
+                // this one: taking either part of the win's fluents away
+                // would not keep the first half.
+                let actual = &joints[t];
+                let stopped = |start: &M::State, after: &M::State| {
+                    !applies(m, &offensive, after)
+                        && applies(m, &offensive, &m.next_state(start, actual))
+                };
+                if !stopped(&states[t], &m.next_state(&states[t], &joint)) {
                     continue;
                 }
                 let fluents = generalise(m, &states[t], &[&joint], &stopped, late);
@@ -286,12 +371,17 @@ fn learn_from_win<M: StateMachine>(
         }
         t -= 2;
         let target = below.clone();
-        let creates = |s: &M::State| applies(m, &target, s);
+        if applies(m, &target, &states[t]) {
+            // It held before the move: the move did not create it.
+            break;
+        }
+        let creates = |_: &M::State, s: &M::State| applies(m, &target, s);
         let fluents = generalise(m, &states[t], &[&joints[t], &joints[t + 1]], &creates, late);
-        let Some(f) = Feature::new(m, r, joints[t][r].clone(), fluents, level, true) else {
+        let Some(mut f) = Feature::new(m, r, joints[t][r].clone(), fluents, level, true) else {
             break;
         };
-        features.add(f.clone());
+        f.below = Some(below_id);
+        below_id = features.add(f.clone());
         below = f;
     }
 }
@@ -314,7 +404,7 @@ fn generalise<M: StateMachine>(
     m: &M,
     state: &M::State,
     joints: &[&Vec<M::Move>],
-    test: &dyn Fn(&M::State) -> bool,
+    test: &dyn Fn(&M::State, &M::State) -> bool,
     late: &dyn Fn() -> bool,
 ) -> Vec<Term> {
     let mut keep = m.fluents(state);
@@ -325,9 +415,10 @@ fn generalise<M: StateMachine>(
             break;
         }
         let trial: Vec<Term> = keep.iter().filter(|g| *g != f).cloned().collect();
-        let Some(mut s) = m.state_from_fluents(&trial) else {
+        let Some(start) = m.state_from_fluents(&trial) else {
             continue;
         };
+        let mut s = start.clone();
         let mut legal_all = true;
         for joint in joints {
             let legal = (0..m.num_roles()).all(|r| m.legal(&s, r).contains(&joint[r]));
@@ -337,7 +428,7 @@ fn generalise<M: StateMachine>(
             }
             s = m.next_state(&s, joint);
         }
-        if legal_all && test(&s) {
+        if legal_all && test(&start, &s) {
             keep = trial;
         }
     }
@@ -348,7 +439,7 @@ fn generalise<M: StateMachine>(
 pub struct GiflPolicy<M: StateMachine> {
     pub features: std::sync::Arc<Features<M>>,
     /// The player's role: its moves always follow the features, the other
-    /// roles' half of the time.
+    /// roles' half of the time; `None`: every role's always.
     pub us: Option<RoleIdx>,
     pub tau: f64,
 }
