@@ -5,7 +5,8 @@
 
 mod common;
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use ggp_asp::bench::arena::ArenaResult;
 use ggp_asp::bench::solve::BenchRow;
@@ -14,6 +15,26 @@ use ggp_asp::show::plot::{self, Series, TimeAxis};
 use ggp_asp::show::{Replay, Style, View};
 
 const PLAIN: Style = Style { color: false };
+
+/// Runs `ggp-asp` with `args`.
+fn ggp<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .args(args)
+        .output()
+        .expect("ggp-asp runs")
+}
+
+/// The stdout of a run that must have succeeded (else its output and
+/// stderr are the failure's message).
+fn succeeded(o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
 
 /// The states after each joint move of `joints` (KIF, one list per step),
 /// the initial state first.
@@ -226,14 +247,7 @@ fn bench_plot_draws_saved_runs_and_refuses_what_it_cannot_read() {
         ],
     );
     let out = dir.path().join("runs.svg");
-    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .args(["bench", "plot"])
-        .args([&one, &two])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeded(&bench_plot(&[&one, &two], &out));
     let svg = std::fs::read_to_string(&out).unwrap();
     assert_eq!(circles(&svg), 3);
     assert!(svg.contains("one (2 solved)") && svg.contains("two (1 solved)"));
@@ -252,28 +266,23 @@ fn bench_plot_draws_saved_runs_and_refuses_what_it_cannot_read() {
     };
     std::fs::write(&arena, serde_json::to_string(&result).unwrap() + "\n").unwrap();
     let bars = dir.path().join("bars.svg");
-    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .args(["bench", "plot"])
-        .arg(&arena)
-        .arg("--out")
-        .arg(&bars)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeded(&bench_plot(&[&arena], &bars));
     circles(&std::fs::read_to_string(&bars).unwrap());
 
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "not json\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .args(["bench", "plot"])
-        .arg(&junk)
-        .arg("--out")
-        .arg(dir.path().join("x.svg"))
-        .output()
-        .unwrap();
+    let o = bench_plot(&[&junk], &dir.path().join("x.svg"));
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("junk.json:1"), "{err}");
+}
+
+/// `bench plot INPUTS... --out OUT`.
+fn bench_plot(inputs: &[&Path], out: &Path) -> Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["bench".as_ref(), "plot".as_ref()];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    args.extend(["--out".as_ref(), out.as_os_str()]);
+    ggp(args)
 }
 
 #[test]
@@ -285,12 +294,7 @@ fn solve_show_draws_every_state_of_the_plan() {
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = succeeded(&o);
     let steps: usize = out
         .lines()
         .find_map(|l| l.strip_prefix("solved: goal 100 in "))
@@ -307,19 +311,20 @@ fn solve_show_draws_every_state_of_the_plan() {
 
 #[test]
 fn match_show_draws_the_states_as_the_match_goes() {
-    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .arg("match")
-        .arg(common::puzzle_path("tictactoe"))
-        .args(["--player", "legal", "--player", "legal", "--show"])
-        .args(["--start", "5", "--play", "5"])
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let game = common::puzzle_path("tictactoe");
+    let out = succeeded(&ggp([
+        "match".as_ref(),
+        game.as_os_str(),
+        "--player".as_ref(),
+        "legal".as_ref(),
+        "--player".as_ref(),
+        "legal".as_ref(),
+        "--show".as_ref(),
+        "--start".as_ref(),
+        "5".as_ref(),
+        "--play".as_ref(),
+        "5".as_ref(),
+    ]));
     let steps = out.matches("\nstep ").count();
     assert!(steps >= 5, "{out}");
     assert!(out.contains("initial state"));
@@ -332,15 +337,17 @@ fn progress_goes_to_stderr_and_json_stays_clean() {
     std::fs::copy(common::puzzle_path("lightsout"), dir.path().join("a.kif")).unwrap();
     std::fs::copy(common::puzzle_path("hanoi"), dir.path().join("b.kif")).unwrap();
     let svg = dir.path().join("cactus.svg");
-    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
-        .args(["bench", "solve"])
-        .arg(dir.path())
-        .args(["--timeout", "60", "--json", "--plot"])
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    let o = ggp([
+        "bench".as_ref(),
+        "solve".as_ref(),
+        dir.path().as_os_str(),
+        "--timeout".as_ref(),
+        "60".as_ref(),
+        "--json".as_ref(),
+        "--plot".as_ref(),
+        svg.as_os_str(),
+    ]);
+    let stdout = succeeded(&o);
     for line in stdout.lines() {
         serde_json::from_str::<serde_json::Value>(line).expect("only JSON on stdout");
     }

@@ -385,11 +385,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             let now = Instant::now();
             let half = now + deadline.saturating_duration_since(now) / 2;
             let until = self.iterations.is_none().then_some(half);
-            // Every role's playout moves follow the features: the tree
-            // models the opponent already, and a weaker model of it in the
-            // playouts (the paper's 50%) lost 5 of 6 matches of connect
-            // four at equal iterations where this drew 3 of 6.
-            let n = s.learn_features(None, walks, until);
+            let n = s.learn_features(walks, until);
             tracing::debug!("gifl: {n} features learned");
         }
         match &self.model {

@@ -105,7 +105,7 @@ impl MachineVisitor for BenchVisitor {
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
         if let Some(walks) = self.enhancements.gifl {
             // Learning is not part of the iterations measured.
-            search.learn_features(None, walks, None);
+            search.learn_features(walks, None);
         }
         search.search_until(Instant::now() + budget);
         let st = search.stats();

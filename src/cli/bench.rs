@@ -432,42 +432,11 @@ impl PlotArgs {
         let mut series = Vec::new();
         let mut arena = Vec::new();
         for path in &self.runs {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            let mut rows = Vec::new();
-            // `bench solve`'s table (with the summary below it), or JSON lines.
-            let table = text.lines().any(|l| l.trim_start().starts_with('|'));
-            for (i, line) in text.lines().enumerate() {
-                if table {
-                    rows.extend(solve::BenchRow::from_table_line(line));
-                    continue;
-                }
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                    anyhow::bail!(
-                        "{}:{}: neither a JSON line nor a row of bench solve's table",
-                        path.display(),
-                        i + 1
-                    );
-                };
-                if v.get("mean_score").is_some() {
-                    arena.push(serde_json::from_value::<ArenaResult>(v).with_context(|| {
-                        format!("{}:{}: not an arena result", path.display(), i + 1)
-                    })?);
-                } else if v.get("status").is_some() {
-                    rows.push(
-                        serde_json::from_value::<solve::BenchRow>(v).with_context(|| {
-                            format!("{}:{}: not a bench solve row", path.display(), i + 1)
-                        })?,
-                    );
-                }
-                // Anything else (a run's summary line) is not drawn.
+            let saved = ggp_asp::bench::read_saved(path)?;
+            if !saved.rows.is_empty() {
+                series.push(Series::of_rows(&game_name(path), &saved.rows));
             }
-            if !rows.is_empty() {
-                series.push(Series::of_rows(&game_name(path), &rows));
-            }
+            arena.extend(saved.arena);
         }
         match (series.is_empty(), arena.is_empty()) {
             (false, true) => {

@@ -76,8 +76,12 @@ impl TermPool {
     }
 
     fn find_node(&self, f: Sym, args: &[TermId], func0: bool) -> Option<TermId> {
+        self.find_hashed(self.hash_of(f, args, func0), f, args, func0)
+    }
+
+    /// [`TermPool::find_node`] with the hash at hand (interning reuses it).
+    fn find_hashed(&self, h: u32, f: Sym, args: &[TermId], func0: bool) -> Option<TermId> {
         let len = if func0 { FUNC0 } else { args.len() as u32 };
-        let h = self.hash_of(f, args, func0);
         self.table
             .find(spread(h), |&(id, hh)| {
                 let (g, _, l) = self.nodes[id as usize];
@@ -95,14 +99,10 @@ impl TermPool {
     /// than the constant `f` (`args` must then be empty).
     fn intern_node(&mut self, f: Sym, args: &[TermId], func0: bool) -> TermId {
         let h = self.hash_of(f, args, func0);
-        let len = if func0 { FUNC0 } else { args.len() as u32 };
-        let found = self.table.find(spread(h), |&(id, hh)| {
-            let (g, _, l) = self.nodes[id as usize];
-            hh == h && g == f && l == len && self.args(id) == args
-        });
-        if let Some(&(id, _)) = found {
+        if let Some(id) = self.find_hashed(h, f, args, func0) {
             return id;
         }
+        let len = if func0 { FUNC0 } else { args.len() as u32 };
         let id = self.nodes.len() as TermId;
         self.nodes.push((f, self.args.len() as u32, len));
         self.args.extend_from_slice(args);

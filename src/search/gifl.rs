@@ -23,9 +23,9 @@
 //! features that match it (all their fluents hold), 0 when none; a move
 //! worth 100 is taken at once (offensive before defensive), otherwise the
 //! move is drawn by a Boltzmann distribution over the values (temperature
-//! 0.5 on values scaled to 0..1). [`GiflPolicy::us`] can make the other
-//! roles follow the features only half of the time (the paper's model of the
-//! opponent); the players leave it unset, every role following them.
+//! 0.5 on values scaled to 0..1), for every role: the paper's model of the
+//! opponent, following the features half of the time, lost to plain UCT in
+//! our decoupled search, whose tree models the opponent already.
 
 use std::time::Instant;
 
@@ -33,6 +33,7 @@ use hashbrown::HashMap;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
+use super::enhance::gibbs;
 use super::policy::PlayoutPolicy;
 use crate::gdl::Term;
 use crate::reasoner::{RoleIdx, StateMachine};
@@ -435,12 +436,10 @@ fn generalise<M: StateMachine>(
     keep
 }
 
-/// Playout moves by the learned features (see the module documentation).
+/// Playout moves by the learned features (see the module documentation),
+/// for every role alike.
 pub struct GiflPolicy<M: StateMachine> {
     pub features: std::sync::Arc<Features<M>>,
-    /// The player's role: its moves always follow the features, the other
-    /// roles' half of the time; `None`: every role's always.
-    pub us: Option<RoleIdx>,
     pub tau: f64,
 }
 
@@ -459,9 +458,6 @@ impl<M: StateMachine> PlayoutPolicy<M> for GiflPolicy<M> {
         if self.features.is_empty() {
             return rng.gen_range(0..legal.len());
         }
-        if self.us.is_some_and(|us| us != role) && rng.gen_bool(0.5) {
-            return rng.gen_range(0..legal.len());
-        }
         let values: Vec<Option<(f64, bool)>> = legal
             .iter()
             .map(|mv| self.features.value(machine, role, mv, state))
@@ -475,22 +471,10 @@ impl<M: StateMachine> PlayoutPolicy<M> for GiflPolicy<M> {
         if let Some((_, i)) = best {
             return i;
         }
-        let top = values
-            .iter()
-            .map(|v| v.map_or(0.0, |x| x.0))
-            .fold(0.0, f64::max);
-        let weights: Vec<f64> = values
-            .iter()
-            .map(|v| ((v.map_or(0.0, |x| x.0) - top) / 100.0 / self.tau).exp())
-            .collect();
-        let total: f64 = weights.iter().sum();
-        let mut x = rng.gen::<f64>() * total;
-        for (i, w) in weights.iter().enumerate() {
-            if x < *w {
-                return i;
-            }
-            x -= w;
-        }
-        legal.len() - 1
+        gibbs(
+            values.iter().map(|v| v.map_or(0.0, |x| x.0) / 100.0),
+            self.tau,
+            rng,
+        )
     }
 }

@@ -164,16 +164,10 @@ impl<M: StateMachine + 'static> Mcts<M> {
     }
 
     /// GIFL ([`gifl`]): learns features from `walks` random walks (fewer when
-    /// `deadline` passes) and plays out by them from now on; `us` is the
-    /// player's role (the others follow the features half of the time).
+    /// `deadline` passes) and plays out by them from now on.
     /// Returns the features learned; with none (a game without turns, or no
     /// walk won) the playouts stay uniform random, on the engine's own loop.
-    pub fn learn_features(
-        &mut self,
-        us: Option<RoleIdx>,
-        walks: usize,
-        deadline: Option<Instant>,
-    ) -> usize {
+    pub fn learn_features(&mut self, walks: usize, deadline: Option<Instant>) -> usize {
         let mut rng = SmallRng::seed_from_u64(self.cfg.seed ^ 0x6f1f_1eaf);
         let features = gifl::learn(&*self.machine, walks, deadline, &mut rng);
         let n = features.len();
@@ -182,7 +176,6 @@ impl<M: StateMachine + 'static> Mcts<M> {
         }
         self.playout_policy = Arc::new(gifl::GiflPolicy {
             features: Arc::new(features),
-            us,
             tau: gifl::TAU,
         });
         self.plain = false;
