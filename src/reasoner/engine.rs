@@ -155,7 +155,15 @@ impl AnyMachine {
     ) {
         let compiled = match engine {
             Engine::Propnet | Engine::Auto => {
-                Some(timed("propnet compile", || Propnet::new(game.clone())))
+                let watch = ThreadWatch::start();
+                let net = Propnet::new(game.clone());
+                tracing::debug!(
+                    "propnet compile: {:.3} s, {}",
+                    watch.elapsed().as_secs_f64(),
+                    net.as_ref()
+                        .map_or_else(|e| e.to_string(), |_| "compiled".into())
+                );
+                Some(net)
             }
             _ => None,
         };
@@ -279,14 +287,6 @@ pub fn rate<M: StateMachine>(m: &M, steps: usize, budget: Duration) -> f64 {
     let watch = ThreadWatch::start();
     let steps = super::walk::walk(m, steps, Some(budget));
     steps as f64 / watch.elapsed().as_secs_f64().max(1e-9)
-}
-
-/// `f()`, its CPU time logged at debug level under `what`.
-fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let watch = ThreadWatch::start();
-    let r = f();
-    tracing::debug!("{what}: {:.3} s", watch.elapsed().as_secs_f64());
-    r
 }
 
 /// What was built, for logs: the propnet's size and compile time.
