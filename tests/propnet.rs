@@ -487,6 +487,69 @@ fn fast_playout_agrees_with_the_state_machine_methods() {
     }
 }
 
+/// A playout steered by a policy (MAST's, on the network's own loop) plays
+/// what the same policy plays on the reference prover's generic loop: the
+/// policy here picks, among the legal moves, the one whose term hashes
+/// lowest with the step, so that both engines must offer the same moves for
+/// the lines to agree.
+#[test]
+fn steered_playouts_agree_with_the_prover() {
+    use std::hash::{Hash, Hasher};
+    fn run<M: StateMachine>(m: &M, seed: u64) -> (Vec<String>, Vec<Option<u8>>, bool) {
+        let mut step = 0u64;
+        let mut pick = |_role: usize, legal: &[M::Move], _rng: &mut StdRng| {
+            step += 1;
+            let key = |mv: &M::Move| {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (
+                    seed,
+                    step,
+                    term_to_string(&m.move_term(mv), &m.game().symbols),
+                )
+                    .hash(&mut h);
+                h.finish()
+            };
+            (0..legal.len())
+                .min_by_key(|&i| key(&legal[i]))
+                .expect("moves")
+        };
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (mut goals, mut record) = (Vec::new(), Vec::new());
+        let p = m.playout_steered(
+            &m.initial_state(),
+            &mut rng,
+            200,
+            None,
+            &mut goals,
+            &mut record,
+            &mut pick,
+        );
+        let line = record
+            .iter()
+            .map(|mv| term_to_string(&m.move_term(mv), &m.game().symbols))
+            .collect();
+        (line, goals, p.terminal)
+    }
+    let games = ["connect4", "tictactoe"]
+        .map(|n| Path::new(PUZZLES).join(format!("{n}.kif")))
+        .into_iter()
+        .chain(
+            ["breakthrough", "checkers", "3pConnectFour"]
+                .map(|n| Path::new(CORPUS).join(format!("{n}.kif"))),
+        );
+    for path in games {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let game = gdl::load(&path).expect("game loads");
+        let net = Propnet::new(game.clone()).expect("game compiles");
+        let prover = Prover::new(game);
+        for seed in 0..5 {
+            let fast = run(&net, seed);
+            assert!(!fast.0.is_empty(), "{name} seed {seed}: no moves played");
+            assert_eq!(fast, run(&prover, seed), "{name} seed {seed}");
+        }
+    }
+}
+
 /// Several threads share one network; each gets what it would get alone.
 #[test]
 fn threads_share_one_network() {

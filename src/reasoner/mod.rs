@@ -157,7 +157,7 @@ pub trait StateMachine: Send + Sync {
         deadline: Option<std::time::Instant>,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        random_playout(self, state, rng, max_steps, deadline, goals, None)
+        random_playout(self, state, rng, max_steps, deadline, goals, None, None)
     }
 
     /// [`StateMachine::playout`] that also appends every joint move played to
@@ -172,7 +172,44 @@ pub trait StateMachine: Send + Sync {
         goals: &mut Vec<Option<u8>>,
         record: &mut Vec<Self::Move>,
     ) -> Playout {
-        random_playout(self, state, rng, max_steps, deadline, goals, Some(record))
+        random_playout(
+            self,
+            state,
+            rng,
+            max_steps,
+            deadline,
+            goals,
+            Some(record),
+            None,
+        )
+    }
+
+    /// [`StateMachine::playout_recorded`] with each role's move chosen by
+    /// `choose` (an index into the role's legal moves, which are never empty)
+    /// instead of uniformly at random: a policy learned during the search
+    /// (MAST) played on the engine's own loop, where stepping through the
+    /// trait would reload the state at every call.
+    #[allow(clippy::too_many_arguments)]
+    fn playout_steered<R: rand::Rng>(
+        &self,
+        state: &Self::State,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<std::time::Instant>,
+        goals: &mut Vec<Option<u8>>,
+        record: &mut Vec<Self::Move>,
+        choose: &mut Chooser<'_, Self::Move, R>,
+    ) -> Playout {
+        random_playout(
+            self,
+            state,
+            rng,
+            max_steps,
+            deadline,
+            goals,
+            Some(record),
+            Some(choose),
+        )
     }
 
     /// Convenience: the legal moves as a new vector.
@@ -183,8 +220,13 @@ pub trait StateMachine: Send + Sync {
     }
 }
 
-/// The generic loop of [`StateMachine::playout`] and
-/// [`StateMachine::playout_recorded`].
+/// A playout's choice of one role's move: an index into its legal moves
+/// (never empty). See [`StateMachine::playout_steered`].
+pub type Chooser<'a, Mv, R> = dyn FnMut(RoleIdx, &[Mv], &mut R) -> usize + 'a;
+
+/// The generic loop of [`StateMachine::playout`],
+/// [`StateMachine::playout_recorded`] and [`StateMachine::playout_steered`].
+#[allow(clippy::too_many_arguments)]
 fn random_playout<M: StateMachine + ?Sized, R: rand::Rng>(
     m: &M,
     state: &M::State,
@@ -193,6 +235,7 @@ fn random_playout<M: StateMachine + ?Sized, R: rand::Rng>(
     deadline: Option<std::time::Instant>,
     goals: &mut Vec<Option<u8>>,
     mut record: Option<&mut Vec<M::Move>>,
+    mut choose: Option<&mut Chooser<'_, M::Move, R>>,
 ) -> Playout {
     let mut state = state.clone();
     let mut steps = 0;
@@ -217,7 +260,11 @@ fn random_playout<M: StateMachine + ?Sized, R: rand::Rng>(
             if buf.is_empty() {
                 break;
             }
-            joint.push(buf[rng.gen_range(0..buf.len())].clone());
+            let i = match choose.as_deref_mut() {
+                Some(choose) => choose(r, &buf, rng),
+                None => rng.gen_range(0..buf.len()),
+            };
+            joint.push(buf[i].clone());
         }
         if joint.len() < m.num_roles() {
             break false;

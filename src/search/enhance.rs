@@ -284,21 +284,33 @@ impl<M: StateMachine> PlayoutPolicy<M> for MastPolicy<'_, M> {
         legal: &[M::Move],
         rng: &mut SmallRng,
     ) -> usize {
+        self.pick(role, legal, &mut Vec::new(), rng)
+    }
+}
+
+impl<M: StateMachine> MastPolicy<'_, M> {
+    /// [`PlayoutPolicy::choose`] with the moves' values looked up once, into
+    /// `q` (scratch kept by a caller that picks many times).
+    pub fn pick(
+        &self,
+        role: RoleIdx,
+        legal: &[M::Move],
+        q: &mut Vec<f64>,
+        rng: &mut SmallRng,
+    ) -> usize {
         if legal.len() == 1 {
             return 0;
         }
-        gibbs(
-            legal.iter().map(|m| {
-                let s = self.table.get(role, m);
-                if s.visits == 0 {
-                    1.0
-                } else {
-                    s.mean()
-                }
-            }),
-            self.tau,
-            rng,
-        )
+        q.clear();
+        q.extend(legal.iter().map(|m| {
+            let s = self.table.get(role, m);
+            if s.visits == 0 {
+                1.0
+            } else {
+                s.mean()
+            }
+        }));
+        gibbs(q.iter().copied(), self.tau, rng)
     }
 }
 

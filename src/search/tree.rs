@@ -156,7 +156,7 @@ impl<M: StateMachine> Policies<'_, M> {
 
     /// The playout of descent `d` from `from`: values and `terminal` set, and
     /// for RAVE and MAST the joint moves played recorded in `d.tail`. MAST
-    /// playouts (given `mast`) pick moves from the table; RAVE's alone run the
+    /// playouts (given `mast`) pick moves from the table; both run on the
     /// engine's own loop when it has one. False when `deadline` cut it short.
     #[allow(clippy::too_many_arguments)]
     pub fn play_out(
@@ -173,15 +173,30 @@ impl<M: StateMachine> Policies<'_, M> {
         let roles = machine.num_roles();
         let mast = mast.zip(self.enh.mast);
         let fast = M::FAST_PLAYOUT && self.plain && roles > 1 && !self.enh.decisive;
-        if self.enh.records() && mast.is_none() && fast {
-            let p = machine.playout_recorded(
-                &from,
-                rng,
-                self.max_playout_steps,
-                deadline,
-                goals,
-                &mut d.tail,
-            );
+        if self.enh.records() && fast {
+            let p = match mast {
+                None => machine.playout_recorded(
+                    &from,
+                    rng,
+                    self.max_playout_steps,
+                    deadline,
+                    goals,
+                    &mut d.tail,
+                ),
+                Some((table, tau)) => {
+                    let policy = MastPolicy { table, tau };
+                    let mut q = Vec::new();
+                    machine.playout_steered(
+                        &from,
+                        rng,
+                        self.max_playout_steps,
+                        deadline,
+                        goals,
+                        &mut d.tail,
+                        &mut |role, legal, rng| policy.pick(role, legal, &mut q, rng),
+                    )
+                }
+            };
             if p.cut {
                 return false;
             }

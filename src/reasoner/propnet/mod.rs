@@ -61,7 +61,7 @@ use rand::Rng;
 
 use super::ground::{ground, GroundError, Limits};
 use super::terms::{TermId, TermPool};
-use super::{Playout, RoleIdx, StateMachine};
+use super::{Chooser, Playout, RoleIdx, StateMachine};
 use crate::gdl::{Game, Term};
 use eval::{Gates, Programs};
 use outputs::Outputs;
@@ -241,7 +241,9 @@ impl Propnet {
         goals: &mut Vec<Option<u8>>,
         record: Option<&mut Vec<u32>>,
     ) -> Playout {
-        self.with_scratch(|s| self.playout_in(s, state, rng, max_steps, deadline, goals, record))
+        self.with_scratch(|s| {
+            self.playout_in(s, state, rng, max_steps, deadline, goals, record, None)
+        })
     }
 
     /// Words of a state's bitset.
@@ -355,5 +357,29 @@ impl StateMachine for Propnet {
         record: &mut Vec<PropnetMove>,
     ) -> Playout {
         Propnet::playout_recorded(self, state, rng, max_steps, deadline, goals, Some(record))
+    }
+
+    fn playout_steered<R: Rng>(
+        &self,
+        state: &PropnetState,
+        rng: &mut R,
+        max_steps: usize,
+        deadline: Option<Instant>,
+        goals: &mut Vec<Option<u8>>,
+        record: &mut Vec<PropnetMove>,
+        choose: &mut Chooser<'_, PropnetMove, R>,
+    ) -> Playout {
+        self.with_scratch(|s| {
+            self.playout_in(
+                s,
+                state,
+                rng,
+                max_steps,
+                deadline,
+                goals,
+                Some(record),
+                Some(choose),
+            )
+        })
     }
 }

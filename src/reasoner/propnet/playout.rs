@@ -11,7 +11,7 @@ use rand::Rng;
 use super::lit::Node;
 use super::scratch::Scratch;
 use super::{Propnet, PropnetState};
-use crate::reasoner::{Pacer, Playout};
+use crate::reasoner::{Chooser, Pacer, Playout};
 
 /// Networks whose scratch a thread keeps at once (a player runs one match's
 /// network per thread; tests and benchmarks a few).
@@ -201,11 +201,17 @@ impl Propnet {
     /// Draws a joint move in the loaded state into `joint`: shorter than the
     /// number of roles when some role has no legal move.
     #[inline]
-    fn draw_joint<R: Rng>(&self, s: &mut Scratch, rng: &mut R, joint: &mut Vec<u32>) {
+    fn draw_joint<R: Rng>(
+        &self,
+        s: &mut Scratch,
+        rng: &mut R,
+        joint: &mut Vec<u32>,
+        mut choose: Option<&mut Chooser<'_, u32, R>>,
+    ) {
         joint.clear();
         let legal = &self.out.legal;
         for r in 0..self.out.goals.len() {
-            if self.incremental {
+            if self.incremental && choose.is_none() {
                 // The same move the state machine's `legal_moves` lists at the
                 // drawn index.
                 let count = legal.legal_count(&s.vals, &s.group_count, r);
@@ -226,12 +232,16 @@ impl Propnet {
             if s.legal.is_empty() {
                 break;
             }
-            joint.push(s.legal[rng.gen_range(0..s.legal.len())]);
+            let i = match choose.as_deref_mut() {
+                Some(choose) => choose(r, &s.legal, rng),
+                None => rng.gen_range(0..s.legal.len()),
+            };
+            joint.push(s.legal[i]);
         }
     }
 
-    /// A random playout from `state` in scratch `s` (see
-    /// [`Propnet::playout_recorded`]).
+    /// A playout from `state` in scratch `s` (see
+    /// [`Propnet::playout_recorded`]): random, or steered by `choose`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn playout_in<R: Rng>(
         &self,
@@ -242,6 +252,7 @@ impl Propnet {
         deadline: Option<Instant>,
         goals: &mut Vec<Option<u8>>,
         mut record: Option<&mut Vec<u32>>,
+        mut choose: Option<&mut Chooser<'_, u32, R>>,
     ) -> Playout {
         self.load(s, state);
         if self.incremental && !(s.has_start && s.start.cur == s.cur) {
@@ -265,7 +276,7 @@ impl Propnet {
                 cut = true;
                 break false;
             }
-            self.draw_joint(s, rng, &mut joint);
+            self.draw_joint(s, rng, &mut joint, choose.as_deref_mut());
             if joint.len() < roles {
                 break false;
             }
