@@ -9,10 +9,13 @@
 //! - [`player`]: the GGP player, an HTTP server for game managers.
 //! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
 //! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
+//! - `cluster` (feature `mpi`): the ranks of an MPI job searching one root together.
 
 pub mod arena;
 pub mod asp;
 pub mod bench;
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod cputime;
 pub mod gdl;
 pub mod learn;

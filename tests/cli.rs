@@ -478,6 +478,22 @@ fn benches_take_lists_of_thread_counts() {
     assert_eq!(rows[0]["enhancements"].as_str(), Some("rave"));
 }
 
+/// Without the `mpi` feature, `--cluster` says how to get it instead of
+/// searching alone as if it were a cluster.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn cluster_without_mpi_says_how_to_build_it() {
+    let path = common::puzzle_path("tictactoe");
+    let o = run(&[
+        "bench",
+        "search",
+        path.to_str().expect("a UTF-8 path"),
+        "--cluster",
+    ]);
+    assert_ne!(o.code, Some(0));
+    assert!(o.stderr.contains("--features mpi"), "{}", o.stderr);
+}
+
 /// A reader that stops early (`| head`) ends the command without a panic
 /// (`check` over the corpus prints lines for every game).
 #[test]

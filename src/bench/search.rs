@@ -32,25 +32,46 @@ pub struct SearchBench {
     pub ratio: f64,
     pub nodes: usize,
     pub max_depth: usize,
+    /// The search's iterations and the seconds they took.
+    pub iterations: u64,
+    pub seconds: f64,
+    /// The first role's moves at the root with their visits and summed
+    /// values (what root parallel search merges).
+    #[serde(skip)]
+    pub root: Vec<RootMove>,
+}
+
+/// A move at the root of a search, with its statistics.
+#[derive(Clone, Debug, Serialize)]
+pub struct RootMove {
+    /// The move as the game writes it.
+    pub text: String,
+    pub visits: u64,
+    pub sum: f64,
+}
+
+/// What [`search_bench`] runs: the search's shape and how long.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchSetup {
+    pub engine: Engine,
+    pub seconds: f64,
+    pub threads: usize,
+    pub parallel: Parallel,
+    pub enhancements: Enhancements,
+    /// The search's seed (ranks of a cluster each take their own).
+    pub seed: u64,
 }
 
 /// Measures `seconds` of raw playouts, then `seconds` of search from the initial state.
-pub fn search_bench(
-    name: &str,
-    game: Game,
-    engine: Engine,
-    seconds: f64,
-    threads: usize,
-    parallel: Parallel,
-    enhancements: Enhancements,
-) -> Result<SearchBench> {
-    let (machine, _) = AnyMachine::build(game, engine)?;
+pub fn search_bench(name: &str, game: Game, setup: SearchSetup) -> Result<SearchBench> {
+    let (machine, _) = AnyMachine::build(game, setup.engine)?;
     let engine = machine.name().to_string();
     let mut r = machine.visit(BenchVisitor {
-        seconds,
-        threads,
-        parallel,
-        enhancements,
+        seconds: setup.seconds,
+        threads: setup.threads,
+        parallel: setup.parallel,
+        enhancements: setup.enhancements,
+        seed: setup.seed,
     });
     r.game = name.to_string();
     r.engine = engine;
@@ -62,6 +83,7 @@ struct BenchVisitor {
     threads: usize,
     parallel: Parallel,
     enhancements: Enhancements,
+    seed: u64,
 }
 
 impl MachineVisitor for BenchVisitor {
@@ -100,6 +122,7 @@ impl MachineVisitor for BenchVisitor {
             threads: self.threads.max(1),
             parallel: self.parallel,
             enhancements: self.enhancements,
+            seed: self.seed,
             ..cfg
         };
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
@@ -110,6 +133,16 @@ impl MachineVisitor for BenchVisitor {
         search.search_until(Instant::now() + budget);
         let st = search.stats();
         let iterations_per_s = st.iterations_per_s();
+        let symbols = &m.game().symbols;
+        let root = search
+            .root_stats(0)
+            .into_iter()
+            .map(|(mv, s)| RootMove {
+                text: crate::gdl::print::term_to_string(&m.move_term(&mv), symbols),
+                visits: s.visits,
+                sum: s.sum,
+            })
+            .collect();
         SearchBench {
             game: String::new(),
             engine: String::new(),
@@ -121,6 +154,126 @@ impl MachineVisitor for BenchVisitor {
             ratio: iterations_per_s / playouts_per_s.max(1e-9),
             nodes: st.nodes,
             max_depth: st.max_depth,
+            iterations: st.last_iterations,
+            seconds: st.last_seconds,
+            root,
         }
     }
+}
+
+/// `bench search --cluster`: the search of every rank of an MPI job from the
+/// same initial state (each its own tree and seed), summed at rank 0.
+#[cfg(feature = "mpi")]
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterBench {
+    pub game: String,
+    pub engine: String,
+    pub ranks: usize,
+    /// Search threads of each rank.
+    pub threads: usize,
+    pub enhancements: String,
+    /// Iterations a second of each rank, in rank order.
+    pub rank_iterations_per_s: Vec<f64>,
+    /// Each rank's iterations.
+    pub rank_iterations: Vec<u64>,
+    /// The job's iterations over the longest rank's seconds.
+    pub iterations_per_s: f64,
+    /// Rank 0's, searching alone first while the others waited.
+    pub one_rank_iterations_per_s: f64,
+    pub speedup: f64,
+    /// The first role's moves at the root, statistics summed over the ranks.
+    pub root: Vec<RootMove>,
+    /// The most visited of them (ties to the better mean): the move the
+    /// job would play.
+    pub best: String,
+}
+
+/// Runs [`search_bench`] on rank 0 alone, then on every rank of `cluster`
+/// together (rank `r` with seed `setup.seed + r`), and sums the ranks'
+/// iterations and root statistics at rank 0: `Some` there, `None` on the
+/// other ranks. Every rank must call it.
+#[cfg(feature = "mpi")]
+pub fn cluster_search_bench(
+    cluster: &crate::cluster::Cluster,
+    name: &str,
+    game: Game,
+    setup: SearchSetup,
+) -> Result<Option<ClusterBench>> {
+    use std::hash::{Hash, Hasher};
+    let alone = if cluster.is_root() {
+        Some(search_bench(name, game.clone(), setup)?.iterations_per_s)
+    } else {
+        None
+    };
+    cluster.barrier();
+    let setup = SearchSetup {
+        seed: setup.seed + cluster.rank() as u64,
+        ..setup
+    };
+    let r = search_bench(name, game, setup)?;
+    // The same rules and engine give every rank the same root moves in the
+    // same order; a hash of their text checks it before they are summed.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in &r.root {
+        m.text.hash(&mut h);
+    }
+    let digest = cluster.gather((h.finish() & 0xffff_ffff) as f64);
+    if !cluster.same_length(r.root.len()) {
+        anyhow::bail!("the ranks' searches have different moves at the root");
+    }
+    let iterations = cluster.gather(r.iterations as f64);
+    let rates = cluster.gather(r.iterations_per_s);
+    let seconds = cluster.max(&[r.seconds]);
+    let visits: Vec<f64> = r.root.iter().map(|m| m.visits as f64).collect();
+    let sums: Vec<f64> = r.root.iter().map(|m| m.sum).collect();
+    let visits = cluster.sum(&visits);
+    let sums = cluster.sum(&sums);
+    let (
+        Some(alone),
+        Some(digest),
+        Some(iterations),
+        Some(rates),
+        Some(seconds),
+        Some(visits),
+        Some(sums),
+    ) = (alone, digest, iterations, rates, seconds, visits, sums)
+    else {
+        return Ok(None);
+    };
+    if digest.iter().any(|&d| d != digest[0]) {
+        anyhow::bail!("the ranks' searches have different moves at the root");
+    }
+    let root: Vec<RootMove> = r
+        .root
+        .iter()
+        .zip(visits.iter().zip(&sums))
+        .map(|(m, (&v, &s))| RootMove {
+            text: m.text.clone(),
+            visits: v as u64,
+            sum: s,
+        })
+        .collect();
+    let mean = |m: &RootMove| m.sum / (m.visits.max(1) as f64);
+    let best = root
+        .iter()
+        .max_by(|a, b| a.visits.cmp(&b.visits).then(mean(a).total_cmp(&mean(b))))
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    let rank_iterations: Vec<u64> = iterations.iter().map(|&n| n as u64).collect();
+    let total: u64 = rank_iterations.iter().sum();
+    let iterations_per_s = total as f64 / seconds[0].max(1e-9);
+    Ok(Some(ClusterBench {
+        game: r.game,
+        engine: r.engine,
+        ranks: cluster.size(),
+        threads: r.threads,
+        enhancements: r.enhancements,
+        rank_iterations_per_s: rates,
+        rank_iterations,
+        iterations_per_s,
+        one_rank_iterations_per_s: alone,
+        speedup: iterations_per_s / alone.max(1e-9),
+        root,
+        best,
+    }))
 }

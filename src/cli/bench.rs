@@ -10,7 +10,7 @@ use clap::Subcommand;
 use ggp_asp::arena::{MatchConfig, MatchRecord, PlayerSpec};
 use ggp_asp::bench::arena::{versus, ArenaResult};
 use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
-use ggp_asp::bench::search::{search_bench, SearchBench};
+use ggp_asp::bench::search::{search_bench, SearchBench, SearchSetup};
 use ggp_asp::bench::solve;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
@@ -477,23 +477,35 @@ struct SearchArgs {
     engine: Engine,
     #[arg(long)]
     json: bool,
+    /// Search on every rank of an MPI job (`mpirun -n N ggp-asp bench search
+    /// GAME --cluster`), each rank its own tree of the same root, and report
+    /// the job's iterations against rank 0's alone (a build with `--features
+    /// mpi`).
+    #[arg(long)]
+    cluster: bool,
 }
 
 impl SearchArgs {
+    fn setup(&self, threads: usize) -> SearchSetup {
+        SearchSetup {
+            engine: self.engine,
+            seconds: self.seconds,
+            threads,
+            parallel: self.parallel,
+            enhancements: self.enhance,
+            seed: ggp_asp::search::SearchConfig::default().seed,
+        }
+    }
+
     fn run(self) -> Result<u8> {
+        if self.cluster {
+            return self.run_cluster();
+        }
         for path in &self.games {
             let g = gdl::load(path)?;
             let mut first: Option<f64> = None;
             for &threads in &self.threads {
-                let r = search_bench(
-                    &game_name(path),
-                    g.clone(),
-                    self.engine,
-                    self.seconds,
-                    threads,
-                    self.parallel,
-                    self.enhance,
-                )?;
+                let r = search_bench(&game_name(path), g.clone(), self.setup(threads))?;
                 let base = *first.get_or_insert(r.iterations_per_s);
                 let speedup = r.iterations_per_s / base.max(1e-9);
                 if self.json {
@@ -502,6 +514,53 @@ impl SearchArgs {
                     println!("{v}");
                 } else {
                     print_search_row(&r, speedup);
+                }
+            }
+        }
+        Ok(0)
+    }
+
+    #[cfg(not(feature = "mpi"))]
+    fn run_cluster(self) -> Result<u8> {
+        anyhow::bail!(
+            "--cluster needs a build with MPI: cargo build --release --features mpi (README.md says what to install), then mpirun -n N ggp-asp bench search GAME --cluster"
+        )
+    }
+
+    #[cfg(feature = "mpi")]
+    fn run_cluster(self) -> Result<u8> {
+        let cluster = ggp_asp::cluster::Cluster::start()?;
+        for path in &self.games {
+            let g = gdl::load(path)?;
+            for &threads in &self.threads {
+                let r = ggp_asp::bench::search::cluster_search_bench(
+                    &cluster,
+                    &game_name(path),
+                    g.clone(),
+                    self.setup(threads),
+                )?;
+                let Some(r) = r else { continue };
+                if self.json {
+                    println!("{}", serde_json::to_string(&r)?);
+                } else {
+                    println!(
+                        "{:<24} {:<8} {} ranks x {} threads{}: iterations/s {:>10.1} (rank 0 alone {:.1}, {:.2}x); best move {} ({} of {} root visits)",
+                        r.game,
+                        r.engine,
+                        r.ranks,
+                        r.threads,
+                        if r.enhancements.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", uct+{}", r.enhancements)
+                        },
+                        r.iterations_per_s,
+                        r.one_rank_iterations_per_s,
+                        r.speedup,
+                        r.best,
+                        r.root.iter().find(|m| m.text == r.best).map_or(0, |m| m.visits),
+                        r.root.iter().map(|m| m.visits).sum::<u64>(),
+                    );
                 }
             }
         }

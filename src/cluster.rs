@@ -1,0 +1,98 @@
+//! The ranks of an MPI job (`mpirun -n N ggp-asp ... --cluster`) as one
+//! searcher: every rank searches its own tree of the same root (root
+//! parallel across ranks, each rank's threads as on one machine), and rank 0
+//! sums what they found. MPI is the standard tool for starting a program on
+//! many machines, so a user needs no protocol of ours; the feature `mpi`
+//! keeps it out of the default build.
+//!
+//! This module owns the job (MPI is started once per process) and the
+//! reductions the searches need: sums and maxima of vectors of equal length
+//! on every rank, gathered at rank 0.
+
+use anyhow::{bail, Result};
+use mpi::collective::SystemOperation;
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::{Communicator, CommunicatorCollectives, Root};
+
+/// This process's place in the job.
+pub struct Cluster {
+    // Finalises MPI when dropped.
+    _universe: Universe,
+    world: SimpleCommunicator,
+}
+
+impl Cluster {
+    /// Starts MPI. A process started without `mpirun` is a job of one rank.
+    pub fn start() -> Result<Cluster> {
+        let Some(universe) = mpi::initialize() else {
+            bail!("MPI was started already in this process");
+        };
+        let world = universe.world();
+        Ok(Cluster {
+            _universe: universe,
+            world,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    /// Rank 0, which reports for the job.
+    pub fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+
+    /// Waits until every rank gets here.
+    pub fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    /// `values` summed element by element over the ranks: `Some` at rank 0,
+    /// `None` elsewhere. Every rank must call it, with as many values (see
+    /// [`Cluster::same_length`]).
+    pub fn sum(&self, values: &[f64]) -> Option<Vec<f64>> {
+        self.reduce(values, SystemOperation::sum())
+    }
+
+    /// [`Cluster::sum`] with the maximum.
+    pub fn max(&self, values: &[f64]) -> Option<Vec<f64>> {
+        self.reduce(values, SystemOperation::max())
+    }
+
+    /// One value per rank, at rank 0 (in rank order).
+    pub fn gather(&self, value: f64) -> Option<Vec<f64>> {
+        let mut mine = vec![0.0; self.size()];
+        mine[self.rank()] = value;
+        self.sum(&mine)
+    }
+
+    /// Whether every rank holds `n` values (every rank learns the answer, so
+    /// that all go on to the same reduction or none does).
+    pub fn same_length(&self, n: usize) -> bool {
+        let mut lo = 0i64;
+        let mut hi = 0i64;
+        self.world
+            .all_reduce_into(&(n as i64), &mut lo, SystemOperation::min());
+        self.world
+            .all_reduce_into(&(n as i64), &mut hi, SystemOperation::max());
+        lo == hi
+    }
+
+    fn reduce(&self, values: &[f64], op: SystemOperation) -> Option<Vec<f64>> {
+        let root = self.world.process_at_rank(0);
+        if self.is_root() {
+            let mut out = vec![0.0; values.len()];
+            root.reduce_into_root(values, &mut out[..], op);
+            Some(out)
+        } else {
+            root.reduce_into(values, op);
+            None
+        }
+    }
+}
