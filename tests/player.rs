@@ -29,6 +29,7 @@ fn config(solver: Option<SolverConfig>) -> ServerConfig {
             seed: 7,
             meta: true,
             model: None,
+            helpers: None,
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,

@@ -54,11 +54,26 @@ pub struct Args {
     /// Seconds a client may take to send a request.
     #[arg(long, default_value_t = 10.0)]
     read_timeout: f64,
+    /// Play on every rank of an MPI job (`mpirun -n N ggp-asp serve
+    /// --cluster`): rank 0 serves HTTP, the other ranks search each match
+    /// beside it and report before every move (a build with `--features
+    /// mpi`).
+    #[arg(long)]
+    cluster: bool,
 }
 
 impl Args {
     /// Serves until the process is stopped.
     pub fn run(self) -> Result<u8> {
+        let helpers = if self.cluster {
+            match self.join_cluster()? {
+                Some(h) => Some(h),
+                // A follower rank: its work is done when rank 0 quits.
+                None => return Ok(0),
+            }
+        } else {
+            None
+        };
         let solver = if self.no_solver {
             None
         } else {
@@ -87,11 +102,34 @@ impl Args {
                     tracing::warn!("{e:#}; playing without a model");
                     None
                 }),
+                helpers,
             },
             read_timeout: Duration::from_secs_f64(self.read_timeout),
             max_body: 4 << 20,
         };
         server::run(cfg, std::net::SocketAddr::new(self.bind, self.port))?;
         Ok(0)
+    }
+
+    #[cfg(not(feature = "mpi"))]
+    fn join_cluster(&self) -> Result<Option<std::sync::Arc<dyn player::Helpers>>> {
+        anyhow::bail!(
+            "--cluster needs a build with MPI: cargo build --release --features mpi (README.md says what to install), then mpirun -n N ggp-asp serve --cluster"
+        )
+    }
+
+    /// Rank 0 gets the link to the other ranks; every other rank follows
+    /// rank 0's matches until it quits (`None`).
+    #[cfg(feature = "mpi")]
+    fn join_cluster(&self) -> Result<Option<std::sync::Arc<dyn player::Helpers>>> {
+        use ggp_asp::cluster::{player as cluster_player, Cluster};
+        let cluster = Cluster::start_threaded()?;
+        if cluster.0.is_root() {
+            let link: std::sync::Arc<dyn player::Helpers> = cluster_player::Link::start(cluster)?;
+            Ok(Some(link))
+        } else {
+            cluster_player::follow(cluster.0, self.engine)?;
+            Ok(None)
+        }
     }
 }

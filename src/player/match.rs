@@ -53,6 +53,9 @@ pub struct MatchConfig {
     /// leaves by the model's value with the model's exploration constant;
     /// on any other rules it is ignored (and the log says so).
     pub model: Option<Arc<crate::learn::Model>>,
+    /// Processes searching every match beside this one (the ranks of an
+    /// MPI job): told each move, their root statistics added to ours.
+    pub helpers: Option<Arc<dyn super::Helpers>>,
 }
 
 /// How long the worker searches in one go before it looks at its messages.
@@ -126,6 +129,7 @@ pub struct Match {
     fallback: Arc<Mutex<Fallback>>,
     /// Joint moves announced to the worker so far (PLAY messages with moves).
     announced: AtomicUsize,
+    helpers: Option<Arc<dyn super::Helpers>>,
 }
 
 impl Match {
@@ -143,10 +147,14 @@ impl Match {
         let (ready_tx, ready_rx) = oneshot::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
         let fallback = Arc::new(Mutex::new(Fallback::default()));
+        let rules = msg.rules_text();
+        if let Some(h) = &cfg.helpers {
+            h.start(&msg.id, &rules, &msg.role);
+        }
         let setup = Setup {
             id: msg.id.clone(),
             role: msg.role.clone(),
-            rules: msg.rules_text(),
+            rules,
             cfg: cfg.clone(),
             cancelled: Arc::clone(&cancelled),
             fallback: Arc::clone(&fallback),
@@ -169,6 +177,7 @@ impl Match {
             cancelled,
             fallback,
             announced: AtomicUsize::new(0),
+            helpers: cfg.helpers.clone(),
         };
         (m, ready_rx)
     }
@@ -270,6 +279,10 @@ impl Match {
 impl Drop for Match {
     fn drop(&mut self) {
         self.cancel();
+        // Stopped, aborted or forgotten: the helpers drop it too.
+        if let Some(h) = &self.helpers {
+            h.stop(&self.id);
+        }
     }
 }
 
@@ -389,6 +402,11 @@ impl MachineVisitor for WorkerStart {
             );
             search_cfg.exploration = m.exploration;
             search_cfg.max_playout_steps = 0;
+        }
+        // Helpers search without the model: their statistics would not add
+        // up with ours.
+        if let (Some(h), None) = (&cfg.helpers, model) {
+            h.search(&self.setup.id, &enhancements, search_cfg.threads, cfg.seed);
         }
         let mut search = Mcts::new(Arc::clone(&machine), state.clone(), search_cfg);
         if let Some(m) = model {

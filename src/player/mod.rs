@@ -8,10 +8,12 @@
 //! - [`solver`]: the solver as a child process with time and memory limits, and a
 //!   match's state of it.
 //! - [`error`]: what goes wrong in a match ([`MatchError`]).
+//! - [`helpers`]: other processes searching beside the player (a cluster).
 //!
 //! The protocol's messages are in [`crate::protocol`], shared with the referee.
 
 pub mod error;
+pub mod helpers;
 pub mod r#match;
 mod plan;
 pub mod server;
@@ -19,5 +21,6 @@ pub mod solver;
 mod worker;
 
 pub use error::MatchError;
+pub use helpers::{Helpers, RootReport};
 pub use r#match::{Match, MatchConfig};
 pub use server::{Player, ServerConfig, ServerHandle};

@@ -136,8 +136,9 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
     }
 
-    /// Applies a joint move from the manager after checking it.
-    fn apply(&mut self, moves: &[SExpr]) -> Result<(), MatchError> {
+    /// Applies a joint move from the manager after checking it; the moves as
+    /// our engine writes them.
+    fn apply(&mut self, moves: &[SExpr]) -> Result<Vec<String>, MatchError> {
         let m = &*self.machine;
         let roles = m.game().roles.len();
         if moves.len() != roles {
@@ -168,7 +169,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                 100.0 * kept as f64 / before as f64
             );
         }
-        Ok(())
+        Ok(joint.iter().map(|m| self.move_text(m)).collect())
     }
 
     /// Role `r`'s move `s` of the manager's joint move, if it is legal now.
@@ -232,23 +233,30 @@ impl<M: StateMachine + 'static> Worker<M> {
             .stats()
             .playouts
             .saturating_sub(self.playouts_at_reply);
-        match &moves {
+        let joint = match &moves {
             Some(ms) => self.apply(ms)?,
-            None if self.step > 0 => warn!(
-                "match {}: PLAY with no moves at step {}; answering for the current state",
-                self.id, self.step
-            ),
-            None => {}
-        }
+            None => {
+                if self.step > 0 {
+                    warn!(
+                        "match {}: PLAY with no moves at step {}; answering for the current state",
+                        self.id, self.step
+                    );
+                }
+                Vec::new()
+            }
+        };
         if self.machine.is_terminal(&self.state) {
             return Err(MatchError::GameOver { step: self.step });
+        }
+        let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
+        if let Some(h) = &self.cfg.helpers {
+            h.play(&self.id, self.step, joint, think_until);
         }
         self.publish_fallback(None);
         let legal = self.machine.legal(&self.state, self.role);
         if legal.is_empty() {
             return Err(MatchError::NoLegalMove { step: self.step });
         }
-        let think_until = deadline.checked_sub(REPLY_SLACK).unwrap_or(deadline);
         let playouts_before = self.search.stats().playouts;
         let (mv, by) = self.choose(&legal, think_until);
         let text = self.move_text(&mv);
@@ -308,6 +316,9 @@ impl<M: StateMachine + 'static> Worker<M> {
                 self.minimax = None;
             }
             if late {
+                if let Some(m) = self.with_helpers(legal) {
+                    return (self.commit_ahead(m), "search (cluster)");
+                }
                 return match self
                     .search
                     .try_best_move(self.role)
@@ -321,6 +332,56 @@ impl<M: StateMachine + 'static> Worker<M> {
             let best = self.search.try_best_move(self.role);
             self.publish_fallback(best.as_ref());
         }
+    }
+
+    /// With helpers: the most visited of `legal` over our root statistics
+    /// and the helpers' reports that have arrived (ties to the better mean),
+    /// unless our search has a proven move. `None` without helpers.
+    fn with_helpers(&self, legal: &[M::Move]) -> Option<M::Move> {
+        let h = self.cfg.helpers.as_ref()?;
+        let (reports, helpers) = h.reports(&self.id, self.step);
+        if let Some(m) = self.search.proven_move(self.role) {
+            return Some(m);
+        }
+        let mut stats: Vec<(M::Move, String, u64, f64)> = self
+            .search
+            .root_stats(self.role)
+            .into_iter()
+            .map(|(m, s)| {
+                let text = self.move_text(&m);
+                (m, text, s.visits, s.sum)
+            })
+            .collect();
+        let own: u64 = stats.iter().map(|s| s.2).sum();
+        for r in &reports {
+            for (text, visits, sum) in &r.moves {
+                if let Some(s) = stats.iter_mut().find(|s| s.1 == *text) {
+                    s.2 += visits;
+                    s.3 += sum;
+                }
+            }
+        }
+        let total: u64 = stats.iter().map(|s| s.2).sum();
+        let mean = |s: &(M::Move, String, u64, f64)| s.3 / s.2.max(1) as f64;
+        let best = stats
+            .iter()
+            .filter(|s| legal.contains(&s.0))
+            .max_by(|a, b| a.2.cmp(&b.2).then(mean(a).total_cmp(&mean(b))))?;
+        let late: Vec<usize> = (1..=helpers)
+            .filter(|rank| !reports.iter().any(|r| r.rank == *rank))
+            .collect();
+        info!(
+            "match {}: step {}: {} of {helpers} helpers reported; root visits {own} ours, {total} in all{}",
+            self.id,
+            self.step + 1,
+            reports.len(),
+            if late.is_empty() {
+                String::new()
+            } else {
+                format!("; left out (late or gone): ranks {late:?}")
+            }
+        );
+        Some(best.0.clone())
     }
 
     fn stop(&mut self, moves: Option<Vec<SExpr>>) -> Result<String, MatchError> {

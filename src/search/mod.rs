@@ -327,18 +327,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
         if root.terminal || role >= root.moves.len() {
             return None;
         }
-        if let Some(Some(m)) = self.wins.get(role) {
-            return Some(m.clone());
-        }
-        for t in &self.trees {
-            if let Some(i) = t.solved_move(role) {
-                return Some(t.root().moves[role][i].clone());
-            }
-        }
-        if let Some((line, 100)) = self.best_line() {
-            if let Some(first) = line.first() {
-                return Some(first[role].clone());
-            }
+        if let Some(m) = self.proven_move(role) {
+            return Some(m);
         }
         let stats = self.root_stats(role);
         let mut best: Option<&(M::Move, MoveStats)> = None;
@@ -354,6 +344,26 @@ impl<M: StateMachine + 'static> Mcts<M> {
             }
         }
         best.map(|(m, _)| m.clone())
+    }
+
+    /// A move for `role` the search has proven rather than estimated: one
+    /// that wins at once, one of a solved node, or in a one-player game the
+    /// first move of a line reaching 100.
+    pub fn proven_move(&self, role: RoleIdx) -> Option<M::Move> {
+        if let Some(Some(m)) = self.wins.get(role) {
+            return Some(m.clone());
+        }
+        for t in &self.trees {
+            if let Some(i) = t.solved_move(role) {
+                return Some(t.root().moves[role][i].clone());
+            }
+        }
+        if let Some((line, 100)) = self.best_line() {
+            if let Some(first) = line.first() {
+                return Some(first[role].clone());
+            }
+        }
+        None
     }
 
     /// [`Mcts::try_best_move`] for a root where `role` has a move.

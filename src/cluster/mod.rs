@@ -5,15 +5,28 @@
 //! many machines, so a user needs no protocol of ours; the feature `mpi`
 //! keeps it out of the default build.
 //!
-//! This module owns the job (MPI is started once per process) and the
-//! reductions the searches need: sums and maxima of vectors of equal length
-//! on every rank, gathered at rank 0.
+//! This module owns the job (MPI is started once per process), the
+//! reductions the benchmark needs (sums and maxima of vectors of equal length
+//! on every rank, gathered at rank 0) and the byte messages the player's
+//! ranks exchange; [`player`] is the HTTP player on a cluster.
+
+pub mod player;
 
 use anyhow::{bail, Result};
 use mpi::collective::SystemOperation;
-use mpi::environment::Universe;
+use mpi::environment::{Threading, Universe};
+use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::SimpleCommunicator;
-use mpi::traits::{Communicator, CommunicatorCollectives, Root};
+use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Root, Source};
+
+/// A job started by [`Cluster::start_threaded`]: it may move to the thread
+/// that is to make the MPI calls.
+pub struct ThreadedCluster(pub Cluster);
+
+// SAFETY: MPI was initialised at thread level Serialized or Multiple, under
+// which any thread may call MPI as long as no two do at once. The value is
+// moved, never shared, so one thread at a time holds the communicator.
+unsafe impl Send for ThreadedCluster {}
 
 /// This process's place in the job.
 pub struct Cluster {
@@ -33,6 +46,36 @@ impl Cluster {
             _universe: universe,
             world,
         })
+    }
+
+    /// Starts MPI for a process whose threads take turns calling it (the
+    /// player: one thread on each rank exchanges the messages while others
+    /// search).
+    pub fn start_threaded() -> Result<ThreadedCluster> {
+        let Some((universe, level)) = mpi::initialize_with_threading(Threading::Multiple) else {
+            bail!("MPI was started already in this process");
+        };
+        if matches!(level, Threading::Single | Threading::Funneled) {
+            bail!("this MPI library offers threads {level:?}; the player needs Serialized or Multiple");
+        }
+        let world = universe.world();
+        Ok(ThreadedCluster(Cluster {
+            _universe: universe,
+            world,
+        }))
+    }
+
+    /// Sends `bytes` to rank `to` (returns once MPI holds them: small
+    /// messages at once).
+    pub fn send(&self, to: usize, bytes: &[u8]) {
+        self.world.process_at_rank(to as i32).send(bytes);
+    }
+
+    /// A message waiting from any rank, with its sender, without blocking.
+    pub fn try_receive(&self) -> Option<(usize, Vec<u8>)> {
+        let probed = self.world.any_process().immediate_matched_probe()?;
+        let (bytes, status) = probed.matched_receive_vec::<u8>();
+        Some((status.source_rank() as usize, bytes))
     }
 
     pub fn rank(&self) -> usize {
