@@ -17,9 +17,19 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use super::enhance::{Enhancements, CUTOFF};
+use super::enhance::{Enhancements, CUTOFF, MAST_TAU};
 use super::minimax::{Kind, Minimax};
 use crate::reasoner::{RoleIdx, StateMachine};
+
+/// Random playouts a second from which MAST's playouts are chosen. MAST
+/// learns each move's average over the playouts, and its bias is only as
+/// good as those averages. At a second a move (docs/benchmarks.md, 20
+/// matches each against plain UCT) it scored 75% on connect four (40,000
+/// playouts/s in the profile on one core) and 70% on breakthrough (10,000),
+/// 55% at simultaneous moves (37,000) and 50 against two plain UCTs (27,000;
+/// a third is 33), but 40% on checkers (2,600); at 0.2 s a move, before its
+/// playouts ran on the engine's own loop, it lost on every game.
+pub const MAST_MIN_PLAYOUTS_PER_S: f64 = 5_000.0;
 
 /// What the game allows, from the initial state.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -221,8 +231,14 @@ pub fn choose(p: &Profile) -> (Choice, String) {
         why.push(format!(
             "cut-off at {CUTOFF}: the goal halfway predicts the final one"
         ));
+    }
+    if p.roles > 1 && p.playouts_per_s >= MAST_MIN_PLAYOUTS_PER_S {
+        e.mast = Some(MAST_TAU);
+        why.push("no proof at the start: UCT with MAST playouts".into());
     } else if p.roles > 1 {
-        why.push("no proof at the start: plain UCT".into());
+        why.push(format!(
+            "no proof at the start; too few playouts for MAST's averages (under {MAST_MIN_PLAYOUTS_PER_S}/s): plain UCT"
+        ));
     }
     (Choice::Uct(e), why.join("; "))
 }
