@@ -16,6 +16,8 @@ use anyhow::{bail, Result};
 use mpi::collective::SystemOperation;
 use mpi::environment::{Threading, Universe};
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::raw::AsRaw;
+use mpi::request::{Request, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Root, Source};
 
@@ -59,6 +61,14 @@ impl Cluster {
             bail!("this MPI library offers threads {level:?}; the player needs Serialized or Multiple");
         }
         let world = universe.world();
+        // A send to a rank that died returns an error code (which the
+        // player reads as that rank being gone) instead of aborting every
+        // rank, MPI's default.
+        // SAFETY: `world` is a live communicator and the handler a constant
+        // of the MPI library.
+        unsafe {
+            mpi::ffi::MPI_Comm_set_errhandler(world.as_raw(), mpi::ffi::RSMPI_ERRORS_RETURN);
+        }
         Ok(ThreadedCluster(Cluster {
             _universe: universe,
             world,
@@ -69,6 +79,20 @@ impl Cluster {
     /// messages at once).
     pub fn send(&self, to: usize, bytes: &[u8]) {
         self.world.process_at_rank(to as i32).send(bytes);
+    }
+
+    /// Starts sending `bytes` to rank `to` and returns at once: a rank that
+    /// is dead or stuck never blocks the sender (see [`Outgoing`]).
+    pub fn post(&self, to: usize, bytes: Vec<u8>) -> Outgoing {
+        let buffer: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let request = self
+            .world
+            .process_at_rank(to as i32)
+            .immediate_send(StaticScope, buffer);
+        Outgoing {
+            request: Some(request),
+            buffer: buffer as *const [u8] as *mut [u8],
+        }
     }
 
     /// A message waiting from any rank, with its sender, without blocking.
@@ -136,6 +160,46 @@ impl Cluster {
         } else {
             root.reduce_into(values, op);
             None
+        }
+    }
+}
+
+/// A message on its way to one rank ([`Cluster::post`]). MPI reads its
+/// buffer until the send completes, so the buffer is freed only then; a
+/// message dropped before (its rank is gone) leaks its bytes rather than
+/// free what MPI may still read.
+pub struct Outgoing {
+    request: Option<Request<'static, [u8], StaticScope>>,
+    buffer: *mut [u8],
+}
+
+impl Outgoing {
+    /// Whether the message has left (MPI holds it or the rank has it).
+    pub fn done(&mut self) -> bool {
+        let Some(request) = self.request.take() else {
+            return true;
+        };
+        match request.test() {
+            Ok(_) => {
+                // SAFETY: the buffer came from `Box::leak` in `post`, and the
+                // completed send no longer reads it.
+                drop(unsafe { Box::from_raw(self.buffer) });
+                true
+            }
+            Err(request) => {
+                self.request = Some(request);
+                false
+            }
+        }
+    }
+}
+
+impl Drop for Outgoing {
+    fn drop(&mut self) {
+        // Still in flight: MPI may read the buffer, and an incomplete
+        // request must not be dropped, so both are left to the process.
+        if let Some(request) = self.request.take() {
+            std::mem::forget(request);
         }
     }
 }

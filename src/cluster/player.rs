@@ -9,11 +9,24 @@
 //! is late is left out of that decision and logged; rank 0 never waits for
 //! one past its own deadline.
 //!
+//! On one-player games the followers also solve: each runs the solver its
+//! own way (a mode and clingo configuration per rank, see [`variant`]) on
+//! the state rank 0's own solver starts from, a portfolio. The first plan
+//! rank 0 verifies is followed, and every other run is stopped.
+//!
+//! A rank that dies, hangs or falls behind never costs a move: rank 0 sends
+//! without blocking (a message to a rank that does not take it waits in
+//! that rank's queue), hears from every follower once a second, and leaves
+//! a silent one out of its decisions; a follower that no longer hears from
+//! rank 0 ends. For the job to outlive a rank, `mpirun` must be told not to
+//! end it (`--mca orte_enable_recovery 1 --mca
+//! orte_abort_on_non_zero_status 0` with Open MPI 4; README.md).
+//!
 //! On each rank one thread makes the MPI calls: on rank 0 the link's thread
 //! (the match workers hand it messages through a channel), on a follower its
 //! main loop, which searches between messages.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -22,10 +35,12 @@ use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, info, warn};
 
-use super::{Cluster, ThreadedCluster};
+use super::{Cluster, Outgoing, ThreadedCluster};
+use crate::asp::{SolveResult, Status};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{self, Term};
-use crate::player::{Helpers, RootReport};
+use crate::player::solver::{SolverConfig, SolverRun};
+use crate::player::{HelperPlan, Helpers, RootReport};
 use crate::protocol::SExpr;
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
 use crate::search::{Enhancements, Mcts, SearchConfig};
@@ -57,8 +72,24 @@ enum Order {
     Stop {
         id: String,
     },
+    /// Solve the one-player game `rules` (the match from the state at step
+    /// `from`) the follower's own way, within these limits.
+    Solve {
+        id: String,
+        from: usize,
+        rules: String,
+        timeout_ms: u64,
+        memory_mb: u64,
+        threads: usize,
+    },
+    /// Rank 0 has its plan: stop solving.
+    StopSolving {
+        id: String,
+    },
     /// Answer at once: the round trip is measured at start.
     Ping,
+    /// Rank 0 is alive (every [`BEAT`]); answered with [`Report::Alive`].
+    Beat,
     /// The player ends.
     Quit,
 }
@@ -70,7 +101,10 @@ impl Order {
             Order::Search { .. } => "search",
             Order::Play { .. } => "play",
             Order::Stop { .. } => "stop",
+            Order::Solve { .. } => "solve",
+            Order::StopSolving { .. } => "stop solving",
             Order::Ping => "ping",
+            Order::Beat => "beat",
             Order::Quit => "quit",
         }
     }
@@ -85,6 +119,14 @@ enum Report {
         moves: Vec<(String, u64, f64)>,
     },
     Pong,
+    Alive,
+    /// A plan the follower's solver found and verified.
+    Plan {
+        id: String,
+        from: usize,
+        variant: String,
+        result: SolveResult,
+    },
     /// The follower cannot follow the match (rules it cannot compile, a
     /// move it cannot parse): it is left out of it.
     Failed {
@@ -111,9 +153,21 @@ pub struct Link {
 /// 5-20 ms to arrive.
 const MIN_EXCHANGE: Duration = Duration::from_millis(50);
 
+/// How often rank 0 tells the followers it is alive, and they answer.
+const BEAT: Duration = Duration::from_secs(1);
+/// A follower not heard from for this long is logged as silent (its
+/// reports are missing from every decision anyway). Compiling large rules
+/// keeps a follower from its messages for a few seconds.
+const SILENT_AFTER: Duration = Duration::from_secs(10);
+/// A follower silent this long is gone: nothing more is sent to it.
+const GONE_AFTER: Duration = Duration::from_secs(60);
+/// A follower that has not heard from rank 0 this long ends.
+const ORPHANED_AFTER: Duration = Duration::from_secs(30);
+
 #[derive(Default)]
 struct Reports {
     by_move: Mutex<HashMap<(String, usize), Vec<RootReport>>>,
+    plans: Mutex<HashMap<String, Vec<HelperPlan>>>,
     pongs: Mutex<usize>,
     arrived: Condvar,
 }
@@ -232,54 +286,210 @@ impl Helpers for Link {
             self.followers,
         )
     }
+
+    fn solve(&self, id: &str, from: usize, rules: &str, cfg: &SolverConfig) {
+        self.tell(&Order::Solve {
+            id: id.into(),
+            from,
+            rules: rules.into(),
+            timeout_ms: cfg.timeout.as_millis() as u64,
+            memory_mb: cfg.memory_mb,
+            threads: cfg.threads,
+        });
+    }
+
+    fn stop_solving(&self, id: &str) {
+        self.tell(&Order::StopSolving { id: id.into() });
+    }
+
+    fn plans(&self, id: &str) -> Vec<HelperPlan> {
+        self.reports
+            .plans
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
+            .unwrap_or_default()
+    }
+}
+
+/// Rank 0's view of one follower: what is still to be sent to it, the
+/// message on its way, and when it was last heard from.
+struct Peer {
+    rank: usize,
+    queue: VecDeque<Vec<u8>>,
+    sending: Option<Outgoing>,
+    heard: Instant,
+    silent: bool,
+    gone: bool,
+}
+
+impl Peer {
+    /// Moves the queue along: the next message goes out once the last one
+    /// has left, so a rank that takes nothing holds up only its own queue.
+    fn pump(&mut self, cluster: &Cluster) {
+        if self.gone {
+            return;
+        }
+        if self.sending.as_mut().is_some_and(|o| !o.done()) {
+            return;
+        }
+        self.sending = self.queue.pop_front().map(|b| cluster.post(self.rank, b));
+    }
+
+    /// Logs a silence that began or ended, and gives up on a rank silent
+    /// for [`GONE_AFTER`].
+    fn check(&mut self, now: Instant) {
+        let quiet = now.saturating_duration_since(self.heard);
+        if self.gone {
+            return;
+        }
+        if quiet >= GONE_AFTER {
+            warn!(
+                "cluster: rank {} silent for {:.0} s: gone; nothing more is sent to it",
+                self.rank,
+                quiet.as_secs_f64()
+            );
+            self.gone = true;
+            self.queue.clear();
+            // Dropped in flight: its buffer is left to the process.
+            self.sending = None;
+        } else if quiet >= SILENT_AFTER && !self.silent {
+            warn!(
+                "cluster: rank {} silent for {:.0} s (dead, stuck or busy): its reports are left out until it answers",
+                self.rank,
+                quiet.as_secs_f64()
+            );
+            self.silent = true;
+        }
+    }
+
+    fn heard(&mut self, now: Instant) {
+        self.heard = now;
+        if self.silent && !self.gone {
+            info!("cluster: rank {} answers again", self.rank);
+            self.silent = false;
+        }
+    }
 }
 
 /// Rank 0's exchange thread: sends what the matches hand it to every
-/// follower and files what the followers send, until the player ends.
+/// follower, files what the followers send, and beats once a second, until
+/// the player ends. It never blocks on a follower.
 fn exchange(cluster: Cluster, rx: Receiver<Vec<u8>>, reports: &Reports) {
+    let now = Instant::now();
+    let mut peers: Vec<Peer> = (1..cluster.size())
+        .map(|rank| Peer {
+            rank,
+            queue: VecDeque::new(),
+            sending: None,
+            heard: now,
+            silent: false,
+            gone: false,
+        })
+        .collect();
+    let mut beat = now;
     loop {
         let mut idle = true;
+        let mut quit = false;
         loop {
             match rx.try_recv() {
                 Ok(bytes) => {
                     idle = false;
-                    for rank in 1..cluster.size() {
-                        cluster.send(rank, &bytes);
+                    for p in peers.iter_mut().filter(|p| !p.gone) {
+                        p.queue.push_back(bytes.clone());
                     }
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
-                    let quit = to_bytes(&Order::Quit);
-                    for rank in 1..cluster.size() {
-                        cluster.send(rank, &quit);
-                    }
-                    return;
+                    quit = true;
+                    break;
                 }
             }
         }
+        let now = Instant::now();
+        if now >= beat {
+            let bytes = to_bytes(&Order::Beat);
+            for p in peers.iter_mut().filter(|p| !p.gone) {
+                p.queue.push_back(bytes.clone());
+            }
+            beat = now + BEAT;
+        }
+        if quit {
+            let bytes = to_bytes(&Order::Quit);
+            for p in peers.iter_mut().filter(|p| !p.gone) {
+                p.queue.push_back(bytes.clone());
+            }
+            // The quit goes out to whoever takes it within a second.
+            let until = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < until
+                && peers
+                    .iter()
+                    .any(|p| !p.gone && (p.sending.is_some() || !p.queue.is_empty()))
+            {
+                for p in &mut peers {
+                    p.pump(&cluster);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            return;
+        }
+        for p in &mut peers {
+            p.pump(&cluster);
+        }
         while let Some((from, bytes)) = cluster.try_receive() {
             idle = false;
-            match serde_json::from_slice::<Report>(&bytes) {
-                Ok(Report::Root { id, step, moves }) => {
-                    debug!("cluster: rank {from} reported step {step} of {id}");
-                    let mut all = reports.by_move.lock().unwrap_or_else(|p| p.into_inner());
-                    all.entry((id, step))
-                        .or_default()
-                        .push(RootReport { rank: from, moves });
-                }
-                Ok(Report::Pong) => {
-                    *reports.pongs.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-                    reports.arrived.notify_all();
-                }
-                Ok(Report::Failed { id, why }) => {
-                    warn!("cluster: rank {from} left match {id}: {why}");
-                }
-                Err(e) => warn!("cluster: rank {from} sent something unreadable: {e}"),
+            if let Some(p) = peers.iter_mut().find(|p| p.rank == from) {
+                p.heard(Instant::now());
             }
+            file_report(from, &bytes, reports);
+        }
+        let now = Instant::now();
+        for p in &mut peers {
+            p.check(now);
         }
         if idle {
             std::thread::sleep(Duration::from_micros(500));
         }
+    }
+}
+
+/// Files one follower's message where the matches look for it.
+fn file_report(from: usize, bytes: &[u8], reports: &Reports) {
+    match serde_json::from_slice::<Report>(bytes) {
+        Ok(Report::Root { id, step, moves }) => {
+            debug!("cluster: rank {from} reported step {step} of {id}");
+            let mut all = reports.by_move.lock().unwrap_or_else(|p| p.into_inner());
+            all.entry((id, step))
+                .or_default()
+                .push(RootReport { rank: from, moves });
+        }
+        Ok(Report::Pong) => {
+            *reports.pongs.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+            reports.arrived.notify_all();
+        }
+        Ok(Report::Alive) => {}
+        Ok(Report::Plan {
+            id,
+            from: step,
+            variant,
+            result,
+        }) => {
+            info!(
+                "cluster: rank {from} ({variant}) found a plan of {} moves for {id} from step {step}",
+                result.plan.len()
+            );
+            let mut all = reports.plans.lock().unwrap_or_else(|p| p.into_inner());
+            all.entry(id).or_default().push(HelperPlan {
+                rank: from,
+                from: step,
+                variant,
+                result,
+            });
+        }
+        Ok(Report::Failed { id, why }) => {
+            warn!("cluster: rank {from} left match {id}: {why}");
+        }
+        Err(e) => warn!("cluster: rank {from} sent something unreadable: {e}"),
     }
 }
 
@@ -398,19 +608,53 @@ fn build(rules: &str, role: &str, engine: Engine) -> Result<Box<dyn Follower>> {
 /// How long a follower searches before it looks at its messages.
 const FOLLOWER_SLICE: Duration = Duration::from_millis(10);
 
+/// How follower `rank` runs the solver in a portfolio: `solve`'s mode and
+/// clingo options, other than rank 0's own run (auto mode, clingo's
+/// defaults) and, over the first six followers, than each other's. Further
+/// ranks repeat them with their own seed for clingo's choices.
+pub fn variant(rank: usize) -> Vec<String> {
+    const VARIANTS: [&[&str]; 6] = [
+        &["--mode", "full", "--clingo=--configuration=trendy"],
+        &["--mode", "search"],
+        &["--mode", "incremental", "--clingo=--configuration=crafty"],
+        &["--mode", "breadth"],
+        &["--mode", "auto", "--clingo=--configuration=jumpy"],
+        &["--mode", "full", "--clingo=--configuration=handy"],
+    ];
+    let i = rank.saturating_sub(1);
+    let mut args: Vec<String> = VARIANTS[i % VARIANTS.len()]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    if i >= VARIANTS.len() {
+        args.push(format!("--clingo=--seed={rank}"));
+    }
+    args
+}
+
+/// A follower's solver run for one match.
+struct Solving {
+    from: usize,
+    run: SolverRun,
+}
+
 /// A follower's life: follows rank 0's orders and searches its matches
-/// between them, until rank 0 quits.
+/// between them, until rank 0 quits or is silent for [`ORPHANED_AFTER`].
 pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
     let rank = cluster.rank();
+    let how = variant(rank).join(" ");
     let mut matches: HashMap<String, Box<dyn Follower>> = HashMap::new();
+    let mut solving: HashMap<String, Solving> = HashMap::new();
     // Reports owed: when, for which match and step.
     let mut due: Vec<(Instant, String, usize)> = Vec::new();
     let tell = |report: &Report| cluster.send(0, &to_bytes(report));
+    let mut heard = Instant::now();
     loop {
         while let Some((_, bytes)) = cluster.try_receive() {
             // Reports are timed from the order's arrival: following the move
             // (compacting a large tree) takes time of its own.
             let arrived = Instant::now();
+            heard = arrived;
             let order = match serde_json::from_slice::<Order>(&bytes) {
                 Ok(o) => o,
                 Err(e) => {
@@ -455,19 +699,91 @@ pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
                         }
                         Err(why) => {
                             matches.remove(&id);
+                            solving.remove(&id);
                             tell(&Report::Failed { id, why });
                         }
                     }
                 }
+                Order::Solve {
+                    id,
+                    from,
+                    rules,
+                    timeout_ms,
+                    memory_mb,
+                    threads,
+                } => {
+                    // A newer run replaces the match's old one (dropping a
+                    // run kills its child).
+                    solving.remove(&id);
+                    let cfg = SolverConfig {
+                        exe: std::env::current_exe()?,
+                        timeout: Duration::from_millis(timeout_ms),
+                        memory_mb,
+                        threads,
+                    };
+                    let label = format!("cluster rank {rank} match {id} step {from}");
+                    match SolverRun::start_with(&rules, &cfg, &label, &variant(rank)) {
+                        Ok(run) => {
+                            info!(
+                                "cluster rank {rank}: match {id}: solver ({how}) started from step {from}"
+                            );
+                            solving.insert(id, Solving { from, run });
+                        }
+                        Err(e) => warn!("cluster rank {rank}: match {id}: solver: {e}"),
+                    }
+                }
+                Order::StopSolving { id } => {
+                    if solving.remove(&id).is_some() {
+                        info!(
+                            "cluster rank {rank}: match {id}: solver stopped (rank 0 has a plan)"
+                        );
+                    }
+                }
                 Order::Stop { id } => {
                     matches.remove(&id);
+                    solving.remove(&id);
                     due.retain(|(_, i, _)| *i != id);
                 }
                 Order::Ping => tell(&Report::Pong),
+                Order::Beat => tell(&Report::Alive),
                 Order::Quit => return Ok(()),
             }
         }
         let now = Instant::now();
+        if now.saturating_duration_since(heard) >= ORPHANED_AFTER {
+            warn!(
+                "cluster rank {rank}: nothing from rank 0 for {:.0} s; this rank ends",
+                now.saturating_duration_since(heard).as_secs_f64()
+            );
+            return Ok(());
+        }
+        solving.retain(|id, s| {
+            let Some(outcome) = s.run.try_result() else {
+                return true;
+            };
+            match outcome {
+                Ok(r) if r.status == Status::Solved && !r.plan.is_empty() => {
+                    info!(
+                        "cluster rank {rank}: match {id}: solver ({how}) found a plan of {} moves from step {} in {:.2}s",
+                        r.plan.len(),
+                        s.from,
+                        s.run.elapsed().as_secs_f64()
+                    );
+                    tell(&Report::Plan {
+                        id: id.clone(),
+                        from: s.from,
+                        variant: how.clone(),
+                        result: r,
+                    });
+                }
+                Ok(r) => info!(
+                    "cluster rank {rank}: match {id}: solver ({how}): {}",
+                    r.status.name()
+                ),
+                Err(e) => warn!("cluster rank {rank}: match {id}: solver ({how}): {e}"),
+            }
+            false
+        });
         due.retain(|(at, id, step)| {
             if *at > now {
                 return true;
@@ -488,7 +804,11 @@ pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
             next_due.map_or(end, |d| d.min(end))
         };
         let mut searched = false;
-        for m in matches.values_mut().filter(|m| m.searching()) {
+        // A match being solved leaves the cores to its solver.
+        for (_, m) in matches
+            .iter_mut()
+            .filter(|(id, m)| m.searching() && !solving.contains_key(*id))
+        {
             m.search_until(until(FOLLOWER_SLICE));
             searched = true;
         }

@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use super::solver::SolverConfig;
+use crate::asp::SolveResult;
 use crate::search::Enhancements;
 
 /// One helper's root statistics for our role: per move (as our engine
@@ -13,6 +15,19 @@ pub struct RootReport {
     /// Which helper (its MPI rank).
     pub rank: usize,
     pub moves: Vec<(String, u64, f64)>,
+}
+
+/// A plan a helper's solver found (checked there; the player checks it again
+/// on its own engine before it plays it).
+#[derive(Clone, Debug)]
+pub struct HelperPlan {
+    /// Which helper (its MPI rank).
+    pub rank: usize,
+    /// The step whose state the plan starts from.
+    pub from: usize,
+    /// How that helper solved (its mode and clingo options).
+    pub variant: String,
+    pub result: SolveResult,
 }
 
 /// The helpers of a player's matches. Every call returns at once: the
@@ -29,4 +44,15 @@ pub trait Helpers: Send + Sync + std::fmt::Debug {
     /// The reports for step `step` that have arrived, and how many helpers
     /// there are.
     fn reports(&self, id: &str, step: usize) -> (Vec<RootReport>, usize);
+    /// A one-player game from the state at step `from`, written as `rules`:
+    /// each helper runs the solver on it its own way (a portfolio beside the
+    /// player's own run, with `cfg`'s limits), replacing any run it had for
+    /// the match.
+    fn solve(&self, _id: &str, _from: usize, _rules: &str, _cfg: &SolverConfig) {}
+    /// The player has a plan: the helpers stop solving the match.
+    fn stop_solving(&self, _id: &str) {}
+    /// The plans the helpers found for the match since the last call.
+    fn plans(&self, _id: &str) -> Vec<HelperPlan> {
+        Vec::new()
+    }
 }

@@ -429,6 +429,7 @@ impl MachineVisitor for WorkerStart {
             move_time: answer_within(setup.cfg.margin, setup.play_clock),
             solver: SolverState::new(&setup.id, setup.cfg.solver.clone(), one_player),
             plan: None,
+            portfolio: None,
             playouts_at_reply: 0,
             minimax,
         };

@@ -21,6 +21,6 @@ pub mod solver;
 mod worker;
 
 pub use error::MatchError;
-pub use helpers::{Helpers, RootReport};
+pub use helpers::{HelperPlan, Helpers, RootReport};
 pub use r#match::{Match, MatchConfig};
 pub use server::{Player, ServerConfig, ServerHandle};

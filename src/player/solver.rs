@@ -111,6 +111,17 @@ pub struct SolverRun {
 impl SolverRun {
     /// Writes `rules` (KIF) to a temporary file and starts the solver on it.
     pub fn start(rules: &str, cfg: &SolverConfig, label: &str) -> Result<SolverRun, SolverError> {
+        SolverRun::start_with(rules, cfg, label, &[])
+    }
+
+    /// [`SolverRun::start`] with more arguments for `solve` after ours (a
+    /// mode, clingo options).
+    pub fn start_with(
+        rules: &str,
+        cfg: &SolverConfig,
+        label: &str,
+        extra: &[String],
+    ) -> Result<SolverRun, SolverError> {
         let dir = tempfile::Builder::new()
             .prefix("ggp-asp-solve-")
             .tempdir()
@@ -133,6 +144,7 @@ impl SolverRun {
             .arg(cfg.memory_mb.to_string())
             .arg("--threads")
             .arg(cfg.threads.max(1).to_string())
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -19,7 +19,7 @@ use crate::search::Mcts;
 use super::error::{Illegal, MatchError};
 use super::plan::{rules_from, search_line, Plan};
 use super::r#match::{Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
-use super::solver::SolverState;
+use super::solver::{Found, SolverState};
 use crate::protocol::SExpr;
 
 pub(super) struct Worker<M: StateMachine> {
@@ -39,6 +39,9 @@ pub(super) struct Worker<M: StateMachine> {
     pub move_time: Duration,
     pub solver: SolverState<M::State>,
     pub plan: Option<Plan<M>>,
+    /// The step and state the helpers' solvers work from (a portfolio beside
+    /// our own run), until a plan is taken.
+    pub portfolio: Option<(usize, M::State)>,
     /// Alpha-beta, when the meta-choice found it proves the game: its moves
     /// are played, UCT's only where it has none.
     pub minimax: Option<Minimax<M>>,
@@ -419,28 +422,74 @@ impl<M: StateMachine + 'static> Worker<M> {
     }
 
     /// Starts the solver from `state`, the state at step `from` (one-player games
-    /// only), replacing any run.
+    /// only), replacing any run; the helpers, if any, solve it too.
     fn start_solver_from(&mut self, from: usize, state: M::State) {
         self.solver.end_run();
         if self.solver.wanted() && !self.machine.is_terminal(&state) {
             let rules = rules_from(&*self.machine, &state);
+            if let (Some(h), Some(cfg)) = (&self.cfg.helpers, &self.cfg.solver) {
+                h.solve(&self.id, from, &rules, cfg);
+                self.portfolio = Some((from, state.clone()));
+            }
             self.solver.start(&rules, from, self.step, state);
         }
     }
 
-    /// Takes the solver's plan once it has one: checked on our engine, it is
-    /// followed from its first state on.
+    /// Takes a plan once our solver or a helper's has one: checked on our
+    /// engine, it is followed from its first state on, and every other run
+    /// for the match stops.
     fn poll_solver(&mut self) {
-        let Some(found) = self.solver.poll() else {
+        if let Some(found) = self.solver.poll() {
+            if self.take_plan(found, "solver") {
+                self.portfolio_done();
+            }
+        }
+        let Some(h) = self.cfg.helpers.clone() else {
             return;
         };
+        for hp in h.plans(&self.id) {
+            let Some((from, state)) = self.portfolio.clone().filter(|(f, _)| *f == hp.from) else {
+                debug!(
+                    "match {}: rank {}'s plan from step {} is for an older run",
+                    self.id, hp.rank, hp.from
+                );
+                continue;
+            };
+            let found = Found {
+                from,
+                state,
+                took: Duration::from_secs_f64(hp.result.total_s.max(0.0)),
+                result: hp.result,
+            };
+            let source = format!("rank {}'s solver ({})", hp.rank, hp.variant);
+            if self.take_plan(found, &source) {
+                self.solver.end_run();
+                self.portfolio_done();
+                return;
+            }
+        }
+    }
+
+    /// A plan is taken: the helpers stop solving the match.
+    fn portfolio_done(&mut self) {
+        if self.portfolio.take().is_some() {
+            if let Some(h) = &self.cfg.helpers {
+                h.stop_solving(&self.id);
+            }
+        }
+    }
+
+    /// Checks `found` (from `source`) on our engine and follows it; whether
+    /// it was taken. A wrong plan from our own solver turns it off for the
+    /// match.
+    fn take_plan(&mut self, found: Found<M::State>, source: &str) -> bool {
         let (from, secs) = (found.from, found.took.as_secs_f64());
         if from < self.step {
             info!(
-                "match {}: the solver's plan from step {from} came after {secs:.2}s, at step {}: too late",
+                "match {}: the {source}'s plan from step {from} came after {secs:.2}s, at step {}: too late",
                 self.id, self.step
             );
-            return;
+            return false;
         }
         let plan = match Plan::verify(
             &*self.machine,
@@ -452,15 +501,17 @@ impl<M: StateMachine + 'static> Worker<M> {
             Ok(plan) => plan,
             Err(e) => {
                 warn!(
-                    "match {}: the solver's plan from step {from} is wrong: {e}",
+                    "match {}: the {source}'s plan from step {from} is wrong: {e}",
                     self.id
                 );
-                self.solver.give_up();
-                return;
+                if source == "solver" {
+                    self.solver.give_up();
+                }
+                return false;
             }
         };
         info!(
-            "match {}: solver from step {from}: plan of {} moves to goal {} in {secs:.2}s, verified, submitted as the solver's first plan (proven: {})",
+            "match {}: {source} from step {from}: plan of {} moves to goal {} in {secs:.2}s, verified, submitted as the solver's first plan (proven: {})",
             self.id,
             plan.moves.len(),
             plan.goal.unwrap_or(0),
@@ -472,7 +523,9 @@ impl<M: StateMachine + 'static> Worker<M> {
                 "match {}: the plan from step {from} does not connect to our moves",
                 self.id
             );
+            return false;
         }
+        true
     }
 
     /// The plan's move when the current state is the one the plan expects here,
