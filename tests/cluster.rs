@@ -209,7 +209,7 @@ fn rank_pid(rank: usize, port: u16) -> u32 {
         let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
         let ours = args.iter().any(|a| a.ends_with(b"ggp-asp"))
             && args.iter().any(|a| *a == b"serve")
-            && args.iter().any(|a| *a == port.as_bytes());
+            && args.contains(&port.as_bytes());
         if !ours || args.first().is_some_and(|a| a.ends_with(b"mpirun")) {
             continue;
         }
