@@ -261,6 +261,8 @@ fn bench_plot_draws_saved_runs_and_refuses_what_it_cannot_read() {
         mean_score: 75.0,
         ci95: 20.0,
         scores: vec![100, 100, 50, 50],
+        pairwise: None,
+        pairwise_ci95: None,
         player_errors: 0,
         worst_reply_s: Default::default(),
     };

@@ -395,8 +395,12 @@ fn print_arena_row(r: &ArenaResult) {
         .iter()
         .map(|(p, s)| format!("{p} {s:.3} s"))
         .collect();
+    let pairwise = match (r.pairwise, r.pairwise_ci95) {
+        (Some(p), Some(c)) => format!("  head to head {p:>5.1} ± {c:>4.1}"),
+        _ => String::new(),
+    };
     println!(
-        "{:<24} {} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}  errors {}  worst reply: {}",
+        "{:<24} {} vs {:<8} matches {:>3}  mean {:>5.1} ± {:>4.1}{pairwise}  errors {}  worst reply: {}",
         r.game,
         r.player,
         r.opponent,
