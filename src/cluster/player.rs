@@ -715,8 +715,15 @@ pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
                     // A newer run replaces the match's old one (dropping a
                     // run kills its child).
                     solving.remove(&id);
+                    let exe = match std::env::current_exe() {
+                        Ok(exe) => exe,
+                        Err(e) => {
+                            warn!("cluster rank {rank}: match {id}: cannot find our own executable to solve: {e}");
+                            continue;
+                        }
+                    };
                     let cfg = SolverConfig {
-                        exe: std::env::current_exe()?,
+                        exe,
                         timeout: Duration::from_millis(timeout_ms),
                         memory_mb,
                         threads,
@@ -815,5 +822,27 @@ pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
         if !searched {
             std::thread::sleep(until(Duration::from_millis(1)).saturating_duration_since(now));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variant;
+
+    /// The first six followers solve six different ways (none rank 0's
+    /// default); the seventh repeats the first with a seed of its own.
+    #[test]
+    fn each_follower_solves_its_own_way() {
+        let first: Vec<Vec<String>> = (1..=6).map(variant).collect();
+        for (i, a) in first.iter().enumerate() {
+            assert!(a.iter().any(|x| x == "--mode"), "{a:?}");
+            assert!(first[i + 1..].iter().all(|b| b != a), "{a:?} twice");
+        }
+        let seventh = variant(7);
+        assert_eq!(seventh[..first[0].len()], first[0][..]);
+        assert_eq!(
+            seventh.last().map(String::as_str),
+            Some("--clingo=--seed=7")
+        );
     }
 }

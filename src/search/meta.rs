@@ -31,6 +31,17 @@ use crate::reasoner::{RoleIdx, StateMachine};
 /// playouts ran on the engine's own loop, it lost on every game.
 pub const MAST_MIN_PLAYOUTS_PER_S: f64 = 5_000.0;
 
+/// How closely the goal halfway through a random playout must predict the
+/// final goal for playouts to be cut off and scored by it. Where random
+/// playouts run at [`MAST_MIN_PLAYOUTS_PER_S`] or more, the playouts' own
+/// outcomes are plentiful and only a close predictor (r >= 0.9) is worth
+/// their bias; below that a looser one pays: on checkers (goal = who has
+/// more pieces, r = 0.62, 1,800-2,600 random playouts/s of 100 moves)
+/// `uct+cutoff` beat plain UCT (docs/benchmarks.md).
+pub const CUTOFF_MIN_CORRELATION: f64 = 0.9;
+/// [`CUTOFF_MIN_CORRELATION`] where random playouts are slow.
+pub const CUTOFF_MIN_CORRELATION_SLOW: f64 = 0.5;
+
 /// What the game allows, from the initial state.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Profile {
@@ -57,7 +68,12 @@ impl Profile {
     /// playout early and score it by the goal: halfway through a playout it
     /// predicts the final goal closely.
     pub fn goal_informative(&self) -> bool {
-        self.goal_correlation.is_some_and(|c| c >= 0.9)
+        let least = if self.playouts_per_s < MAST_MIN_PLAYOUTS_PER_S {
+            CUTOFF_MIN_CORRELATION_SLOW
+        } else {
+            CUTOFF_MIN_CORRELATION
+        };
+        self.goal_correlation.is_some_and(|c| c >= least)
     }
 }
 
@@ -195,14 +211,15 @@ fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
 ///
 /// - A turn-taking game that alpha-beta proved at the start is played by
 ///   alpha-beta: every move it makes keeps the proven value.
-/// - Otherwise plain UCT. RAVE, MAST and decisive playouts are options
-///   (`uct+rave`, ...), not chosen: in the arena series of
-///   docs/benchmarks.md (0.2 s a move) none of them beat plain UCT on
-///   connectFour or breakthrough. They cost iterations (RAVE 4-25%, MAST
-///   up to half, decisive moves 4-24x) that the clock does not give back.
+/// - Otherwise UCT, with MAST playouts where random playouts run at
+///   [`MAST_MIN_PLAYOUTS_PER_S`] or more. RAVE, GIFL and decisive playouts
+///   are options (`uct+rave`, ...), not chosen: in the arena series of
+///   docs/benchmarks.md none of them beat plain UCT, and they cost
+///   iterations the clock does not give back.
 /// - The profile's other findings (an informative goal, long playouts) are
-///   logged with the choice; a cut-off is chosen only where the goal
-///   predicts the final goal closely (r >= 0.9) and playouts are long.
+///   logged with the choice; a cut-off is chosen where the goal halfway
+///   predicts the final goal (r >= 0.9, or 0.5 where random playouts are
+///   slow, see [`CUTOFF_MIN_CORRELATION`]) and playouts are long.
 pub fn choose(p: &Profile) -> (Choice, String) {
     if let Some(v) = p.proven {
         return (
@@ -237,7 +254,7 @@ pub fn choose(p: &Profile) -> (Choice, String) {
         why.push("no proof at the start: UCT with MAST playouts".into());
     } else if p.roles > 1 {
         why.push(format!(
-            "no proof at the start; too few playouts for MAST's averages (under {MAST_MIN_PLAYOUTS_PER_S}/s): plain UCT"
+            "no proof at the start; too few playouts for MAST's averages (under {MAST_MIN_PLAYOUTS_PER_S}/s): UCT without MAST"
         ));
     }
     (Choice::Uct(e), why.join("; "))
