@@ -21,14 +21,16 @@ use super::enhance::{Enhancements, CUTOFF, MAST_TAU};
 use super::minimax::{Kind, Minimax};
 use crate::reasoner::{RoleIdx, StateMachine};
 
-/// Random playouts a second from which MAST's playouts are chosen. MAST
-/// learns each move's average over the playouts, and its bias is only as
-/// good as those averages. At a second a move (docs/benchmarks.md, 20
-/// matches each against plain UCT) it scored 75% on connect four (40,000
-/// playouts/s in the profile on one core) and 70% on breakthrough (10,000),
-/// 55% at simultaneous moves (37,000) and 50 against two plain UCTs (27,000;
-/// a third is 33), but 40% on checkers (2,600); at 0.2 s a move, before its
-/// playouts ran on the engine's own loop, it lost on every game.
+/// Random playouts a second from which MAST's playouts are chosen, in
+/// two-player games. MAST learns each move's average over the playouts, and
+/// its bias is only as good as those averages. At a second a move
+/// (docs/benchmarks.md, 40 matches each against plain UCT) it scored 67.5%
+/// on connect four (40,000 playouts/s in the profile on one core), 65% on
+/// breakthrough (10,000) and 60% at simultaneous moves (37,000), but 40% on
+/// checkers (2,600, 20 matches); against two plain UCTs in three-player
+/// connect four (27,000) 43.5 over 62 matches, where an equal player's mean
+/// goal is 50, so games of more than two players get none. At 0.2 s a move,
+/// before its playouts ran on the engine's own loop, it lost on every game.
 pub const MAST_MIN_PLAYOUTS_PER_S: f64 = 5_000.0;
 
 /// How closely the goal halfway through a random playout must predict the
@@ -249,10 +251,15 @@ pub fn choose(p: &Profile) -> (Choice, String) {
             "cut-off at {CUTOFF}: the goal halfway predicts the final one"
         ));
     }
-    if p.roles > 1 && p.playouts_per_s >= MAST_MIN_PLAYOUTS_PER_S {
+    if p.roles > 2 {
+        why.push(format!(
+            "no proof at the start; {} players: UCT without MAST (against two plain UCTs in three-player connect four it scored below an equal share)",
+            p.roles
+        ));
+    } else if p.roles == 2 && p.playouts_per_s >= MAST_MIN_PLAYOUTS_PER_S {
         e.mast = Some(MAST_TAU);
         why.push("no proof at the start: UCT with MAST playouts".into());
-    } else if p.roles > 1 {
+    } else if p.roles == 2 {
         why.push(format!(
             "no proof at the start; too few playouts for MAST's averages (under {MAST_MIN_PLAYOUTS_PER_S}/s): UCT without MAST"
         ));
