@@ -352,6 +352,23 @@ pub fn find(tr: &Translation, budget: Duration) -> Result<Report, String> {
 
 /// [`find`], for a caller that holds clingo's lock already.
 pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, String> {
+    find_locked_within(tr, budget, u64::MAX)
+}
+
+/// [`find`], also giving up after `max_chunks` solve calls that ended
+/// undecided ([`CONFLICTS_PER_CALL`] conflicts each): a count of clasp's
+/// work, the same on a busy machine as on an idle one, where `budget` (CPU
+/// time, which a loaded machine inflates) is then only a safety net.
+pub fn find_within(tr: &Translation, budget: Duration, max_chunks: u64) -> Result<Report, String> {
+    let _guard = super::control::lock();
+    find_locked_within(tr, budget, max_chunks)
+}
+
+fn find_locked_within(
+    tr: &Translation,
+    budget: Duration,
+    max_chunks: u64,
+) -> Result<Report, String> {
     let start = Instant::now();
     let work = crate::cputime::ThreadWatch::start();
     let (fluents, init) = relaxed_fluents(tr)?;
@@ -366,15 +383,29 @@ pub(super) fn find_locked(tr: &Translation, budget: Duration) -> Result<Report, 
         return Ok(report(Vec::new(), 0));
     }
     let mut step = Step::ground(tr, &fluents, &candidates)?;
+    let grounded = work.elapsed();
     let mut rounds = 0;
+    let mut chunks = 0u64;
     loop {
         rounds += 1;
-        match step.round(&work, budget)? {
+        match step.round(&work, budget, max_chunks, &mut chunks)? {
             Round::Broken(broken) => step.drop_candidates(broken)?,
             Round::Proven => break,
-            Round::OutOfTime => return Ok(report(Vec::new(), rounds)),
+            Round::OutOfTime => {
+                tracing::debug!(
+                    "invariants: out of time after {rounds} rounds, {chunks} unfinished chunks of {CONFLICTS_PER_CALL} conflicts, {:.2} s CPU ({:.2} s grounding)",
+                    work.elapsed().as_secs_f64(),
+                    grounded.as_secs_f64()
+                );
+                return Ok(report(Vec::new(), rounds));
+            }
         }
     }
+    tracing::debug!(
+        "invariants: {rounds} rounds, {chunks} unfinished chunks of {CONFLICTS_PER_CALL} conflicts, {:.2} s CPU ({:.2} s grounding)",
+        work.elapsed().as_secs_f64(),
+        grounded.as_secs_f64()
+    );
     Ok(report(strongest(&candidates, &step.alive), rounds))
 }
 
@@ -565,6 +596,8 @@ impl Step {
         &mut self,
         work: &crate::cputime::ThreadWatch,
         budget: Duration,
+        max_chunks: u64,
+        chunks: &mut u64,
     ) -> Result<Round, String> {
         loop {
             let (ctl, chunk) = solve_chunk(self.ctl.take().expect("a control"))?;
@@ -573,8 +606,10 @@ impl Step {
                 Chunk::Model(broken) => return Ok(Round::Broken(broken)),
                 Chunk::Unsatisfiable => return Ok(Round::Proven),
                 // The chunk's conflicts ran out: go on while the budget lasts.
-                Chunk::Unknown if work.elapsed() > budget => return Ok(Round::OutOfTime),
-                Chunk::Unknown => {}
+                Chunk::Unknown if work.elapsed() > budget || *chunks >= max_chunks => {
+                    return Ok(Round::OutOfTime)
+                }
+                Chunk::Unknown => *chunks += 1,
             }
         }
     }
@@ -649,9 +684,13 @@ fn strongest(candidates: &[Invariant], alive: &[bool]) -> Vec<Invariant> {
 /// `terminal` and what they read): a game whose goal no grounder finishes
 /// (sudoku's `exactlyOne`) still has a one-step program clingo grounds at
 /// once, and what holds in every reachable state does not depend on the goal.
-pub fn unique_keys(play: &Game, budget: Duration) -> Result<Vec<split::Unique>, String> {
+pub fn unique_keys(
+    play: &Game,
+    budget: Duration,
+    max_chunks: u64,
+) -> Result<Vec<split::Unique>, String> {
     let tr = super::translate::translate(play);
-    let report = find(&tr, budget)?;
+    let report = find_within(&tr, budget, max_chunks)?;
     // The fluents' function symbols, by their ASP spelling.
     let mut by_functor: HashMap<String, Relation> = HashMap::new();
     for rule in &play.rules {

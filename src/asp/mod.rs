@@ -246,15 +246,21 @@ pub const PROOF_WAIT: Duration = Duration::from_secs(60);
 /// short plans), early enough to leave the search most of a minute.
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
 
-/// The CPU time the invariant search behind a split (see [`prepare`]) may
-/// take.
-const SPLIT_BUDGET: Duration = Duration::from_secs(10);
+/// The work the invariant search behind a split (see [`prepare`]) may
+/// do: solve calls that end undecided, of 500 conflicts each. The corpus's
+/// sudoku needs 19 (4.2 s of CPU on the idle 2-core machine); a CPU-time
+/// budget of 10 s ran out beside a loaded core, and the game then had no
+/// engine to play it with.
+const SPLIT_CHUNKS: u64 = 100;
+/// The CPU time the invariant search behind a split may take: a safety net
+/// behind [`SPLIT_CHUNKS`] for calls that take long over few conflicts.
+const SPLIT_BUDGET: Duration = Duration::from_secs(60);
 
 /// The solver's preparation of a game ([`crate::reasoner::prepare`]), with
 /// the clingo proof of unique-value invariants that may split the joins of a
 /// game that does not ground otherwise.
 pub fn prepare(game: &Game) -> Prepared {
-    let proof = |play: &Game| invariants::unique_keys(play, SPLIT_BUDGET).ok();
+    let proof = |play: &Game| invariants::unique_keys(play, SPLIT_BUDGET, SPLIT_CHUNKS).ok();
     crate::reasoner::prepare::prepare(game, Some(&proof))
 }
 
