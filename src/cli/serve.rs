@@ -128,7 +128,7 @@ impl Args {
             let link: std::sync::Arc<dyn player::Helpers> = cluster_player::Link::start(cluster)?;
             Ok(Some(link))
         } else {
-            cluster_player::follow(cluster.0, self.engine)?;
+            ggp_asp::cluster::follower::follow(cluster.0, self.engine)?;
             Ok(None)
         }
     }

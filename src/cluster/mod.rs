@@ -8,8 +8,10 @@
 //! This module owns the job (MPI is started once per process), the
 //! reductions the benchmark needs (sums and maxima of vectors of equal length
 //! on every rank, gathered at rank 0) and the byte messages the player's
-//! ranks exchange; [`player`] is the HTTP player on a cluster.
+//! ranks exchange; [`player`] is the HTTP player on a cluster (rank 0 and
+//! the messages), [`follower`] every other rank.
 
+pub mod follower;
 pub mod player;
 
 use anyhow::{bail, Result};

@@ -440,7 +440,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     /// for the match stops.
     fn poll_solver(&mut self) {
         if let Some(found) = self.solver.poll() {
-            if self.take_plan(found, "solver") {
+            if self.take_plan(found, "solver", true) {
                 self.portfolio_done();
             }
         }
@@ -462,7 +462,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                 result: hp.result,
             };
             let source = format!("rank {}'s solver ({})", hp.rank, hp.variant);
-            if self.take_plan(found, &source) {
+            if self.take_plan(found, &source, false) {
                 self.solver.end_run();
                 self.portfolio_done();
                 return;
@@ -479,10 +479,10 @@ impl<M: StateMachine + 'static> Worker<M> {
         }
     }
 
-    /// Checks `found` (from `source`) on our engine and follows it; whether
-    /// it was taken. A wrong plan from our own solver turns it off for the
-    /// match.
-    fn take_plan(&mut self, found: Found<M::State>, source: &str) -> bool {
+    /// Checks `found` (from `source`, our own solver when `ours`) on our
+    /// engine and follows it; whether it was taken. A wrong plan from our own
+    /// solver turns it off for the match.
+    fn take_plan(&mut self, found: Found<M::State>, source: &str, ours: bool) -> bool {
         let (from, secs) = (found.from, found.took.as_secs_f64());
         if from < self.step {
             info!(
@@ -504,7 +504,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                     "match {}: the {source}'s plan from step {from} is wrong: {e}",
                     self.id
                 );
-                if source == "solver" {
+                if ours {
                     self.solver.give_up();
                 }
                 return false;
