@@ -585,3 +585,34 @@ fn top_down_recursion_without_end_is_refused() {
     let e = Prover::try_new(game).err().expect("refused");
     assert!(e.to_string().contains("no finite reading"), "{e}");
 }
+
+/// A call with every argument bound stops at its first answer, even where it
+/// leads a recursive set of calls: `(r a)` is answered by `(s a b)` while
+/// `(s a ?y)`, which reads `(r a)` back, has not found `(s a c)` yet. That
+/// unfinished call must not be kept as if complete: asked afterwards, in the
+/// same state, it still gives both answers, as bottom-up evaluation does.
+#[test]
+fn a_bound_call_answered_early_leaves_no_call_half_done() {
+    use ggp_asp::reasoner::prover::Strategy;
+    use ggp_asp::reasoner::Prover;
+    let rules = "
+        (role p)
+        (init (edge a b))
+        (init (later a c))
+        (<= (r ?x) (s ?x ?y))
+        (<= (s ?x ?y) (true (edge ?x ?y)))
+        (<= (s ?x ?y) (r ?x) (true (later ?x ?y)))
+        (<= terminal (r a))
+        (<= (legal p (go ?y)) (s a ?y))
+        (<= (next (edge ?x ?y)) (true (edge ?x ?y)))
+        (<= (goal p 100) (r a))";
+    let game = ggp_asp::gdl::load_bytes(rules.as_bytes(), "early.kif").expect("loads");
+    for strategy in [Strategy::GoalDirected, Strategy::BottomUp] {
+        let m = Prover::try_with(game.clone(), strategy).expect("builds");
+        let s = m.initial_state();
+        // `terminal` first: its call `(r a)` leads the set `(s a ?y)` is in.
+        assert!(m.is_terminal(&s), "{strategy:?}");
+        assert_eq!(legal_text(&m, &s, 0), ["(go b)", "(go c)"], "{strategy:?}");
+        assert_eq!(m.goal(&s, 0), Some(100), "{strategy:?}");
+    }
+}

@@ -36,6 +36,10 @@ pub(super) struct Db {
     /// While computing static relations: stop when one grows past the guard.
     pub(super) guard: bool,
     pub(super) overflow: Option<RelId>,
+    /// The join under way needs one output only (a call with every argument
+    /// bound: its one possible answer), and `found` says it has it.
+    pub(super) once: bool,
+    pub(super) found: bool,
     /// Work left before [`Prover::bounded`] gives up (none: no bound): join
     /// steps, derived tuples and calls, each weighted by what it costs.
     pub(super) work_left: Option<u64>,
@@ -77,6 +81,8 @@ impl Db {
             delta: None,
             guard: false,
             overflow: None,
+            once: false,
+            found: false,
             work_left: None,
             work_done: 0,
             td: None,
@@ -268,7 +274,11 @@ impl Db {
         bindings.resize(rule.nvars, UNBOUND);
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
+        // Every instance is wanted, whatever call this runs under.
+        let saved = (self.once, self.found);
+        (self.once, self.found) = (false, false);
         self.join(rule, 0, &mut bindings, &mut out);
+        (self.once, self.found) = saved;
         let h = self.hasher;
         let arity = rule.head_args.len();
         self.charge((out.len() / arity.max(1)) as u64 * TUPLE_WORK, rule.head);
@@ -297,13 +307,14 @@ impl Db {
         b: &mut Vec<TermId>,
         out: &mut Vec<TermId>,
     ) {
-        if self.overflow.is_some() {
+        if self.overflow.is_some() || self.found {
             return;
         }
         if !self.charge(1, rule.head) {
             return;
         }
         let Some(lit) = rule.body.get(i) else {
+            self.found = self.once;
             if rule.head_args.is_empty() {
                 out.push(0);
             } else {
@@ -361,6 +372,9 @@ impl Db {
                     }
                     for &v in trail.iter() {
                         b[v as usize] = UNBOUND;
+                    }
+                    if self.found {
+                        break;
                     }
                     r += 1;
                 }

@@ -54,6 +54,16 @@ const MAX_STATIC_CALLS: usize = 200_000;
 /// Positions from 64 on are treated as free (their literal filters answers).
 pub(super) type Mask = u64;
 
+/// Whether `mask` binds every one of `arity` positions: the call has one
+/// possible answer, so its first is its last.
+fn bound_all(mask: Mask, arity: usize) -> bool {
+    match arity {
+        0 => true,
+        1..=64 => mask == u64::MAX >> (64 - arity),
+        _ => false,
+    }
+}
+
 /// Which store a call is kept in: how long its answers hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Life {
@@ -377,6 +387,13 @@ impl TopDown {
         plan
     }
 
+    /// Whether call `c` (made with `mask`) binds every argument and has its
+    /// answer: then it is final, however far its recursion got.
+    fn saturated(&self, c: CallRef, mask: Mask) -> bool {
+        let call = &self.store_of(c.life).calls[c.ix as usize];
+        call.answers.len() > 0 && bound_all(mask, self.rels.arities[call.rel])
+    }
+
     /// Records that the call on top of the stack consumed an unfinished call
     /// whose evaluation reaches down to stack depth `low`.
     fn depends(&mut self, low: u32) {
@@ -402,6 +419,10 @@ impl Db {
         let arity = td.rels.arities[rel];
         let (ix, _) = td.store(life).find_or_add(&h, rel, mask, key, arity);
         let c = CallRef { life, ix };
+        if td.saturated(c, mask) {
+            // Its one answer is in, and no round can take it back.
+            return c;
+        }
         let current = td.round + 1;
         match td.call_mut(c).status {
             Status::Complete => return c,
@@ -443,6 +464,20 @@ impl Db {
             let stopped = self.overflow.is_some();
             let td = self.td();
             let f = *td.stack.last().expect("the call's frame");
+            if td.saturated(c, mask) {
+                // Final, leader or not. The calls it left incomplete may
+                // lack answers that rounds it no longer runs would add:
+                // they are evaluated afresh when next called (round 0 is
+                // never current).
+                for i in mark..td.members.len() {
+                    let m = td.members[i];
+                    td.call_mut(m).status = Status::Incomplete { round: 0, low: 0 };
+                }
+                td.members.truncate(mark);
+                td.call_mut(c).status = Status::Complete;
+                td.stack.pop();
+                return;
+            }
             if f.low < depth {
                 // The current round is numbered one above the rounds done.
                 let round = td.round + 1;
@@ -476,7 +511,11 @@ impl Db {
         let mut out = self.td().buffers.pop().unwrap_or_default();
         let mut b = self.td().bindings.pop().unwrap_or_default();
         let mut trail = Vec::new();
+        let arity = self.td().rels.arities[rel];
+        let saved = (self.once, self.found);
+        self.once = bound_all(mask, arity);
         for plan in plans.iter() {
+            self.found = false;
             // Rules whose head cannot take the call's values are passed over
             // before any binding (a relation of many rules, one per case).
             let mut bound = key.iter();
@@ -533,10 +572,12 @@ impl Db {
                 }
             }
             td.added += added;
-            if self.overflow.is_some() {
+            if self.overflow.is_some() || self.found {
+                // A bound call's answer is in: its other rules can add nothing.
                 break;
             }
         }
+        (self.once, self.found) = saved;
         let td = self.td();
         td.buffers.push(out);
         td.bindings.push(b);
