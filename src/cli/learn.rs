@@ -52,13 +52,13 @@ impl Args {
         super::clock(self.seconds, "--seconds")?;
         let (machine, why) = AnyMachine::build(g, self.engine)?;
         eprintln!("engine: {why}");
-        // A run of --seconds: a spinner with the elapsed time and the last
-        // line on a terminal, the lines alone elsewhere.
-        let spinner = ggp_asp::show::progress::Spinner::start(&format!(
-            "learning {} ({} s)",
-            self.game.display(),
-            self.seconds
-        ));
+        // A run of --seconds: a bar filling over the budget, with the last
+        // line (examples, units' errors, CEM generations) on a terminal,
+        // the lines alone elsewhere.
+        let spinner = ggp_asp::show::progress::Spinner::budget(
+            &format!("learning {}", self.game.display()),
+            self.seconds,
+        );
         let model = machine.visit(Learn(LearnConfig {
             examples: self.examples,
             seconds: self.seconds,

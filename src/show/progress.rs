@@ -10,8 +10,9 @@
 //! relayed through [`say`] then), otherwise straight to stderr.
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -120,17 +121,23 @@ macro_rules! say {
 }
 
 /// A spinner with the elapsed time and the last line said, on a terminal's
-/// stderr, for a run of unknown length; nothing (and lines said as they
-/// are) elsewhere. Stops when dropped.
+/// stderr, for a run of unknown length (or a bar filling over a time budget,
+/// [`Spinner::budget`]); nothing (and lines said as they are) elsewhere.
+/// Stops when dropped.
 pub struct Spinner {
     running: bool,
+    /// The thread that moves a budget's bar on, told to stop by the flag.
+    ticker: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
 }
 
 impl Spinner {
     /// Starts a spinner labelled `what` when stderr is a terminal.
     pub fn start(what: &str) -> Spinner {
         if !std::io::stderr().is_terminal() {
-            return Spinner { running: false };
+            return Spinner {
+                running: false,
+                ticker: None,
+            };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(&format!(
@@ -140,12 +147,56 @@ impl Spinner {
         bar.set_style(style);
         bar.enable_steady_tick(Duration::from_millis(120));
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
-        Spinner { running: true }
+        Spinner {
+            running: true,
+            ticker: None,
+        }
+    }
+
+    /// A bar labelled `what` that fills as `seconds` of a time budget pass
+    /// (a run bounded by its clock, such as `learn --seconds`), with the
+    /// elapsed time, the time left and the last line said, when stderr is a
+    /// terminal.
+    pub fn budget(what: &str, seconds: f64) -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner {
+                running: false,
+                ticker: None,
+            };
+        }
+        // Tenths of a second: the bar moves smoothly on short budgets.
+        let len = (seconds * 10.0).ceil().max(1.0) as u64;
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(&format!(
+            "{{bar:30.cyan/blue}} {what} [{{elapsed_precise}}, {{eta}} left] {{wide_msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style.progress_chars("=> "));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar.clone());
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let start = Instant::now();
+        let handle = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                let tenths = (start.elapsed().as_secs_f64() * 10.0) as u64;
+                bar.set_position(tenths.min(len));
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        Spinner {
+            running: true,
+            ticker: Some((stop, handle)),
+        }
     }
 }
 
 impl Drop for Spinner {
     fn drop(&mut self) {
+        if let Some((stop, handle)) = self.ticker.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
         if self.running {
             if let Some(bar) = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 bar.finish_and_clear();
