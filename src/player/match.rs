@@ -110,11 +110,20 @@ pub(super) enum Command {
     },
 }
 
+/// A legal move one joint move on from the state the worker published:
+/// given the manager's joint move, ours in the state it leads to (none when
+/// the moves do not parse or the game is over there).
+pub(super) type Ahead = Arc<dyn Fn(&[SExpr]) -> Option<String> + Send + Sync>;
+
 /// The move the worker would send now, with the number of joint moves it follows.
 #[derive(Default)]
 pub(super) struct Fallback {
     pub step: usize,
     pub text: Option<String>,
+    /// For a worker still busy when the next PLAY comes (its search, or a
+    /// slow engine, overran): a move for the step after `step`, computed by
+    /// the server from the joint move the PLAY carries.
+    pub ahead: Option<Ahead>,
 }
 
 /// The server's handle on one match. Dropping it stops the worker (which kills a
@@ -214,6 +223,21 @@ impl Match {
             Some(_) => self.announced.fetch_add(1, Ordering::SeqCst) + 1,
             None => self.announced.load(Ordering::SeqCst),
         };
+        // A legal move for this step, worked out beside the worker from the
+        // state it published and the joint move: what is sent should the
+        // worker still be on the step before when the clock runs out (a
+        // starved thread, or a search that overran). One state step, on a
+        // thread of its own: the server never waits on the engine.
+        let ahead = {
+            let fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+            match (&fb.ahead, &moves) {
+                (Some(a), Some(joint)) if fb.step + 1 == step => {
+                    let (a, joint) = (Arc::clone(a), joint.clone());
+                    Some(tokio::task::spawn_blocking(move || a(&joint)))
+                }
+                _ => None,
+            }
+        };
         let (tx, rx) = oneshot::channel();
         self.send(Command::Play {
             moves,
@@ -224,7 +248,21 @@ impl Match {
         match tokio::time::timeout_at(give_up.into(), rx).await {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(self.no_answer()),
-            Err(_) => self.fallback_move(step),
+            Err(_) => {
+                if let Some(task) = ahead {
+                    if let Ok(Ok(Some(t))) = tokio::time::timeout_at(deadline.into(), task).await {
+                        let behind = self.fallback.lock().unwrap_or_else(|p| p.into_inner()).step;
+                        if behind + 1 == step {
+                            warn!(
+                                "match {}: worker late at step {step}, still at step {behind}; sending a legal move for step {step}",
+                                self.id
+                            );
+                            return Ok(t);
+                        }
+                    }
+                }
+                self.fallback_move(step)
+            }
         }
     }
 
@@ -509,4 +547,75 @@ fn log_speed<M: StateMachine>(id: &str, machine: &M, state: &M::State) {
         playouts as f64 / secs,
         states as f64 / secs
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Message;
+    use crate::reasoner::Prover;
+
+    /// A worker that never answers (a starved thread) while the match moves
+    /// on: the server sends the published move only for the step it was
+    /// published for. One step on, it sends a legal move of the new state,
+    /// worked out from the joint move, not the stale one (in tic-tac-toe the
+    /// second player's `noop` of step 0 is illegal at step 1).
+    #[tokio::test]
+    async fn a_worker_a_step_behind_still_gets_a_legal_move_sent() {
+        let game = gdl::load(std::path::Path::new("../shared/games/ticTacToe.kif")).expect("loads");
+        let m = Arc::new(Prover::try_new(game).expect("builds"));
+        let init = m.initial_state();
+        let role = 1;
+        let (tx, _stuck) = mpsc::channel();
+        let fallback = Fallback {
+            step: 0,
+            text: Some("noop".into()),
+            ahead: Some(super::super::worker::one_step_ahead(
+                Arc::clone(&m),
+                init.clone(),
+                role,
+            )),
+        };
+        let game_match = Match {
+            id: "m".into(),
+            start_clock: Duration::from_secs(1),
+            play_clock: Duration::from_millis(400),
+            margin: Duration::from_millis(100),
+            commands: Mutex::new(tx),
+            cancelled: Arc::new(AtomicBool::new(false)),
+            fallback: Arc::new(Mutex::new(fallback)),
+            announced: AtomicUsize::new(0),
+            helpers: None,
+        };
+        let Ok(Message::Play { moves, .. }) = Message::parse("(play m ((mark 1 1) noop))") else {
+            panic!("a PLAY message");
+        };
+        let sent = game_match
+            .play(moves, Instant::now())
+            .await
+            .expect("a move");
+        let x = m.legal(&init, 0);
+        let mark = x
+            .iter()
+            .find(|mv| term_to_string(&m.move_term(mv), &m.game().symbols) == "(mark 1 1)")
+            .expect("a legal first move")
+            .clone();
+        let noop = m.legal(&init, 1)[0].clone();
+        let next = m.next_state(&init, &[mark, noop]);
+        let legal: Vec<String> = m
+            .legal(&next, role)
+            .iter()
+            .map(|mv| term_to_string(&m.move_term(mv), &m.game().symbols))
+            .collect();
+        assert!(legal.contains(&sent), "{sent} is not among {legal:?}");
+        // Two steps behind, only the stale move is left to send.
+        let Ok(Message::Play { moves, .. }) = Message::parse("(play m ((mark 2 2) noop))") else {
+            panic!("a PLAY message");
+        };
+        let sent = game_match
+            .play(moves, Instant::now())
+            .await
+            .expect("a move");
+        assert_eq!(sent, "noop");
+    }
 }

@@ -18,7 +18,7 @@ use crate::search::Mcts;
 
 use super::error::{Illegal, MatchError};
 use super::plan::{rules_from, search_line, Plan};
-use super::r#match::{Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
+use super::r#match::{Ahead, Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
 use super::solver::{Found, SolverState};
 use crate::protocol::SExpr;
 
@@ -48,6 +48,47 @@ pub(super) struct Worker<M: StateMachine> {
     /// Search playouts when we last replied (or the match started): what the
     /// search did since is pondering, on the opponents' time.
     pub playouts_at_reply: u64,
+}
+
+/// The machine's move for a manager's move text: the exact term, or the
+/// game's own spelling where a manager wraps a constant move in parentheses,
+/// `(noop)`, or drops them from `(pass)`. Legality is the caller's to check.
+fn parse_manager_move<M: StateMachine>(m: &M, s: &SExpr) -> Result<M::Move, Illegal> {
+    let term = s.to_ground(&m.game().symbols).map_err(Illegal::NotATerm)?;
+    let other = match &term {
+        Term::Const(f) => Term::Func(*f, Vec::new()),
+        Term::Func(f, args) if args.is_empty() => Term::Const(*f),
+        t => t.clone(),
+    };
+    m.parse_move(&term)
+        .or_else(|| m.parse_move(&other))
+        .ok_or(Illegal::NotAMove)
+}
+
+/// Role `role`'s first legal move one joint move on from `state`, given the
+/// manager's joint move (none when a move does not parse or either state is
+/// terminal): the move the server sends for a worker still a step behind.
+pub(super) fn one_step_ahead<M: StateMachine + 'static>(
+    machine: Arc<M>,
+    state: M::State,
+    role: RoleIdx,
+) -> Ahead {
+    Arc::new(move |joint: &[SExpr]| {
+        let m = &*machine;
+        if joint.len() != m.num_roles() || m.is_terminal(&state) {
+            return None;
+        }
+        let joint = joint
+            .iter()
+            .map(|s| parse_manager_move(m, s).ok())
+            .collect::<Option<Vec<_>>>()?;
+        let next = m.next_state(&state, &joint);
+        if m.is_terminal(&next) {
+            return None;
+        }
+        let first = m.legal(&next, role).into_iter().next()?;
+        Some(term_to_string(&m.move_term(&first), &m.game().symbols))
+    })
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
@@ -185,21 +226,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             role: term_to_string(&g.roles[r], &g.symbols),
             why,
         };
-        let term = s
-            .to_ground(&g.symbols)
-            .map_err(|e| illegal(Illegal::NotATerm(e)))?;
-        // A manager may wrap a constant move in parentheses, `(noop)`, or
-        // drop them from `(pass)`: the game's own spelling when the exact
-        // term is not a move.
-        let other = match &term {
-            Term::Const(f) => Term::Func(*f, Vec::new()),
-            Term::Func(f, args) if args.is_empty() => Term::Const(*f),
-            t => t.clone(),
-        };
-        let mv = m
-            .parse_move(&term)
-            .or_else(|| m.parse_move(&other))
-            .ok_or_else(|| illegal(Illegal::NotAMove))?;
+        let mv = parse_manager_move(m, s).map_err(illegal)?;
         let legal = m.legal(&self.state, r);
         if !legal.contains(&mv) {
             let mut l: Vec<String> = legal.iter().map(|x| self.move_text(x)).collect();
@@ -222,9 +249,11 @@ impl<M: StateMachine + 'static> Worker<M> {
                 .first()
                 .map(|m| self.move_text(m)),
         };
+        let ahead = one_step_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
         let mut fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
         fb.step = self.step;
         fb.text = text;
+        fb.ahead = Some(ahead);
     }
 
     fn play(&mut self, moves: Option<Vec<SExpr>>, deadline: Instant) -> Result<String, MatchError> {
