@@ -81,6 +81,10 @@ pub enum PlayerSpec {
     /// UCT with a learned model's value at the leaves and its exploration
     /// constant (`nn-uct`; needs `--model`).
     NnUct,
+    /// Plain UCT (random playouts) with a learned model's exploration
+    /// constant, tuned by the cross-entropy method (`uct-tuned`): the tuning
+    /// measured on its own.
+    TunedUct,
     /// Alpha-beta with a learned model's value at the leaves (`nn-alphabeta`).
     NnAlphaBeta,
     /// A GGP player at `http://HOST:PORT`.
@@ -100,6 +104,7 @@ impl FromStr for PlayerSpec {
             "maxn" => PlayerSpec::MaxN,
             "auto" => PlayerSpec::Auto,
             "nn-uct" => PlayerSpec::NnUct,
+            "uct-tuned" => PlayerSpec::TunedUct,
             "nn-alphabeta" => PlayerSpec::NnAlphaBeta,
             l if l.starts_with("uct+") => {
                 let e: crate::search::Enhancements = l["uct+".len()..]
@@ -112,7 +117,7 @@ impl FromStr for PlayerSpec {
                 }
             }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-alphabeta or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-alphabeta, uct-tuned or http://HOST:PORT"),
         })
     }
 }
@@ -130,6 +135,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::MaxN => f.write_str("maxn"),
             PlayerSpec::Auto => f.write_str("auto"),
             PlayerSpec::NnUct => f.write_str("nn-uct"),
+            PlayerSpec::TunedUct => f.write_str("uct-tuned"),
             PlayerSpec::NnAlphaBeta => f.write_str("nn-alphabeta"),
             PlayerSpec::Http(u) => f.write_str(u),
         }
@@ -345,7 +351,7 @@ pub fn build_player<M: StateMachine + 'static>(
             }
             Box::new(p)
         }
-        PlayerSpec::NnUct | PlayerSpec::NnAlphaBeta => {
+        PlayerSpec::NnUct | PlayerSpec::NnAlphaBeta | PlayerSpec::TunedUct => {
             let Some(model) = &cfg.model else {
                 bail!("{spec} plays with a learned model: give one with --model FILE (ggp-asp learn makes one)");
             };
@@ -353,7 +359,14 @@ pub fn build_player<M: StateMachine + 'static>(
                 tracing::warn!("{spec}: {e}; playing plain UCT instead");
                 return build_player(&PlayerSpec::Uct, machine, seed, cfg);
             }
-            if *spec == PlayerSpec::NnUct {
+            if *spec == PlayerSpec::TunedUct {
+                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+                    .with_exploration(model.exploration);
+                if let Some(n) = cfg.iterations {
+                    p = p.with_iterations(n);
+                }
+                Box::new(p)
+            } else if *spec == PlayerSpec::NnUct {
                 let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
                     .with_model(Arc::clone(model));
                 if let Some(n) = cfg.iterations {

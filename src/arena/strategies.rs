@@ -349,6 +349,8 @@ pub struct UctPlayer<M: StateMachine> {
     /// A learned model: its value scores the leaves (no playouts) and its
     /// exploration constant replaces the default (`nn-uct`).
     model: Option<Arc<crate::learn::Model>>,
+    /// Plays with a constant of its own (`uct-tuned`).
+    tuned: bool,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -363,7 +365,16 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             search: None,
             iterations: None,
             model: None,
+            tuned: false,
         }
+    }
+
+    /// Plays plain UCT with exploration constant `c` (`uct-tuned`: a model's
+    /// tuned constant).
+    pub fn with_exploration(mut self, c: f64) -> Self {
+        self.cfg.exploration = c;
+        self.tuned = true;
+        self
     }
 
     /// Plays with a learned model (`nn-uct`): its value at the leaves, its
@@ -462,6 +473,8 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     fn name(&self) -> String {
         if self.model.is_some() {
             "nn-uct".into()
+        } else if self.tuned {
+            "uct-tuned".into()
         } else if self.cfg.enhancements.is_plain() {
             "uct".into()
         } else {
