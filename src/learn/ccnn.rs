@@ -11,6 +11,8 @@
 //! lowest held-out error. Gradient steps are Adam's, full batch.
 
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
+use std::time::Instant;
+
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -68,6 +70,9 @@ pub struct TrainConfig {
     /// Units added without a better held-out error before growth stops.
     pub patience: usize,
     pub seed: u64,
+    /// No unit is begun that would end after this (judged by the last
+    /// unit's time): `learn --seconds` bounds the whole run.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for TrainConfig {
@@ -79,6 +84,7 @@ impl Default for TrainConfig {
             learning_rate: 0.05,
             patience: 3,
             seed: 1,
+            deadline: None,
         }
     }
 }
@@ -223,7 +229,11 @@ impl Cascade {
         let mut f = with_bias(&train.x);
         let mut ft = with_bias(&test.x);
         let mut w = Array1::zeros(inputs + 1);
+        let output_start = Instant::now();
         train_output(&f, &train.y, &mut w, cfg);
+        // A unit trains its candidates and the output again: before the
+        // first, that many output trainings are the estimate of its time.
+        let mut took = output_start.elapsed() * (cfg.candidates.max(1) as u32 + 1);
         let mut net = Cascade {
             inputs,
             hidden: Vec::new(),
@@ -239,6 +249,10 @@ impl Cascade {
         let mut best = (first.test_mse, net.clone());
         let mut stale = 0;
         while net.hidden.len() < cfg.max_units && stale < cfg.patience {
+            let started = Instant::now();
+            if cfg.deadline.is_some_and(|d| started + took > d) {
+                break;
+            }
             let residual = f.dot(&w).mapv(sigmoid) - &train.y;
             let (unit, _) = (0..cfg.candidates.max(1))
                 .map(|_| train_candidate(&f, &residual, cfg, &mut rng))
@@ -259,6 +273,7 @@ impl Cascade {
             };
             on_unit(&r);
             reports.push(r);
+            took = started.elapsed();
             if r.test_mse < best.0 - 1e-9 {
                 best = (r.test_mse, net.clone());
                 stale = 0;

@@ -281,8 +281,10 @@ pub fn learn<M: StateMachine + 'static>(
         test.len(),
         vocab.len()
     ));
+    // Units until 90% of the budget, the rest to CEM.
     let tc = TrainConfig {
         seed: cfg.seed,
+        deadline: Some(t0 + budget.mul_f64(0.9)),
         ..TrainConfig::default()
     };
     let (network, reports) = Cascade::train(&train, &test, &tc, |r| {
