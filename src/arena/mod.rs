@@ -81,6 +81,9 @@ pub enum PlayerSpec {
     /// UCT with a learned model's value at the leaves and its exploration
     /// constant (`nn-uct`; needs `--model`).
     NnUct,
+    /// UCT whose leaves are valued by a learned model and a random playout
+    /// together, half each, with the model's constant (`nn-mix`).
+    NnMix,
     /// Plain UCT (random playouts) with a learned model's exploration
     /// constant, tuned by the cross-entropy method (`uct-tuned`): the tuning
     /// measured on its own.
@@ -90,6 +93,10 @@ pub enum PlayerSpec {
     /// A GGP player at `http://HOST:PORT`.
     Http(String),
 }
+
+/// `nn-mix`'s weight of the model's value against the playout's (AlphaGo
+/// mixed its value network and rollouts half and half).
+pub const NN_MIX_WEIGHT: f64 = 0.5;
 
 impl FromStr for PlayerSpec {
     type Err = anyhow::Error;
@@ -105,6 +112,7 @@ impl FromStr for PlayerSpec {
             "auto" => PlayerSpec::Auto,
             "nn-uct" => PlayerSpec::NnUct,
             "uct-tuned" => PlayerSpec::TunedUct,
+            "nn-mix" => PlayerSpec::NnMix,
             "nn-alphabeta" => PlayerSpec::NnAlphaBeta,
             l if l.starts_with("uct+") => {
                 let e: crate::search::Enhancements = l["uct+".len()..]
@@ -117,7 +125,7 @@ impl FromStr for PlayerSpec {
                 }
             }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-alphabeta, uct-tuned or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-mix, nn-alphabeta, uct-tuned or http://HOST:PORT"),
         })
     }
 }
@@ -136,6 +144,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Auto => f.write_str("auto"),
             PlayerSpec::NnUct => f.write_str("nn-uct"),
             PlayerSpec::TunedUct => f.write_str("uct-tuned"),
+            PlayerSpec::NnMix => f.write_str("nn-mix"),
             PlayerSpec::NnAlphaBeta => f.write_str("nn-alphabeta"),
             PlayerSpec::Http(u) => f.write_str(u),
         }
@@ -351,7 +360,7 @@ pub fn build_player<M: StateMachine + 'static>(
             }
             Box::new(p)
         }
-        PlayerSpec::NnUct | PlayerSpec::NnAlphaBeta | PlayerSpec::TunedUct => {
+        PlayerSpec::NnUct | PlayerSpec::NnAlphaBeta | PlayerSpec::TunedUct | PlayerSpec::NnMix => {
             let Some(model) = &cfg.model else {
                 bail!("{spec} plays with a learned model: give one with --model FILE (ggp-asp learn makes one)");
             };
@@ -362,6 +371,13 @@ pub fn build_player<M: StateMachine + 'static>(
             if *spec == PlayerSpec::TunedUct {
                 let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
                     .with_exploration(model.exploration);
+                if let Some(n) = cfg.iterations {
+                    p = p.with_iterations(n);
+                }
+                Box::new(p)
+            } else if *spec == PlayerSpec::NnMix {
+                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+                    .with_model_mixed(Arc::clone(model), NN_MIX_WEIGHT);
                 if let Some(n) = cfg.iterations {
                     p = p.with_iterations(n);
                 }

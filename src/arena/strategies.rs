@@ -351,6 +351,9 @@ pub struct UctPlayer<M: StateMachine> {
     model: Option<Arc<crate::learn::Model>>,
     /// Plays with a constant of its own (`uct-tuned`).
     tuned: bool,
+    /// The model's value is mixed with random playouts' by this weight
+    /// (`nn-mix`) instead of replacing them.
+    mix: Option<f64>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -366,6 +369,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             iterations: None,
             model: None,
             tuned: false,
+            mix: None,
         }
     }
 
@@ -374,6 +378,16 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
     pub fn with_exploration(mut self, c: f64) -> Self {
         self.cfg.exploration = c;
         self.tuned = true;
+        self
+    }
+
+    /// Plays with a learned model and random playouts (`nn-mix`): each
+    /// playout's outcome and the model's value of the state it starts from,
+    /// weighted `1 - weight` and `weight`; the model's exploration constant.
+    pub fn with_model_mixed(mut self, model: Arc<crate::learn::Model>, weight: f64) -> Self {
+        self.cfg.exploration = model.exploration;
+        self.model = Some(model);
+        self.mix = Some(weight);
         self
     }
 
@@ -399,11 +413,15 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             let n = s.learn_features(walks, until);
             tracing::debug!("gifl: {n} features learned");
         }
-        match &self.model {
-            Some(m) => s.with_evaluator(Arc::new(crate::learn::NetEvaluator {
+        let net = |m: &Arc<crate::learn::Model>| {
+            Arc::new(crate::learn::NetEvaluator {
                 model: Arc::clone(m),
-            })),
-            None => s,
+            })
+        };
+        match (&self.model, self.mix) {
+            (Some(m), Some(w)) => s.with_leaf_value(net(m), w),
+            (Some(m), None) => s.with_evaluator(net(m)),
+            (None, _) => s,
         }
     }
 
@@ -471,7 +489,9 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn name(&self) -> String {
-        if self.model.is_some() {
+        if self.mix.is_some() {
+            "nn-mix".into()
+        } else if self.model.is_some() {
             "nn-uct".into()
         } else if self.tuned {
             "uct-tuned".into()

@@ -116,6 +116,9 @@ pub struct Mcts<M: StateMachine> {
     tree_policy: Arc<dyn TreePolicy>,
     playout_policy: Arc<dyn PlayoutPolicy<M>>,
     evaluator: Arc<dyn Evaluator<M>>,
+    /// A value of the state where a playout starts, mixed with the
+    /// playout's by the weight given (see `Policies::leaf`).
+    leaf: Option<(Arc<dyn Evaluator<M>>, f64)>,
     /// Neither policy was replaced (see `Policies::plain`).
     plain: bool,
     last_iterations: u64,
@@ -140,6 +143,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             }),
             playout_policy: Arc::new(RandomPlayout),
             evaluator,
+            leaf: None,
             plain: true,
             machine,
             cfg,
@@ -189,6 +193,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
         self
     }
 
+    /// Mixes `e`'s value of the state each playout starts from with the
+    /// playout's outcome: `weight * e + (1 - weight) * playout` is backed up
+    /// (AlphaGo's mixing of a value network and rollouts). The playouts
+    /// themselves are unchanged.
+    pub fn with_leaf_value(mut self, e: Arc<dyn Evaluator<M>>, weight: f64) -> Self {
+        self.leaf = Some((e, weight.clamp(0.0, 1.0)));
+        self
+    }
+
     pub fn machine(&self) -> &Arc<M> {
         &self.machine
     }
@@ -234,6 +247,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
+            leaf: self.leaf.as_ref().map(|(e, w)| (&**e, *w)),
             max_playout_steps: self.playout_steps(),
             plain: self.plain,
             enh: self.cfg.enhancements,
@@ -270,6 +284,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
+            leaf: self.leaf.as_ref().map(|(e, w)| (&**e, *w)),
             max_playout_steps: self.playout_steps(),
             plain: self.plain,
             enh: self.cfg.enhancements,
@@ -551,6 +566,46 @@ mod tests {
         (<= terminal (true (step 3)))
         (<= (goal p 100) (true got))
         (<= (goal p 0) (not (true got)))";
+
+    /// A leaf value mixed with the playouts: each playout here scores 0 and
+    /// the leaf value is 1, so with weight 0.5 every iteration that played
+    /// out backs up exactly 0.5 (and one that ended in a terminal node 0).
+    #[test]
+    fn leaf_values_are_mixed_with_the_playouts_by_their_weight() {
+        struct One;
+        impl<M: StateMachine> Evaluator<M> for One {
+            fn evaluate(&self, m: &M, _: &M::State, _: bool, out: &mut Vec<f64>) {
+                out.clear();
+                out.resize(m.num_roles(), 1.0);
+            }
+        }
+        // Three picks as in THREE_PICKS, never won.
+        let rules = THREE_PICKS.replace("(<= (next got) (does p (take a)))", "");
+        let lost = crate::gdl::load_bytes(rules.as_bytes(), "lost.kif").expect("loads");
+        let m = Arc::new(Prover::try_new(lost).expect("builds"));
+        let cfg = SearchConfig {
+            threads: 1,
+            ..SearchConfig::default()
+        };
+        let mut plain = Mcts::new(Arc::clone(&m), m.initial_state(), cfg.clone());
+        plain.search_iterations(6);
+        let sum = |s: &Mcts<Prover>| {
+            let root = s.trees[0].root();
+            let st = &root.stats[0];
+            (
+                st.iter().map(|x| x.sum).sum::<f64>(),
+                st.iter().map(|x| x.visits).sum::<u64>(),
+            )
+        };
+        assert_eq!(sum(&plain).0, 0.0);
+        let mut mixed =
+            Mcts::new(Arc::clone(&m), m.initial_state(), cfg).with_leaf_value(Arc::new(One), 0.5);
+        mixed.search_iterations(6);
+        let (total, visits) = sum(&mixed);
+        assert_eq!(visits, 6);
+        // The first iterations all expand a new node and play out from it.
+        assert!(total >= 2.0 && (total * 2.0).fract() == 0.0, "{total}");
+    }
 
     #[test]
     fn rave_and_mast_statistics_follow_the_moves_played() {

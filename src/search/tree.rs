@@ -117,6 +117,9 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub tree: &'a dyn TreePolicy,
     pub playout: &'a dyn PlayoutPolicy<M>,
     pub eval: &'a dyn Evaluator<M>,
+    /// A value of the playout's first state and its weight: the values
+    /// backed up are `w * leaf + (1 - w) * playout`.
+    pub leaf: Option<(&'a dyn Evaluator<M>, f64)>,
     pub max_playout_steps: usize,
     /// The playout policy is uniform random and the evaluator the game's goals:
     /// an engine's own playout loop ([`StateMachine::FAST_PLAYOUT`]) may run them.
@@ -160,6 +163,33 @@ impl<M: StateMachine> Policies<'_, M> {
     /// engine's own loop when it has one. False when `deadline` cut it short.
     #[allow(clippy::too_many_arguments)]
     pub fn play_out(
+        &self,
+        machine: &M,
+        from: M::State,
+        d: &mut Descent<M>,
+        rng: &mut SmallRng,
+        deadline: Option<Instant>,
+        buf: &mut Vec<M::Move>,
+        goals: &mut Vec<Option<u8>>,
+        mast: Option<&MastTable<M>>,
+    ) -> bool {
+        let Some((leaf, w)) = self.leaf else {
+            return self.play_out_only(machine, from, d, rng, deadline, buf, goals, mast);
+        };
+        let mut prior = Vec::new();
+        leaf.evaluate(machine, &from, false, &mut prior);
+        if !self.play_out_only(machine, from, d, rng, deadline, buf, goals, mast) {
+            return false;
+        }
+        for (v, p) in d.values.iter_mut().zip(&prior) {
+            *v = w * p + (1.0 - w) * *v;
+        }
+        true
+    }
+
+    /// [`Policies::play_out`] without the leaf value.
+    #[allow(clippy::too_many_arguments)]
+    fn play_out_only(
         &self,
         machine: &M,
         from: M::State,
