@@ -595,12 +595,11 @@ mod tests {
             .await
             .expect("a move");
         let x = m.legal(&init, 0);
-        let mark = x
+        let mark = *x
             .iter()
             .find(|mv| term_to_string(&m.move_term(mv), &m.game().symbols) == "(mark 1 1)")
-            .expect("a legal first move")
-            .clone();
-        let noop = m.legal(&init, 1)[0].clone();
+            .expect("a legal first move");
+        let noop = m.legal(&init, 1)[0];
         let next = m.next_state(&init, &[mark, noop]);
         let legal: Vec<String> = m
             .legal(&next, role)
