@@ -368,23 +368,13 @@ pub fn build_player<M: StateMachine + 'static>(
                 tracing::warn!("{spec}: {e}; playing plain UCT instead");
                 return build_player(&PlayerSpec::Uct, machine, seed, cfg);
             }
-            if *spec == PlayerSpec::TunedUct {
-                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
-                    .with_exploration(model.exploration);
-                if let Some(n) = cfg.iterations {
-                    p = p.with_iterations(n);
-                }
-                Box::new(p)
-            } else if *spec == PlayerSpec::NnMix {
-                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
-                    .with_model_mixed(Arc::clone(model), NN_MIX_WEIGHT);
-                if let Some(n) = cfg.iterations {
-                    p = p.with_iterations(n);
-                }
-                Box::new(p)
-            } else if *spec == PlayerSpec::NnUct {
-                let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
-                    .with_model(Arc::clone(model));
+            if *spec != PlayerSpec::NnAlphaBeta {
+                let p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads);
+                let mut p = match spec {
+                    PlayerSpec::TunedUct => p.with_exploration(model.exploration),
+                    PlayerSpec::NnMix => p.with_model_mixed(Arc::clone(model), NN_MIX_WEIGHT),
+                    _ => p.with_model(Arc::clone(model)),
+                };
                 if let Some(n) = cfg.iterations {
                     p = p.with_iterations(n);
                 }

@@ -10,9 +10,9 @@
 //! not improved for `patience` units; the network kept is the one with the
 //! lowest held-out error. Gradient steps are Adam's, full batch.
 
-use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 use std::time::Instant;
 
+use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};

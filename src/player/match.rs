@@ -587,11 +587,12 @@ mod tests {
             announced: AtomicUsize::new(0),
             helpers: None,
         };
-        let Ok(Message::Play { moves, .. }) = Message::parse("(play m ((mark 1 1) noop))") else {
-            panic!("a PLAY message");
+        let joint = |text: &str| match Message::parse(text) {
+            Ok(Message::Play { moves, .. }) => moves,
+            other => panic!("not a PLAY message: {other:?}"),
         };
         let sent = game_match
-            .play(moves, Instant::now())
+            .play(joint("(play m ((mark 1 1) noop))"), Instant::now())
             .await
             .expect("a move");
         let x = m.legal(&init, 0);
@@ -608,11 +609,8 @@ mod tests {
             .collect();
         assert!(legal.contains(&sent), "{sent} is not among {legal:?}");
         // Two steps behind, only the stale move is left to send.
-        let Ok(Message::Play { moves, .. }) = Message::parse("(play m ((mark 2 2) noop))") else {
-            panic!("a PLAY message");
-        };
         let sent = game_match
-            .play(moves, Instant::now())
+            .play(joint("(play m ((mark 2 2) noop))"), Instant::now())
             .await
             .expect("a move");
         assert_eq!(sent, "noop");

@@ -249,11 +249,14 @@ impl<M: StateMachine + 'static> Worker<M> {
                 .first()
                 .map(|m| self.move_text(m)),
         };
-        let ahead = one_step_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
         let mut fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        // The state changes with the step only: its closure is made once.
+        if fb.step != self.step || fb.ahead.is_none() {
+            let ahead = one_step_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
+            fb.ahead = Some(ahead);
+        }
         fb.step = self.step;
         fb.text = text;
-        fb.ahead = Some(ahead);
     }
 
     fn play(&mut self, moves: Option<Vec<SExpr>>, deadline: Instant) -> Result<String, MatchError> {

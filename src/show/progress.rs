@@ -31,16 +31,7 @@ impl Progress {
 
     /// [`Progress::new`], a bar only when `terminal` says so.
     pub fn with_terminal(total: u64, what: &str, terminal: bool) -> Progress {
-        let bar = terminal.then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(&format!(
-                "{{bar:30.cyan/blue}} {{pos}}/{{len}} {what} [{{elapsed_precise}}, {{eta}} left] {{wide_msg}}"
-            ))
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
-            bar.set_style(style.progress_chars("=> "));
-            bar.enable_steady_tick(Duration::from_millis(250));
-            bar
-        });
+        let bar = terminal.then(|| styled_bar(total, &format!("{{pos}}/{{len}} {what}")));
         Progress {
             bar,
             total,
@@ -91,6 +82,19 @@ impl Drop for Progress {
     }
 }
 
+/// A bar of `len` steps on stderr: the bar, `label`, the elapsed time and the
+/// time left, and the last message.
+fn styled_bar(len: u64, label: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(&format!(
+        "{{bar:30.cyan/blue}} {label} [{{elapsed_precise}}, {{eta}} left] {{wide_msg}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style.progress_chars("=> "));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
 /// The spinner lines are said above, while one runs.
 static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
@@ -131,13 +135,18 @@ pub struct Spinner {
 }
 
 impl Spinner {
+    /// Nothing shown (stderr is not a terminal).
+    fn off() -> Spinner {
+        Spinner {
+            running: false,
+            ticker: None,
+        }
+    }
+
     /// Starts a spinner labelled `what` when stderr is a terminal.
     pub fn start(what: &str) -> Spinner {
         if !std::io::stderr().is_terminal() {
-            return Spinner {
-                running: false,
-                ticker: None,
-            };
+            return Spinner::off();
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(&format!(
@@ -159,20 +168,11 @@ impl Spinner {
     /// terminal.
     pub fn budget(what: &str, seconds: f64) -> Spinner {
         if !std::io::stderr().is_terminal() {
-            return Spinner {
-                running: false,
-                ticker: None,
-            };
+            return Spinner::off();
         }
         // Tenths of a second: the bar moves smoothly on short budgets.
         let len = (seconds * 10.0).ceil().max(1.0) as u64;
-        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(&format!(
-            "{{bar:30.cyan/blue}} {what} [{{elapsed_precise}}, {{eta}} left] {{wide_msg}}"
-        ))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style.progress_chars("=> "));
-        bar.enable_steady_tick(Duration::from_millis(250));
+        let bar = styled_bar(len, what);
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
