@@ -69,7 +69,7 @@ pub fn measure_threads(
     let (machine, why) = built?;
     let network = match &machine {
         AnyMachine::Propnet(n) => Some(n.stats().clone()),
-        AnyMachine::Prover(_) => None,
+        AnyMachine::Prover(_) | AnyMachine::Hybrid(_) => None,
     };
     Ok(threads
         .iter()

@@ -12,7 +12,7 @@ use ggp_asp::gdl;
 use ggp_asp::reasoner::engine::rate;
 use ggp_asp::reasoner::ground::{self, Limits};
 use ggp_asp::reasoner::prover::Strategy;
-use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover};
+use ggp_asp::reasoner::{hybrid, AnyMachine, Engine, Propnet, PropnetError, Prover};
 
 /// Where a game's grounding goes (the largest relations) and each engine's speed.
 #[derive(clap::Args)]
@@ -66,17 +66,36 @@ impl Args {
             "engines (states a CPU second on a fixed walk of at most {:.1} s):",
             self.seconds
         );
-        match Propnet::new(game.clone()) {
+        let whole = Propnet::new(game.clone());
+        match &whole {
             Ok(net) => {
                 let s = net.stats();
                 println!(
                     "  propnet: {:.0} states/s ({} nodes, compiled in {:.3} s)",
-                    rate(&net, WALK_STEPS, budget),
+                    rate(net, WALK_STEPS, budget),
                     s.nodes,
                     s.compile_s
                 );
             }
             Err(e) => println!("  propnet: does not compile ({e})"),
+        }
+        if let Err(PropnetError::Ground(e)) = &whole {
+            let built = Prover::try_with(game.clone(), Strategy::GoalDirected)
+                .map_err(|e| e.to_string())
+                .and_then(|p| hybrid::build(&game, e, p, &hybrid::limits()));
+            match built {
+                Ok(h) => match h
+                    .prover()
+                    .bounded(WALK_WORK, |_| rate(&*h, WALK_STEPS, budget))
+                {
+                    Some(r) => println!("  {}: {r:.1} states/s", h.describe()),
+                    None => println!(
+                        "  {}: more than {WALK_WORK} join steps without finishing the walk",
+                        h.describe()
+                    ),
+                },
+                Err(why) => println!("  hybrid: does not build ({why})"),
+            }
         }
         for strategy in [Strategy::BottomUp, Strategy::GoalDirected] {
             let name = strategy.name();

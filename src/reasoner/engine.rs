@@ -11,7 +11,7 @@ use crate::gdl::Game;
 
 use super::ground::GroundError;
 use super::prover::Strategy;
-use super::{prepare, Propnet, PropnetError, Prover, ProverError, StateMachine};
+use super::{hybrid, prepare, Hybrid, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
 /// The engine asked for on the command line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
@@ -44,6 +44,8 @@ pub trait MachineVisitor {
 pub enum AnyMachine {
     Prover(Arc<Prover>),
     Propnet(Arc<Propnet>),
+    /// A propnet for the questions that ground, the prover for the rest.
+    Hybrid(Arc<Hybrid>),
 }
 
 /// Why no engine could be built.
@@ -131,6 +133,13 @@ impl AnyMachine {
         match self {
             AnyMachine::Prover(p) => p.bounded(RACE_WORK, states_per_second).unwrap_or(0.0),
             AnyMachine::Propnet(n) => states_per_second(&**n),
+            // The budget of join steps is the whole walk's: a hybrid walks
+            // many more states than the prover alone in the same time, so
+            // it walks at most as many as the prover's budget allows.
+            AnyMachine::Hybrid(h) => h
+                .prover()
+                .bounded(RACE_WORK, |_| rate(&**h, HYBRID_TRIAL_STEPS, TRIAL))
+                .unwrap_or(0.0),
         }
     }
 
@@ -228,14 +237,59 @@ impl AnyMachine {
                     Ok((AnyMachine::Propnet(Arc::new(net)), why))
                 }
                 Err(e) => {
-                    let prover = Prover::try_new(game)?;
+                    let prover = Prover::try_new(game.clone())?;
                     let strategy = prover.strategy().name();
-                    Ok((
-                        AnyMachine::Prover(Arc::new(prover)),
-                        format!("prover ({strategy}; the propnet does not compile: {e})"),
-                    ))
+                    let why = format!("prover ({strategy}; the propnet does not compile: {e})");
+                    let PropnetError::Ground(ground) = &e else {
+                        return Ok((AnyMachine::Prover(Arc::new(prover)), why));
+                    };
+                    Ok(Self::hybrid_or_prover(&game, ground, prover, why))
                 }
             },
+        }
+    }
+
+    /// For a game whose grounding stopped with `error`: a [`Hybrid`] when
+    /// one builds and runs faster than `prover` in a race, else `prover`
+    /// (`why` says why it was chosen; the log says why not the hybrid).
+    /// The hybrid's own prover is goal-directed: the bottom-up one computes
+    /// every relation of a state for `next`, including what the network
+    /// answers.
+    fn hybrid_or_prover(
+        game: &Game,
+        error: &super::ground::GroundError,
+        prover: Prover,
+        why: String,
+    ) -> (AnyMachine, String) {
+        let watch = ThreadWatch::start();
+        let built = Prover::try_with(game.clone(), Strategy::GoalDirected)
+            .map_err(|e| e.to_string())
+            .and_then(|own| hybrid::build(game, error, own, &hybrid::limits()));
+        let h = match built {
+            Ok(h) => h,
+            Err(not) => {
+                tracing::debug!("no hybrid engine: {not}");
+                return (AnyMachine::Prover(Arc::new(prover)), why);
+            }
+        };
+        let prover_rate = prover.bounded(RACE_WORK, states_per_second).unwrap_or(0.0);
+        let rate = AnyMachine::Hybrid(Arc::clone(&h)).trial_rate();
+        tracing::debug!(
+            "hybrid engine: {:.3} s to build and race, {rate:.0} states/s against the prover's {prover_rate:.0}",
+            watch.elapsed().as_secs_f64()
+        );
+        if rate > prover_rate {
+            let note = format!(
+                "{} ({rate:.0} states/s in a trial, the prover alone {prover_rate:.0}; the propnet for the whole game does not compile: {error})",
+                h.describe()
+            );
+            (AnyMachine::Hybrid(h), note)
+        } else {
+            let note = format!(
+                "{why}; a {} ran {rate:.0} states/s in a trial, the prover {prover_rate:.0}",
+                h.describe()
+            );
+            (AnyMachine::Prover(Arc::new(prover)), note)
         }
     }
 
@@ -244,14 +298,16 @@ impl AnyMachine {
         match self {
             AnyMachine::Prover(m) => v.visit(Arc::clone(m)),
             AnyMachine::Propnet(m) => v.visit(Arc::clone(m)),
+            AnyMachine::Hybrid(m) => v.visit(Arc::clone(m)),
         }
     }
 
-    /// The engine's name: `prover` or `propnet`.
+    /// The engine's name: `prover`, `propnet` or `hybrid`.
     pub fn name(&self) -> &'static str {
         match self {
             AnyMachine::Prover(_) => "prover",
             AnyMachine::Propnet(_) => "propnet",
+            AnyMachine::Hybrid(_) => "hybrid",
         }
     }
 
@@ -259,6 +315,7 @@ impl AnyMachine {
         match self {
             AnyMachine::Prover(m) => m.game(),
             AnyMachine::Propnet(m) => m.game(),
+            AnyMachine::Hybrid(m) => m.game(),
         }
     }
 }
@@ -274,6 +331,9 @@ const TRIAL: Duration = Duration::from_millis(50);
 /// Join steps a prover may take in a race before it counts as too slow.
 const RACE_WORK: u64 = 20_000_000;
 const TRIAL_STEPS: usize = 2_000;
+/// Steps of a hybrid's trial: [`RACE_WORK`] join steps are then 100,000 a
+/// state for the part on the prover.
+const HYBRID_TRIAL_STEPS: usize = 200;
 
 /// Next states per CPU second over a short walk (see [`super::walk::walk`]).
 fn states_per_second<M: StateMachine>(m: &M) -> f64 {

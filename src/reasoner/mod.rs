@@ -12,6 +12,7 @@
 
 pub mod engine;
 pub mod ground;
+pub mod hybrid;
 mod pattern;
 pub mod prepare;
 pub mod propnet;
@@ -25,6 +26,7 @@ use std::hash::Hash;
 use crate::gdl::{Game, Term};
 
 pub use engine::{AnyMachine, Engine, EngineError, MachineVisitor};
+pub use hybrid::Hybrid;
 pub use propnet::{Propnet, PropnetError};
 pub use prover::{Prover, ProverError};
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod lockstep;
+
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus};

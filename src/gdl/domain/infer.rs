@@ -57,6 +57,14 @@ pub(super) struct Domains {
     roles: Terms,
 }
 
+impl Domains {
+    /// The terms rule heads can put in position `i` of `rel` (`init`'s
+    /// count as `next`'s).
+    pub(super) fn puts(&self, rel: Relation, i: usize) -> &Terms {
+        get(&self.puts, &slot(rel, i))
+    }
+}
+
 fn get<'a>(map: &'a HashMap<Slot, Terms>, s: &Slot) -> &'a Terms {
     static EMPTY: std::sync::OnceLock<Terms> = std::sync::OnceLock::new();
     map.get(s)

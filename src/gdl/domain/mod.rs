@@ -45,6 +45,15 @@ use infer::{bound_by_finite_calls, head_domain, infer, Domains};
 /// Terms a generated domain may list before it counts as unbounded.
 pub const MAX_TERMS: usize = 20_000;
 
+/// What the rules can put in position `i` of `rel`, listed: every term a
+/// head (or an `init` fact, for `next`'s fluent) can hold there, found by
+/// the same inference as unsafe rules' domains. For `(next, 0)` a superset
+/// of every fluent of every reachable state; for `(legal, 1)` of every
+/// move. `None` when unbounded or more than `max` terms.
+pub fn terms_at(rules: &[Rule], rel: Relation, i: usize, max: usize) -> Option<Vec<Term>> {
+    infer(rules).puts(rel, i).list(max)
+}
+
 /// The rules with every unsafe rule made safe where it has a finite reading
 /// (warnings say how each was read), the generated domain facts appended;
 /// and the relations read goal-directed only (see [`goal_directed_only`]).

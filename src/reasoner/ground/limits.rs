@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::gdl::Relation;
+
 /// How big grounding may get before it gives up.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -63,11 +65,39 @@ impl GroundError {
         match self {
             GroundError::TooMuchMemory { join_steps, .. }
             | GroundError::TooSlow { join_steps, .. } => Some(*join_steps),
-            GroundError::TooMuchWork { limit } => Some(*limit),
+            GroundError::TooMuchWork { limit, .. } => Some(*limit),
             GroundError::LongRule { .. } | GroundError::TopDownOnly(_) => None,
         }
     }
 }
+
+impl GroundError {
+    /// The relations that held the most rule instances when grounding
+    /// stopped for its size, most first (empty for other errors): what a
+    /// build may leave to another engine.
+    pub fn heaviest(&self) -> &[Relation] {
+        match self {
+            GroundError::TooMuchMemory { heaviest, .. }
+            | GroundError::TooSlow { heaviest, .. }
+            | GroundError::TooMuchWork { heaviest, .. } => &heaviest.0,
+            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) => &[],
+        }
+    }
+
+    pub(super) fn set_heaviest(&mut self, rels: Vec<Relation>) {
+        if let GroundError::TooMuchMemory { heaviest, .. }
+        | GroundError::TooSlow { heaviest, .. }
+        | GroundError::TooMuchWork { heaviest, .. } = self
+        {
+            heaviest.0 = rels;
+        }
+    }
+}
+
+/// The relations with the most rule instances when grounding stopped (see
+/// [`GroundError::heaviest`]).
+#[derive(Clone, Debug, Default)]
+pub struct Heaviest(pub Vec<Relation>);
 
 /// Why grounding stopped.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -79,11 +109,16 @@ pub enum GroundError {
         rules: usize,
         /// Join steps taken when it stopped.
         join_steps: u64,
+        heaviest: Heaviest,
     },
     #[error("grounding takes more than {limit:?} of CPU time")]
-    TooSlow { limit: Duration, join_steps: u64 },
+    TooSlow {
+        limit: Duration,
+        join_steps: u64,
+        heaviest: Heaviest,
+    },
     #[error("grounding needs more than {limit} join steps")]
-    TooMuchWork { limit: u64 },
+    TooMuchWork { limit: u64, heaviest: Heaviest },
     #[error("the rule at line {line} has more than {limit} positive literals or 'distinct's")]
     LongRule { line: u32, limit: usize },
     #[error("the rules of {0} are read top-down only (a head variable that only their calls bind, over no finite domain): they have no ground instances")]

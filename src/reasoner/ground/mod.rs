@@ -28,12 +28,12 @@ use crate::cputime::ThreadWatch;
 
 use super::pattern::{undo, Pat, UNBOUND};
 use super::terms::{TermId, TermPool};
-use crate::gdl::{kw, Game, Literal, Phase, Rule, Sym, Term};
+use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Term};
 
 mod limits;
 mod program;
 mod report;
-pub use limits::{default_memory, GroundError, Limits};
+pub use limits::{default_memory, GroundError, Heaviest, Limits};
 use limits::{ATOM_BYTES, RULE_BYTES};
 pub use program::{AtomId, GroundProgram, GroundRule};
 pub use report::{report, Report};
@@ -178,9 +178,14 @@ impl Model {
 }
 
 /// Grounds `game` within `limits`.
+/// When it stops for its size, the error names the relations whose rule
+/// instances it held most of ([`GroundError::heaviest`]).
 pub fn ground(game: &Game, limits: &Limits) -> Result<GroundProgram, GroundError> {
     let (g, rules, result) = run_grounder(game, limits);
-    result?;
+    if let Err(mut e) = result {
+        e.set_heaviest(g.heaviest(game));
+        return Err(e);
+    }
     Ok(g.finish(&rules))
 }
 
@@ -448,6 +453,33 @@ impl Grounder {
         }
     }
 
+    /// The three relations with the most rule instances found, most first.
+    fn heaviest(&self, game: &Game) -> Vec<Relation> {
+        let pool = &self.model.pool;
+        let mut per: HashMap<(Sym, usize), usize> = HashMap::new();
+        for (head, _, _) in &self.out {
+            let arity = if pool.is_const(*head) {
+                0
+            } else {
+                pool.args(*head).len()
+            };
+            *per.entry((pool.functor(*head), arity)).or_default() += 1;
+        }
+        let mut per: Vec<((Sym, usize), usize)> = per.into_iter().collect();
+        per.sort_by(|a, b| {
+            b.1.cmp(&a.1).then_with(|| {
+                game.symbols
+                    .name(a.0 .0)
+                    .cmp(game.symbols.name(b.0 .0))
+                    .then(a.0 .1.cmp(&b.0 .1))
+            })
+        });
+        per.into_iter()
+            .take(3)
+            .map(|((name, arity), _)| Relation { name, arity })
+            .collect()
+    }
+
     fn flush(&mut self) -> Result<(), GroundError> {
         for (rel, t) in std::mem::take(&mut self.new_atoms) {
             self.model.insert(rel, t);
@@ -469,6 +501,7 @@ impl Grounder {
                 atoms: self.model.atoms.len() + self.new_atoms.len(),
                 rules: self.out.len(),
                 join_steps: self.ticks,
+                heaviest: Heaviest::default(),
             });
         }
         Ok(())
@@ -479,12 +512,14 @@ impl Grounder {
         if self.ticks > self.limits.max_join_steps {
             return Err(GroundError::TooMuchWork {
                 limit: self.limits.max_join_steps,
+                heaviest: Heaviest::default(),
             });
         }
         if self.ticks.is_multiple_of(4096) && self.start.elapsed() > self.limits.max_time {
             return Err(GroundError::TooSlow {
                 limit: self.limits.max_time,
                 join_steps: self.ticks,
+                heaviest: Heaviest::default(),
             });
         }
         Ok(())

@@ -77,6 +77,20 @@ impl PropnetState {
         self.0[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// The indices of the fluents that hold, ascending.
+    pub fn indices(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let i = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    (w * 64) as u32 + i
+                })
+            })
+        })
+    }
+
     /// Packs one byte per fluent into a state.
     fn pack(bits: &[u8]) -> PropnetState {
         let mut words = vec![0u64; bits.len().div_ceil(64)];
@@ -216,6 +230,34 @@ impl Propnet {
         self.pool
             .find_term(t)
             .is_some_and(|id| self.terms.fluent_of.contains_key(&id))
+    }
+
+    /// The network's fluents as terms (without `true`), by index.
+    pub fn fluent_terms(&self) -> Vec<Term> {
+        self.terms
+            .fluents
+            .iter()
+            .map(|&t| self.pool.to_term(t))
+            .collect()
+    }
+
+    /// The network's moves as terms, by [`PropnetMove`].
+    pub fn move_terms(&self) -> Vec<Term> {
+        self.terms
+            .moves
+            .iter()
+            .map(|&t| self.pool.to_term(t))
+            .collect()
+    }
+
+    /// The state in which the fluents of these indices (into
+    /// [`Propnet::fluent_terms`]) hold.
+    pub fn state_of_indices(&self, fluents: impl IntoIterator<Item = u32>) -> PropnetState {
+        let mut words = vec![0u64; self.words()];
+        for i in fluents {
+            words[i as usize / 64] |= 1 << (i % 64);
+        }
+        PropnetState(words.into_boxed_slice())
     }
 
     /// A random playout from `state` with everything in scratch memory: no

@@ -351,6 +351,16 @@ impl Prover {
         None
     }
 
+    /// The prover's id of ground term `t` (interned when new); `None` for a
+    /// term with variables.
+    pub fn intern(&self, t: &Term) -> Option<TermId> {
+        self.db
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pool
+            .from_term(t)
+    }
+
     /// The number of distinct ground terms seen so far (for diagnostics).
     pub fn terms_seen(&self) -> usize {
         self.db.lock().unwrap_or_else(|e| e.into_inner()).pool.len()
