@@ -13,7 +13,7 @@
 //! before the plan arrived), the solver starts again from the current state.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,19 +110,19 @@ pub(super) enum Command {
     },
 }
 
-/// A legal move one joint move on from the state the worker published:
-/// given the manager's joint move, ours in the state it leads to (none when
-/// the moves do not parse or the game is over there).
-pub(super) type Ahead = Arc<dyn Fn(&[SExpr]) -> Option<String> + Send + Sync>;
+/// A legal move some joint moves on from the state the worker published:
+/// given the manager's joint moves since, in order, ours in the state they
+/// lead to (none when a move does not parse or the game is over on the way).
+pub(super) type Ahead = Arc<dyn Fn(&[Vec<SExpr>]) -> Option<String> + Send + Sync>;
 
 /// The move the worker would send now, with the number of joint moves it follows.
 #[derive(Default)]
 pub(super) struct Fallback {
     pub step: usize,
     pub text: Option<String>,
-    /// For a worker still busy when the next PLAY comes (its search, or a
-    /// slow engine, overran): a move for the step after `step`, computed by
-    /// the server from the joint move the PLAY carries.
+    /// For a worker still busy when a later PLAY comes (its search, or a
+    /// slow engine, overran): a move for that PLAY's step, computed by the
+    /// server from the joint moves announced since `step`.
     pub ahead: Option<Ahead>,
 }
 
@@ -136,8 +136,9 @@ pub struct Match {
     commands: Mutex<Sender<Command>>,
     cancelled: Arc<AtomicBool>,
     fallback: Arc<Mutex<Fallback>>,
-    /// Joint moves announced to the worker so far (PLAY messages with moves).
-    announced: AtomicUsize,
+    /// Joint moves announced to the worker so far (PLAY messages with
+    /// moves), in order: the one leading to step `i + 1` at `i`.
+    announced: Mutex<Vec<Vec<SExpr>>>,
     helpers: Option<Arc<dyn super::Helpers>>,
 }
 
@@ -185,7 +186,7 @@ impl Match {
             commands: Mutex::new(tx),
             cancelled,
             fallback,
-            announced: AtomicUsize::new(0),
+            announced: Mutex::new(Vec::new()),
             helpers: cfg.helpers.clone(),
         };
         (m, ready_rx)
@@ -219,24 +220,24 @@ impl Match {
         received: Instant,
     ) -> Result<String, MatchError> {
         let deadline = received + self.answer_within(self.play_clock);
-        let step = match &moves {
-            Some(_) => self.announced.fetch_add(1, Ordering::SeqCst) + 1,
-            None => self.announced.load(Ordering::SeqCst),
-        };
-        // A legal move for this step, worked out beside the worker from the
-        // state it published and the joint move: what is sent should the
-        // worker still be on the step before when the clock runs out (a
-        // starved thread, or a search that overran). One state step, on a
-        // thread of its own: the server never waits on the engine.
-        let ahead = {
-            let fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
-            match (&fb.ahead, &moves) {
-                (Some(a), Some(joint)) if fb.step + 1 == step => {
-                    let (a, joint) = (Arc::clone(a), joint.clone());
-                    Some(tokio::task::spawn_blocking(move || a(&joint)))
-                }
-                _ => None,
+        let announced = {
+            let mut all = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(joint) = &moves {
+                all.push(joint.clone());
             }
+            let fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+            let since = all.get(fb.step..).unwrap_or_default().to_vec();
+            (all.len(), fb.ahead.clone(), since)
+        };
+        let (step, ahead, since) = announced;
+        // A legal move for this step, worked out beside the worker from the
+        // state it published and the joint moves since: what is sent should
+        // the worker still be on an earlier step when the clock runs out (a
+        // starved thread, or a search that overran). On a thread of its
+        // own: the server never waits on the engine.
+        let ahead = match ahead {
+            Some(a) if !since.is_empty() => Some(tokio::task::spawn_blocking(move || a(&since))),
+            _ => None,
         };
         let (tx, rx) = oneshot::channel();
         self.send(Command::Play {
@@ -252,7 +253,7 @@ impl Match {
                 if let Some(task) = ahead {
                     if let Ok(Ok(Some(t))) = tokio::time::timeout_at(deadline.into(), task).await {
                         let behind = self.fallback.lock().unwrap_or_else(|p| p.into_inner()).step;
-                        if behind + 1 == step {
+                        if behind != step {
                             warn!(
                                 "match {}: worker late at step {step}, still at step {behind}; sending a legal move for step {step}",
                                 self.id
@@ -557,20 +558,21 @@ mod tests {
 
     /// A worker that never answers (a starved thread) while the match moves
     /// on: the server sends the published move only for the step it was
-    /// published for. One step on, it sends a legal move of the new state,
-    /// worked out from the joint move, not the stale one (in tic-tac-toe the
-    /// second player's `noop` of step 0 is illegal at step 1).
+    /// published for. Later, it sends a legal move of the new state, worked
+    /// out from the joint moves announced since, not the stale one: in
+    /// tic-tac-toe the first player's `(mark 1 1)` of step 0 is illegal at
+    /// step 1 (only `noop`) and at step 2 (the cell is taken).
     #[tokio::test]
-    async fn a_worker_a_step_behind_still_gets_a_legal_move_sent() {
+    async fn a_worker_steps_behind_still_gets_a_legal_move_sent() {
         let game = gdl::load(std::path::Path::new("../shared/games/ticTacToe.kif")).expect("loads");
         let m = Arc::new(Prover::try_new(game).expect("builds"));
         let init = m.initial_state();
-        let role = 1;
+        let role = 0;
         let (tx, _stuck) = mpsc::channel();
         let fallback = Fallback {
             step: 0,
-            text: Some("noop".into()),
-            ahead: Some(super::super::worker::one_step_ahead(
+            text: Some("(mark 1 1)".into()),
+            ahead: Some(super::super::worker::steps_ahead(
                 Arc::clone(&m),
                 init.clone(),
                 role,
@@ -584,35 +586,44 @@ mod tests {
             commands: Mutex::new(tx),
             cancelled: Arc::new(AtomicBool::new(false)),
             fallback: Arc::new(Mutex::new(fallback)),
-            announced: AtomicUsize::new(0),
+            announced: Mutex::new(Vec::new()),
             helpers: None,
         };
         let joint = |text: &str| match Message::parse(text) {
             Ok(Message::Play { moves, .. }) => moves,
             other => panic!("not a PLAY message: {other:?}"),
         };
+        let text = |mv: &<Prover as StateMachine>::Move| {
+            term_to_string(&m.move_term(mv), &m.game().symbols)
+        };
+        let by_text = |state: &<Prover as StateMachine>::State, r: usize, t: &str| {
+            *m.legal(state, r)
+                .iter()
+                .find(|mv| text(mv) == t)
+                .unwrap_or_else(|| panic!("{t} is not legal"))
+        };
+        // One step behind.
         let sent = game_match
             .play(joint("(play m ((mark 1 1) noop))"), Instant::now())
             .await
             .expect("a move");
-        let x = m.legal(&init, 0);
-        let mark = *x
-            .iter()
-            .find(|mv| term_to_string(&m.move_term(mv), &m.game().symbols) == "(mark 1 1)")
-            .expect("a legal first move");
-        let noop = m.legal(&init, 1)[0];
-        let next = m.next_state(&init, &[mark, noop]);
-        let legal: Vec<String> = m
-            .legal(&next, role)
-            .iter()
-            .map(|mv| term_to_string(&m.move_term(mv), &m.game().symbols))
-            .collect();
+        let one = m.next_state(
+            &init,
+            &[by_text(&init, 0, "(mark 1 1)"), by_text(&init, 1, "noop")],
+        );
+        let legal: Vec<String> = m.legal(&one, role).iter().map(text).collect();
         assert!(legal.contains(&sent), "{sent} is not among {legal:?}");
-        // Two steps behind, only the stale move is left to send.
+        // Two steps behind.
         let sent = game_match
-            .play(joint("(play m ((mark 2 2) noop))"), Instant::now())
+            .play(joint("(play m (noop (mark 2 2)))"), Instant::now())
             .await
             .expect("a move");
-        assert_eq!(sent, "noop");
+        let two = m.next_state(
+            &one,
+            &[by_text(&one, 0, "noop"), by_text(&one, 1, "(mark 2 2)")],
+        );
+        let legal: Vec<String> = m.legal(&two, role).iter().map(text).collect();
+        assert!(legal.contains(&sent), "{sent} is not among {legal:?}");
+        assert_ne!(sent, "(mark 1 1)");
     }
 }

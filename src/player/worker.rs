@@ -65,28 +65,32 @@ fn parse_manager_move<M: StateMachine>(m: &M, s: &SExpr) -> Result<M::Move, Ille
         .ok_or(Illegal::NotAMove)
 }
 
-/// Role `role`'s first legal move one joint move on from `state`, given the
-/// manager's joint move (none when a move does not parse or either state is
-/// terminal): the move the server sends for a worker still a step behind.
-pub(super) fn one_step_ahead<M: StateMachine + 'static>(
+/// Role `role`'s first legal move some joint moves on from `state`, given
+/// the manager's joint moves since, in order (none when a move does not
+/// parse or a state on the way is terminal): the move the server sends for a
+/// worker still on an earlier step.
+pub(super) fn steps_ahead<M: StateMachine + 'static>(
     machine: Arc<M>,
     state: M::State,
     role: RoleIdx,
 ) -> Ahead {
-    Arc::new(move |joint: &[SExpr]| {
+    Arc::new(move |joints: &[Vec<SExpr>]| {
         let m = &*machine;
-        if joint.len() != m.num_roles() || m.is_terminal(&state) {
+        let mut now = state.clone();
+        for joint in joints {
+            if joint.len() != m.num_roles() || m.is_terminal(&now) {
+                return None;
+            }
+            let joint = joint
+                .iter()
+                .map(|s| parse_manager_move(m, s).ok())
+                .collect::<Option<Vec<_>>>()?;
+            now = m.next_state(&now, &joint);
+        }
+        if m.is_terminal(&now) {
             return None;
         }
-        let joint = joint
-            .iter()
-            .map(|s| parse_manager_move(m, s).ok())
-            .collect::<Option<Vec<_>>>()?;
-        let next = m.next_state(&state, &joint);
-        if m.is_terminal(&next) {
-            return None;
-        }
-        let first = m.legal(&next, role).into_iter().next()?;
+        let first = m.legal(&now, role).into_iter().next()?;
         Some(term_to_string(&m.move_term(&first), &m.game().symbols))
     })
 }
@@ -252,7 +256,7 @@ impl<M: StateMachine + 'static> Worker<M> {
         let mut fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
         // The state changes with the step only: its closure is made once.
         if fb.step != self.step || fb.ahead.is_none() {
-            let ahead = one_step_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
+            let ahead = steps_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
             fb.ahead = Some(ahead);
         }
         fb.step = self.step;
