@@ -376,6 +376,37 @@ fn tictactoe_against_random_over_http() {
     assert_eq!(h.player.active_matches(), 0);
 }
 
+/// A start clock that leaves the meta-choice no time after the compile (a
+/// margin of 900 ms at a 1 s start clock): the player says ready at once,
+/// profiles the game in a quarter of the first play clock, and still
+/// answers every PLAY legally within its clock.
+#[test]
+fn a_start_clock_too_short_to_profile_moves_the_profile_to_the_first_play() {
+    let mut cfg = config(None);
+    cfg.matches.margin = Duration::from_millis(900);
+    let h = ServerHandle::spawn(cfg, SocketAddr::from(([127, 0, 0, 1], 0))).expect("starts");
+    let url = format!("http://{}", h.addr);
+    let rec = referee(
+        &corpus("connectFour"),
+        &[url.as_str(), "random"],
+        1,
+        2,
+        5,
+        "short",
+    );
+    assert!(rec.moves.len() >= 4);
+    assert!(rec.goals[0].1.is_some());
+    let decisions = h.player.decisions();
+    assert!(
+        decisions.contains(&("profiled after ready".to_string(), 1)),
+        "{decisions:?}"
+    );
+    assert!(
+        decisions.iter().any(|(k, _)| k == "search"),
+        "{decisions:?}"
+    );
+}
+
 #[test]
 fn simultaneous_moves_over_http() {
     let (_a, url_a) = server(None);

@@ -92,7 +92,8 @@ pub struct Ready {
 }
 
 /// How many moves each decider ("plan", "search", "only legal move", ...) chose,
-/// over all matches of a server.
+/// over all matches of a server; and how many matches were "profiled after
+/// ready" (the meta-choice's profile moved to the first play clock).
 pub type Decisions = Arc<Mutex<BTreeMap<&'static str, u64>>>;
 
 type Reply = oneshot::Sender<Result<String, MatchError>>;
@@ -408,7 +409,7 @@ impl MachineVisitor for WorkerStart {
     type Output = ();
     fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
         let state = machine.initial_state();
-        let cfg = &self.setup.cfg;
+        let cfg = self.setup.cfg.clone();
         let one_player = machine.num_roles() == 1;
         let model = cfg
             .model
@@ -488,12 +489,19 @@ impl MachineVisitor for WorkerStart {
     }
 }
 
+/// The least time the meta-choice's profile is given: below it a slow game
+/// measures nothing (checkers at a 1 s start clock, most of it compiling).
+const MIN_PROFILE: Duration = Duration::from_millis(150);
+
 impl WorkerStart {
     /// Meta-choice: profiles the game in at most a quarter of the time left
     /// before "ready" (2 s at most) and says what it chose and why. The
-    /// alpha-beta searcher comes back when it proved the game.
+    /// alpha-beta searcher comes back when it proved the game. When that
+    /// quarter is below [`MIN_PROFILE`], "ready" is sent at once and the
+    /// profile takes a quarter of the first play clock instead (the first
+    /// PLAY waits in the queue; its deadline is kept).
     fn choose<M: StateMachine + 'static>(
-        &self,
+        &mut self,
         machine: &Arc<M>,
         state: &M::State,
     ) -> (Enhancements, Option<Minimax<M>>) {
@@ -501,7 +509,28 @@ impl WorkerStart {
             .setup
             .ready_by
             .saturating_duration_since(Instant::now());
-        let budget = (left / 4).min(Duration::from_secs(2));
+        let mut budget = (left / 4).min(Duration::from_secs(2));
+        if budget < MIN_PROFILE {
+            if let Some((tx, r)) = self.ready.take() {
+                let _ = tx.send(Ok(r));
+            }
+            budget = (self.setup.play_clock / 4)
+                .min(Duration::from_secs(2))
+                .max(budget);
+            info!(
+                "match {}: the start clock leaves {:.3} s after the compile: ready now, the profile takes {:.3} s of the first play clock",
+                self.setup.id,
+                left.as_secs_f64(),
+                budget.as_secs_f64()
+            );
+            *self
+                .setup
+                .decisions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry("profiled after ready")
+                .or_default() += 1;
+        }
         let (profile, ab) = meta::profile_keeping(machine, state, self.role, budget);
         let (choice, why) = meta::choose(&profile);
         match choice {
