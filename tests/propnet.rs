@@ -508,7 +508,9 @@ fn grounding_guard_trips_and_auto_falls_back_to_the_prover() {
     assert!(err.to_string().contains("grounding exceeds"), "{err}");
 
     let (machine, why) = AnyMachine::build(game, Engine::Auto).expect("the prover serves");
-    assert_eq!(machine.name(), "prover");
+    // `triple` blows up and only `goal` reads it: a hybrid (the prover for
+    // `goal`) or the prover alone, whichever a timed race finds faster.
+    assert!(matches!(machine.name(), "prover" | "hybrid"), "{why}");
     assert!(why.contains("the propnet does not compile"), "{why}");
     assert!(
         why.contains("the propnet does not compile: grounding"),

@@ -280,7 +280,7 @@ impl AnyMachine {
         );
         if rate > prover_rate {
             let note = format!(
-                "{} ({rate:.0} states/s in a trial, the prover alone {prover_rate:.0}; the propnet for the whole game does not compile: {error})",
+                "{} ({rate:.0} states/s in a trial, the prover alone {prover_rate:.0}; the propnet does not compile: {error})",
                 h.describe()
             );
             (AnyMachine::Hybrid(h), note)
