@@ -15,11 +15,14 @@
 //!   the joint move played; `node_limit` bounds memory (expansion stops when full,
 //!   playouts go on).
 //! - Anytime: [`Mcts::best_move`] may be asked at any moment.
-//! - Threads: root parallel. Each thread searches its own tree of the same root
-//!   with its own random stream; the root statistics are summed when a move is
-//!   chosen. No locks in the hot loop; see docs/player.md for why this over tree parallel.
+//! - Threads: root parallel by default. Each thread searches its own tree of the
+//!   same root with its own random stream; the root statistics are summed when a
+//!   move is chosen. Tree parallel as an option: the threads share one tree with
+//!   atomic statistics and no lock on it (see [`tree`]). docs/player.md says why
+//!   root parallel is the default.
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
+mod arena;
 pub mod enhance;
 pub mod gifl;
 pub mod meta;
@@ -27,7 +30,7 @@ pub mod minimax;
 pub mod policy;
 mod tree;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -37,7 +40,7 @@ use serde::Serialize;
 use crate::reasoner::{RoleIdx, StateMachine};
 pub use enhance::Enhancements;
 use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
-use tree::{Node, Policies, Selected, Tree};
+use tree::{Local, Node, Policies, Tree};
 
 /// How several threads share the work of one search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -239,7 +242,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
                 SmallRng::seed_from_u64(seed),
                 self.cfg.node_limit / threads,
             );
-            t.best_line = self.trees[0].best_line.clone();
+            t.local.best_line = self.trees[0].local.best_line.clone();
             self.trees.push(t);
         }
         let machine = &*self.machine;
@@ -298,7 +301,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
     }
 
     fn total_iterations(&self) -> u64 {
-        self.trees.iter().map(|t| t.iterations).sum()
+        self.trees.iter().map(|t| t.local.iterations).sum()
     }
 
     /// Per move of `role` at the root: visits and summed value over all trees.
@@ -307,16 +310,14 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let Some(moves) = root.moves.get(role) else {
             return Vec::new();
         };
-        let mut out: Vec<(M::Move, MoveStats)> = moves
-            .iter()
-            .cloned()
-            .zip(root.stats[role].iter().copied())
-            .collect();
+        let mut out: Vec<(M::Move, MoveStats)> =
+            moves.iter().cloned().zip(root.stats(role)).collect();
         for t in &self.trees[1..] {
             let r = t.root();
             let Some(tm) = r.moves.get(role) else {
                 continue;
             };
+            let st = r.stats(role);
             for (i, m) in tm.iter().enumerate() {
                 // The same state gives the same legal list; look up by value anyway.
                 let j = if out.get(i).is_some_and(|(x, _)| x == m) {
@@ -325,8 +326,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
                     out.iter().position(|(x, _)| x == m)
                 };
                 if let Some(j) = j {
-                    out[j].1.visits += r.stats[role][i].visits;
-                    out[j].1.sum += r.stats[role][i].sum;
+                    out[j].1.visits += st[i].visits;
+                    out[j].1.sum += st[i].sum;
                 }
             }
         }
@@ -448,10 +449,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
     pub fn stats(&self) -> SearchStats {
         SearchStats {
             iterations: self.total_iterations(),
-            playouts: self.trees.iter().map(|t| t.playouts).sum(),
-            nodes: self.trees.iter().map(|t| t.nodes.len()).sum(),
-            max_depth: self.trees.iter().map(|t| t.max_depth).max().unwrap_or(0),
-            root_visits: self.trees.iter().map(|t| t.root().visits).sum(),
+            playouts: self.trees.iter().map(|t| t.local.playouts).sum(),
+            nodes: self.trees.iter().map(|t| t.node_count()).sum(),
+            max_depth: self
+                .trees
+                .iter()
+                .map(|t| t.local.max_depth)
+                .max()
+                .unwrap_or(0),
+            root_visits: self.trees.iter().map(|t| t.root().visits()).sum(),
             trees: self.trees.len(),
             last_iterations: self.last_iterations,
             last_seconds: self.last_seconds,
@@ -463,17 +469,20 @@ impl<M: StateMachine + 'static> Mcts<M> {
     pub fn best_line(&self) -> Option<(Vec<Vec<M::Move>>, u8)> {
         self.trees
             .iter()
-            .filter_map(|t| t.best_line.as_ref())
+            .filter_map(|t| t.local.best_line.as_ref())
             .max_by_key(|(_, g)| *g)
             .cloned()
     }
 }
 
-/// Tree parallel: `threads` threads on one tree behind a mutex. Selection,
-/// attaching a new node and backup hold the lock; the expansion's step, the
-/// new node's legal moves and the playouts do not. The
-/// visits counted on the way down act as virtual loss, steering the other threads
-/// elsewhere while a playout is out.
+/// Tree parallel: `threads` threads on one tree, without a lock on it: the
+/// statistics are atomics and new nodes are published with a compare-and-swap
+/// (see [`tree`]). The visits counted on the way down act as virtual loss,
+/// steering the other threads elsewhere while a playout is out. Each thread
+/// keeps its own counts, scratch and random numbers (nothing else is written
+/// by all of them), added to the tree's when they join. MAST's table belongs
+/// to a tree searched by one thread: tree-parallel playouts are random (or
+/// RAVE's).
 fn shared_tree<M: StateMachine>(
     tree: &mut Tree<M>,
     machine: &M,
@@ -482,61 +491,35 @@ fn shared_tree<M: StateMachine>(
     threads: usize,
     seed: u64,
 ) {
-    let shared = Mutex::new(tree);
-    let lock = || shared.lock().unwrap_or_else(|e| e.into_inner());
-    std::thread::scope(|s| {
-        for k in 0..threads {
-            let lock = &lock;
-            s.spawn(move || {
-                let mut rng = SmallRng::seed_from_u64(
-                    seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
-                let mut buf = Vec::new();
-                let mut goals = Vec::new();
-                while Instant::now() < deadline {
-                    let selected = {
-                        let mut t = lock();
-                        if t.root().solved {
-                            break;
-                        }
-                        t.select(machine, pol, Some(deadline))
-                    };
-                    // The expansion's step and the new node's legal moves
-                    // run without the lock.
-                    let mut d = match selected {
-                        None => break,
-                        Some(Selected::Done(d)) => d,
-                        Some(Selected::Expand(e)) => {
-                            let (child, next) = e.expand(machine, pol);
-                            lock().attach(machine, e, child, next)
-                        }
-                    };
-                    if let Some(from) = d.from.take() {
-                        // MAST's table lives in the tree, behind the lock:
-                        // tree-parallel playouts are random (or RAVE's).
-                        if !pol.play_out(
-                            machine,
-                            from,
-                            &mut d,
-                            &mut rng,
-                            Some(deadline),
-                            &mut buf,
-                            &mut goals,
-                            None,
-                        ) {
-                            lock().undo(&d);
+    let store = &tree.store;
+    let found: Vec<Local<M>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                s.spawn(move || {
+                    let mut l = Local::new(SmallRng::seed_from_u64(
+                        seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    ));
+                    while Instant::now() < deadline && !store.root().solved() {
+                        if !store.iterate::<true>(machine, pol, Some(deadline), &mut l) {
                             break;
                         }
                     }
-                    lock().backup(d, &pol.enh);
-                }
-            });
-        }
+                    l
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
     });
+    for l in found {
+        tree.local.merge(l);
+    }
 }
 
 fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, deadline: Instant) {
-    if t.root().solved {
+    if t.root().solved() {
         return;
     }
     while Instant::now() < deadline {
@@ -591,7 +574,7 @@ mod tests {
         plain.search_iterations(6);
         let sum = |s: &Mcts<Prover>| {
             let root = s.trees[0].root();
-            let st = &root.stats[0];
+            let st = root.stats(0);
             (
                 st.iter().map(|x| x.sum).sum::<f64>(),
                 st.iter().map(|x| x.visits).sum::<u64>(),
@@ -630,23 +613,122 @@ mod tests {
                 .expect("a move")
         };
         let (a, b) = (idx("a"), idx("b"));
-        let amaf = &root.amaf[0];
+        let amaf = root.amaf(0);
         // Every iteration that played `a` anywhere won: its AMAF mean is 1.
         assert!(amaf[a].visits > 0 && amaf[a].sum == amaf[a].visits as f64);
         // AMAF counts at least the iterations that chose the move here.
-        assert!(amaf[a].visits >= root.stats[0][a].visits);
-        assert!(amaf[b].visits >= root.stats[0][b].visits);
+        assert!(amaf[a].visits >= root.stats(0)[a].visits);
+        assert!(amaf[b].visits >= root.stats(0)[b].visits);
         // Each played iteration plays `a` or `b` at the root, and maybe the
         // other one below: the AMAF visits cover every played iteration.
-        assert!(amaf[a].visits + amaf[b].visits >= t.playouts);
+        assert!(amaf[a].visits + amaf[b].visits >= t.local.playouts);
         // `b` wins exactly in the iterations that also played `a`.
         assert!(amaf[b].sum <= amaf[b].visits as f64);
         // MAST: `a` always won; every pick of `b` counted, won or lost.
-        let ma = t.mast.get(0, &root.moves[0][a]);
-        let mb = t.mast.get(0, &root.moves[0][b]);
+        let ma = t.local.mast.get(0, &root.moves[0][a]);
+        let mb = t.local.mast.get(0, &root.moves[0][b]);
         assert!(ma.visits > 0 && ma.mean() == 1.0, "{ma:?}");
         assert!(mb.visits > 0 && mb.mean() < 1.0, "{mb:?}");
         // Each played iteration made three picks, all in the table.
-        assert_eq!(ma.visits + mb.visits, 3 * t.playouts);
+        assert_eq!(ma.visits + mb.visits, 3 * t.local.playouts);
+    }
+
+    /// Take one, two or three from a heap of 60; who takes the last wins.
+    /// Its tree (no transpositions) is far too big to solve in the test's
+    /// time, and it is a two-player turn game like the ones tree parallel is
+    /// for.
+    const NIM: &str = "
+        (role a) (role b)
+        (init (heap 60)) (init (control a))
+        (<= (legal ?p (take 1)) (true (control ?p)) (true (heap ?n)) (succ ?m ?n))
+        (<= (legal ?p (take 2)) (true (control ?p)) (true (heap ?n)) (succ ?m ?n) (succ ?k ?m))
+        (<= (legal ?p (take 3)) (true (control ?p)) (true (heap ?n)) (succ ?m ?n) (succ ?k ?m)
+            (succ ?j ?k))
+        (<= (legal ?p noop) (role ?p) (not (true (control ?p))))
+        (<= (next (heap ?m)) (does ?p (take 1)) (true (heap ?n)) (succ ?m ?n))
+        (<= (next (heap ?k)) (does ?p (take 2)) (true (heap ?n)) (succ ?m ?n) (succ ?k ?m))
+        (<= (next (heap ?j)) (does ?p (take 3)) (true (heap ?n)) (succ ?m ?n) (succ ?k ?m)
+            (succ ?j ?k))
+        (<= (next (control b)) (true (control a)))
+        (<= (next (control a)) (true (control b)))
+        (<= (next (last ?p)) (does ?p (take ?x)))
+        (<= terminal (true (heap 0)))
+        (<= (goal ?p 100) (true (last ?p)))
+        (<= (goal ?p 0) (role ?p) (not (true (last ?p))))";
+
+    /// Four threads on one tree (two cores or fewer: they preempt each other
+    /// in the middle of updates) lose no count: at every node each role's
+    /// move visits add up to the node's visits, the children's visits to at
+    /// most the node's, value sums stay within the visits, and every node is
+    /// reached from the root once. Then the tree re-roots and goes on.
+    #[test]
+    fn four_threads_on_one_tree_lose_no_count() {
+        let succ: String = (0..60).map(|i| format!("(succ {i} {})", i + 1)).collect();
+        let rules = format!("{NIM} {succ}");
+        let game = crate::gdl::load_bytes(rules.as_bytes(), "nim.kif").expect("loads");
+        // The propnet: iterations short enough for the threads to collide.
+        let m = Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"));
+        let cfg = SearchConfig {
+            threads: 4,
+            parallel: Parallel::Tree,
+            seed: 3,
+            ..SearchConfig::default()
+        };
+        let mut s = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+        // `before`: iterations and root visits before the last search.
+        let check = |s: &Mcts<crate::reasoner::Propnet>, before: (u64, u64)| {
+            let t = &s.trees[0];
+            assert!(!t.root().solved(), "the heap is too big to solve here");
+            assert_eq!(
+                t.local.iterations - before.0,
+                t.root().visits() - before.1,
+                "every iteration passed the root once"
+            );
+            let mut seen = vec![false; t.node_count()];
+            let mut stack = vec![0];
+            while let Some(id) = stack.pop() {
+                assert!(
+                    !std::mem::replace(&mut seen[id as usize], true),
+                    "node {id} twice"
+                );
+                let n = t.store.node(id);
+                let kids = n.children();
+                let below: u64 = kids.iter().map(|&(_, c)| t.store.node(c).visits()).sum();
+                assert!(
+                    below <= n.visits(),
+                    "node {id}: children {below} > {}",
+                    n.visits()
+                );
+                if !n.solved() {
+                    for r in 0..n.moves.len() {
+                        let st = n.stats(r);
+                        let v: u64 = st.iter().map(|x| x.visits).sum();
+                        assert_eq!(v, n.visits(), "node {id} role {r}");
+                        for x in &st {
+                            assert!(x.sum >= 0.0 && x.sum <= x.visits as f64, "{x:?}");
+                        }
+                    }
+                }
+                stack.extend(kids.iter().map(|&(_, c)| c));
+            }
+            assert!(seen.iter().filter(|&&x| x).count() > 100);
+        };
+        s.search_until(Instant::now() + std::time::Duration::from_millis(400));
+        check(&s, (0, 0));
+        let take = |s: &Mcts<crate::reasoner::Propnet>| {
+            let st = s.state().clone();
+            let mv = s.best_move(s.trees[0].root().mover().expect("a turn"));
+            let mut joint = Vec::new();
+            for r in 0..2 {
+                let legal = m.legal(&st, r);
+                joint.push(if legal.len() == 1 { legal[0] } else { mv });
+            }
+            joint
+        };
+        let j = take(&s);
+        s.advance(&j);
+        let before = (s.trees[0].local.iterations, s.trees[0].root().visits());
+        s.search_until(Instant::now() + std::time::Duration::from_millis(200));
+        check(&s, before);
     }
 }

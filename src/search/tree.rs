@@ -1,39 +1,223 @@
-//! One search tree: an arena of nodes, each a state with per-role, per-move
-//! statistics (decoupled UCT), children keyed by the joint move. One tree is
-//! searched by one thread; [`super::Mcts`] runs several for root parallelism.
+//! One search tree: a store of nodes, each a state with per-role, per-move
+//! statistics (decoupled UCT), children keyed by the joint move. A tree is
+//! searched by one thread (root parallel: [`super::Mcts`] runs one per thread)
+//! or by several at once (tree parallel).
+//!
+//! The statistics are atomics and the store never moves a node, so threads
+//! sharing a tree need no lock on it: visits are counted with one atomic add,
+//! value sums with a compare-and-swap, a child is published with one
+//! compare-and-swap on its parent's slot (or a lock on the parent's map when the
+//! joint moves are too many for slots). A tree searched by one thread takes the
+//! same paths with plain loads and stores (`SHARED = false`), which compile to
+//! what non-atomic fields would: the single-threaded search pays nothing for
+//! the sharing.
 //!
 //! Invariants: the root is node 0; a node's `moves[r]` are role r's legal moves in
-//! the engine's order and `stats[r]` is parallel to it; a terminal node (or one
-//! where some role has no legal move) has no moves and carries its exact values.
+//! the engine's order and its role-r statistics are parallel to it; a terminal
+//! node (or one where some role has no legal move) has no moves and carries its
+//! exact values; a solved node's values never change.
 
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
+use super::arena::Arena;
 use super::enhance::{self, DecisivePolicy, Enhancements, MastPolicy, MastTable};
 use super::policy::{playout, Evaluator, MoveStats, PlayoutPolicy, TreePolicy};
 use crate::reasoner::StateMachine;
 
 pub(crate) type NodeId = u32;
 
+/// Joint-move counts up to this get a slot per joint move for their children
+/// (published by compare-and-swap); above it, a map behind a lock.
+const SLOTS_UP_TO: u64 = 256;
+const NO_CHILD: NodeId = NodeId::MAX;
+
+/// One move's [`MoveStats`] as atomics. With `SHARED` false the caller has
+/// the tree to itself and updates are a plain load and store.
+#[derive(Default)]
+pub(crate) struct AtomicStats {
+    visits: AtomicU64,
+    /// The f64 sum's bits.
+    sum: AtomicU64,
+}
+
+impl AtomicStats {
+    #[inline]
+    pub fn get(&self) -> MoveStats {
+        MoveStats {
+            visits: self.visits.load(Relaxed),
+            sum: f64::from_bits(self.sum.load(Relaxed)),
+        }
+    }
+
+    #[inline]
+    fn add_visit<const SHARED: bool>(&self) {
+        add_u64::<SHARED>(&self.visits, 1);
+    }
+
+    #[inline]
+    fn remove_visit<const SHARED: bool>(&self) {
+        add_u64::<SHARED>(&self.visits, u64::MAX);
+    }
+
+    #[inline]
+    fn add_value<const SHARED: bool>(&self, v: f64) {
+        add_f64::<SHARED>(&self.sum, v);
+    }
+
+    #[inline]
+    fn add<const SHARED: bool>(&self, v: f64) {
+        self.add_visit::<SHARED>();
+        self.add_value::<SHARED>(v);
+    }
+}
+
+/// Adds `by` (wrapping: `u64::MAX` takes one away); returns the value before.
+#[inline]
+fn add_u64<const SHARED: bool>(a: &AtomicU64, by: u64) -> u64 {
+    if SHARED {
+        a.fetch_add(by, Relaxed)
+    } else {
+        let before = a.load(Relaxed);
+        a.store(before.wrapping_add(by), Relaxed);
+        before
+    }
+}
+
+/// Adds `v` to the f64 whose bits `a` holds; the same arithmetic either way.
+#[inline]
+fn add_f64<const SHARED: bool>(a: &AtomicU64, v: f64) {
+    let bits = |x: u64| (f64::from_bits(x) + v).to_bits();
+    if SHARED {
+        let mut cur = a.load(Relaxed);
+        while let Err(seen) = a.compare_exchange_weak(cur, bits(cur), Relaxed, Relaxed) {
+            cur = seen;
+        }
+    } else {
+        a.store(bits(a.load(Relaxed)), Relaxed);
+    }
+}
+
+fn atomic_stats(moves: &[Vec<impl Sized>]) -> Vec<Box<[AtomicStats]>> {
+    moves
+        .iter()
+        .map(|l| l.iter().map(|_| AtomicStats::default()).collect())
+        .collect()
+}
+
+/// A node's children by joint-move key.
+enum Children {
+    /// One slot per joint move (`NO_CHILD` when not expanded), allocated at
+    /// the first child.
+    Slots(OnceLock<Box<[AtomicU32]>>, usize),
+    Map(Mutex<HashMap<u64, NodeId>>),
+}
+
+impl Children {
+    fn new(joint_moves: Option<u64>) -> Self {
+        match joint_moves {
+            Some(n) if n <= SLOTS_UP_TO => Children::Slots(OnceLock::new(), n as usize),
+            _ => Children::Map(Mutex::new(HashMap::new())),
+        }
+    }
+
+    fn map(m: &Mutex<HashMap<u64, NodeId>>) -> std::sync::MutexGuard<'_, HashMap<u64, NodeId>> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[inline]
+    fn get(&self, key: u64) -> Option<NodeId> {
+        match self {
+            Children::Slots(s, _) => {
+                let c = s
+                    .get()?
+                    .get(key as usize)?
+                    .load(std::sync::atomic::Ordering::Acquire);
+                (c != NO_CHILD).then_some(c)
+            }
+            Children::Map(m) => Self::map(m).get(&key).copied(),
+        }
+    }
+
+    /// Adds child `id` under `key` unless one is there: then returns that one.
+    fn insert(&self, key: u64, id: NodeId) -> Result<(), NodeId> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        match self {
+            Children::Slots(s, n) => {
+                let slots = s.get_or_init(|| (0..*n).map(|_| AtomicU32::new(NO_CHILD)).collect());
+                slots[key as usize]
+                    .compare_exchange(NO_CHILD, id, AcqRel, Acquire)
+                    .map(|_| ())
+            }
+            Children::Map(m) => match Self::map(m).entry(key) {
+                hashbrown::hash_map::Entry::Occupied(e) => Err(*e.get()),
+                hashbrown::hash_map::Entry::Vacant(e) => {
+                    e.insert(id);
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    /// Calls `f` with every (key, child), in key order for slots.
+    fn for_each(&self, mut f: impl FnMut(u64, NodeId)) {
+        match self {
+            Children::Slots(s, _) => {
+                for (k, c) in s.get().into_iter().flat_map(|s| s.iter()).enumerate() {
+                    let c = c.load(std::sync::atomic::Ordering::Acquire);
+                    if c != NO_CHILD {
+                        f(k as u64, c);
+                    }
+                }
+            }
+            Children::Map(m) => {
+                for (&k, &c) in Self::map(m).iter() {
+                    f(k, c);
+                }
+            }
+        }
+    }
+
+    /// Renumbers the children by `map` (re-rooting).
+    fn renumber(&mut self, map: &HashMap<NodeId, NodeId>) {
+        match self {
+            Children::Slots(s, _) => {
+                for c in s.get_mut().into_iter().flat_map(|s| s.iter_mut()) {
+                    let c = c.get_mut();
+                    if *c != NO_CHILD {
+                        *c = map[c];
+                    }
+                }
+            }
+            Children::Map(m) => {
+                let m = m.get_mut().unwrap_or_else(|e| e.into_inner());
+                for c in m.values_mut() {
+                    *c = map[c];
+                }
+            }
+        }
+    }
+}
+
 pub(crate) struct Node<M: StateMachine> {
     pub state: M::State,
     /// Terminal, or some role has no legal move: nothing to choose here.
     pub terminal: bool,
-    /// The node's exact values are known: it is terminal, or solved from its
-    /// children (see [`Tree::try_solve`]).
-    pub solved: bool,
-    /// Exact values per role (0..1) of a solved node; empty otherwise.
-    pub values: Vec<f64>,
+    /// Exact values per role (0..1), set once the node is solved: terminal, or
+    /// solved from its children (see [`Store::try_solve`]).
+    values: OnceLock<Vec<f64>>,
     pub moves: Vec<Vec<M::Move>>,
-    pub stats: Vec<Vec<MoveStats>>,
+    stats: Vec<Box<[AtomicStats]>>,
     /// RAVE: per role and move, the iterations below this node in which the
-    /// role played the move anywhere (empty until RAVE first backs up here).
-    pub amaf: Vec<Vec<MoveStats>>,
-    pub visits: u64,
+    /// role played the move anywhere (made when RAVE first backs up here).
+    amaf: OnceLock<Vec<Box<[AtomicStats]>>>,
+    visits: AtomicU64,
     /// Joint move (mixed-radix index over the roles' move lists) -> child.
-    pub children: HashMap<u64, NodeId>,
+    children: Children,
     /// False when the joint-move count overflows a u64 key: never expanded.
     pub keyable: bool,
 }
@@ -54,30 +238,62 @@ impl<M: StateMachine> Node<M> {
                 moves.push(legal);
             }
         }
-        let mut values = Vec::new();
+        let values = OnceLock::new();
         if terminal {
-            eval.evaluate(machine, &state, true, &mut values);
+            let mut v = Vec::new();
+            eval.evaluate(machine, &state, true, &mut v);
+            let _ = values.set(v);
         }
-        let stats = moves
+        let joint_moves = moves
             .iter()
-            .map(|l| vec![MoveStats::default(); l.len()])
-            .collect();
-        let keyable = moves
-            .iter()
-            .try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64))
-            .is_some();
+            .try_fold(1u64, |acc, l| acc.checked_mul(l.len() as u64));
         Node {
             state,
             terminal,
-            solved: terminal,
             values,
+            stats: atomic_stats(&moves),
             moves,
-            stats,
-            amaf: Vec::new(),
-            visits: 0,
-            children: HashMap::new(),
-            keyable,
+            amaf: OnceLock::new(),
+            visits: AtomicU64::new(0),
+            children: Children::new(joint_moves),
+            keyable: joint_moves.is_some(),
         }
+    }
+
+    /// The node's exact values are known (terminal, or solved from its children).
+    #[inline]
+    pub fn solved(&self) -> bool {
+        self.values.get().is_some()
+    }
+
+    pub fn visits(&self) -> u64 {
+        self.visits.load(Relaxed)
+    }
+
+    /// Role `r`'s statistics, parallel to `moves[r]`.
+    pub fn stats(&self, r: usize) -> Vec<MoveStats> {
+        self.stats[r].iter().map(AtomicStats::get).collect()
+    }
+
+    /// Role `r`'s AMAF statistics (empty before RAVE's first backup here).
+    #[cfg(test)]
+    pub fn amaf(&self, r: usize) -> Vec<MoveStats> {
+        self.amaf
+            .get()
+            .map_or_else(Vec::new, |a| a[r].iter().map(AtomicStats::get).collect())
+    }
+
+    /// The child reached by the joint move of key `key`.
+    pub fn child(&self, key: u64) -> Option<NodeId> {
+        self.children.get(key)
+    }
+
+    /// Every expanded child with its key.
+    #[cfg(test)]
+    pub fn children(&self) -> Vec<(u64, NodeId)> {
+        let mut out = Vec::new();
+        self.children.for_each(|k, c| out.push((k, c)));
+        out
     }
 
     /// The child key of a joint move given as move indices per role.
@@ -302,22 +518,70 @@ impl<M: StateMachine> Policies<'_, M> {
     }
 }
 
-pub(crate) struct Tree<M: StateMachine> {
-    pub nodes: Vec<Node<M>>,
+/// What one searching thread keeps to itself: its random numbers, its counts,
+/// its scratch, and what it found (the best one-player line, MAST's table).
+/// Threads sharing a tree each have one; the counts are added up when they join.
+pub(crate) struct Local<M: StateMachine> {
     pub rng: SmallRng,
-    pub node_limit: usize,
     /// One-player games: the best complete line from the root seen so far, and its goal.
     pub best_line: Option<(Vec<Vec<M::Move>>, u8)>,
     pub iterations: u64,
     pub playouts: u64,
     pub max_depth: usize,
-    /// MAST's statistics, kept across moves.
+    /// MAST's statistics, kept across moves (a tree searched by one thread).
     pub mast: MastTable<M>,
     // Scratch for playouts, kept to avoid allocating per iteration.
     buf: Vec<M::Move>,
     goals: Vec<Option<u8>>,
     /// RAVE's scratch: per role, the moves played at or below a node.
     seen: Vec<HashSet<M::Move>>,
+    /// One role's statistics (and AMAF statistics) as read for the tree policy.
+    snap: Vec<MoveStats>,
+    snap_amaf: Vec<MoveStats>,
+}
+
+impl<M: StateMachine> Local<M> {
+    pub fn new(rng: SmallRng) -> Self {
+        Local {
+            rng,
+            best_line: None,
+            iterations: 0,
+            playouts: 0,
+            max_depth: 0,
+            mast: MastTable::default(),
+            buf: Vec::new(),
+            goals: Vec::new(),
+            seen: Vec::new(),
+            snap: Vec::new(),
+            snap_amaf: Vec::new(),
+        }
+    }
+
+    /// Adds what another thread's search of the same tree counted and found.
+    pub fn merge(&mut self, other: Local<M>) {
+        self.iterations += other.iterations;
+        self.playouts += other.playouts;
+        self.max_depth = self.max_depth.max(other.max_depth);
+        if let Some((line, goal)) = other.best_line {
+            if self.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
+                self.best_line = Some((line, goal));
+            }
+        }
+    }
+}
+
+/// The nodes of a tree, searched through `&self` by one thread or several.
+/// Every search method takes `SHARED`: true when other threads may be
+/// searching the same store at the same time, false when the caller has it to
+/// itself (it holds the [`Tree`] mutably), where updates need no atomic
+/// read-modify-write.
+pub(crate) struct Store<M: StateMachine> {
+    nodes: Arena<Node<M>>,
+}
+
+pub(crate) struct Tree<M: StateMachine> {
+    pub store: Store<M>,
+    pub local: Local<M>,
 }
 
 /// One iteration between selection and backup: the path taken (node and the
@@ -368,86 +632,70 @@ impl<M: StateMachine> Expansion<M> {
     }
 }
 
-impl<M: StateMachine> Tree<M> {
-    pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
-        Tree {
-            nodes: vec![root],
-            rng,
-            node_limit: node_limit.max(1),
-            best_line: None,
-            iterations: 0,
-            playouts: 0,
-            max_depth: 0,
-            mast: MastTable::default(),
-            buf: Vec::new(),
-            goals: Vec::new(),
-            seen: Vec::new(),
-        }
+impl<M: StateMachine> Store<M> {
+    #[inline]
+    pub fn node(&self, id: NodeId) -> &Node<M> {
+        self.nodes.get(id)
     }
 
     pub fn root(&self) -> &Node<M> {
-        &self.nodes[0]
+        self.node(0)
     }
 
     /// One iteration: select down the tree, expand one node, play out, back up.
     /// Returns false when the deadline cut the iteration short (nothing
     /// recorded): it is checked before the expansion's step and before every
     /// step of the playout, so an iteration ends at most one step late.
-    pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
-        let Some(mut d) = self.descend(machine, pol, deadline) else {
-            return false;
+    /// MAST's playouts use `l`'s table, in a tree searched by one thread only.
+    pub fn iterate<const SHARED: bool>(
+        &self,
+        machine: &M,
+        pol: &Policies<M>,
+        deadline: Option<Instant>,
+        l: &mut Local<M>,
+    ) -> bool {
+        let mut d = match self.select::<SHARED>(machine, pol, deadline, l) {
+            None => return false,
+            Some(Selected::Done(d)) => d,
+            Some(Selected::Expand(e)) => {
+                let (child, next) = e.expand(machine, pol);
+                self.attach(machine, e, child, next)
+            }
         };
         if let Some(from) = d.from.take() {
-            let mast = pol.enh.mast.is_some().then_some(&self.mast);
+            let mast = (!SHARED && pol.enh.mast.is_some()).then_some(&l.mast);
             if !pol.play_out(
                 machine,
                 from,
                 &mut d,
-                &mut self.rng,
+                &mut l.rng,
                 deadline,
-                &mut self.buf,
-                &mut self.goals,
+                &mut l.buf,
+                &mut l.goals,
                 mast,
             ) {
-                self.undo(&d);
+                self.undo::<SHARED>(&d);
                 return false;
             }
         }
-        self.backup(d, &pol.enh);
+        self.backup::<SHARED>(d, &pol.enh, l);
         true
     }
 
-    /// Selection and expansion: walks down by the tree policy, counting the visit
-    /// on every edge at once (with several threads on one tree this is the
-    /// virtual loss: an edge being played out looks worse until its value comes
-    /// back), expands one node, and says where the playout starts. `None`, with
-    /// the visits taken back, when `deadline` has passed before the expansion's
-    /// step (one step of a slow engine may take milliseconds).
-    pub fn descend(
-        &mut self,
+    /// Selection: walks down by the tree policy to a solved node or to an edge
+    /// with no child yet, counting the visit on every edge at once (with several
+    /// threads on one tree this is the virtual loss: an edge being played out
+    /// looks worse until its value comes back). The expansion's step
+    /// ([`Expansion::expand`]) needs no tree and [`Store::attach`] adds its
+    /// node. `None`, with the visits taken back, when `deadline` has passed
+    /// before the expansion's step (one step of a slow engine may take
+    /// milliseconds).
+    pub fn select<const SHARED: bool>(
+        &self,
         machine: &M,
         pol: &Policies<M>,
         deadline: Option<Instant>,
-    ) -> Option<Descent<M>> {
-        match self.select(machine, pol, deadline)? {
-            Selected::Done(d) => Some(d),
-            Selected::Expand(e) => {
-                let (child, next) = e.expand(machine, pol);
-                Some(self.attach(machine, e, child, next))
-            }
-        }
-    }
-
-    /// Selection: walks down by the tree policy (counting the visits, see
-    /// [`Tree::descend`]) to a solved node or to an edge with no child yet,
-    /// whose expansion [`Expansion::expand`] computes without the tree (a
-    /// tree shared by threads is unlocked meanwhile) and [`Tree::attach`]
-    /// adds.
-    pub fn select(
-        &mut self,
-        machine: &M,
-        pol: &Policies<M>,
-        deadline: Option<Instant>,
+        l: &mut Local<M>,
     ) -> Option<Selected<M>> {
         let roles = machine.num_roles();
         let mut d = Descent {
@@ -463,28 +711,36 @@ impl<M: StateMachine> Tree<M> {
         };
         let mut node: NodeId = 0;
         loop {
-            let n = &mut self.nodes[node as usize];
-            n.visits += 1;
-            if n.solved {
-                d.values.clone_from(&n.values);
+            let n = self.node(node);
+            let before = add_u64::<SHARED>(&n.visits, 1);
+            if let Some(v) = n.values.get() {
+                d.values.clone_from(v);
                 d.terminal = machine.is_terminal(&n.state);
                 return Some(Selected::Done(d));
             }
             let start = d.moves.len();
             for r in 0..roles {
+                l.snap.clear();
+                l.snap.extend(n.stats[r].iter().map(AtomicStats::get));
                 let i = match pol.enh.rave {
-                    Some(k) if n.moves[r].len() > 1 => enhance::select_rave(
-                        &n.stats[r],
-                        n.amaf.get(r).map_or(&[][..], |a| &a[..]),
-                        n.visits - 1,
-                        k,
-                        pol.exploration,
-                        pol.enh.widening,
-                        &mut self.rng,
-                    ),
-                    _ => pol.tree.select(&n.stats[r], n.visits - 1, &mut self.rng),
+                    Some(k) if n.moves[r].len() > 1 => {
+                        l.snap_amaf.clear();
+                        if let Some(a) = n.amaf.get() {
+                            l.snap_amaf.extend(a[r].iter().map(AtomicStats::get));
+                        }
+                        enhance::select_rave(
+                            &l.snap,
+                            &l.snap_amaf,
+                            before,
+                            k,
+                            pol.exploration,
+                            pol.enh.widening,
+                            &mut l.rng,
+                        )
+                    }
+                    _ => pol.tree.select(&l.snap, before, &mut l.rng),
                 };
-                n.stats[r][i].visits += 1;
+                n.stats[r][i].add_visit::<SHARED>();
                 d.moves.push(i);
             }
             d.path.push((node, start));
@@ -493,22 +749,21 @@ impl<M: StateMachine> Tree<M> {
                 d.line.push(vec![n.moves[0][idx[0]].clone()]);
             }
             let key = if n.keyable { n.key(idx) } else { 0 };
-            if let Some(&c) = n.children.get(&key) {
+            if let Some(c) = n.children.get(key) {
                 node = c;
                 continue;
             }
             if deadline.is_some_and(|t| Instant::now() >= t) {
-                self.undo(&d);
+                self.undo::<SHARED>(&d);
                 return None;
             }
-            let n = &self.nodes[node as usize];
             let joint: Vec<M::Move> = n
                 .moves
                 .iter()
                 .zip(idx)
                 .map(|(l, &i)| l[i].clone())
                 .collect();
-            let grow = n.keyable && self.nodes.len() < self.node_limit;
+            let grow = n.keyable && !self.nodes.is_full();
             return Some(Selected::Expand(Expansion {
                 d,
                 parent: node,
@@ -524,7 +779,7 @@ impl<M: StateMachine> Tree<M> {
     /// another thread added that child meanwhile (then its node is used), and
     /// says where the playout starts.
     pub fn attach(
-        &mut self,
+        &self,
         machine: &M,
         e: Expansion<M>,
         child: Option<Node<M>>,
@@ -535,23 +790,25 @@ impl<M: StateMachine> Tree<M> {
             d.from = next;
             return d;
         };
-        let existing = self.nodes[e.parent as usize].children.get(&e.key).copied();
-        let id = match existing {
+        let parent = self.node(e.parent);
+        let id = match parent.children.get(e.key) {
             Some(id) => id,
-            None if self.nodes.len() < self.node_limit => {
-                let id = self.nodes.len() as NodeId;
-                self.nodes[e.parent as usize].children.insert(e.key, id);
-                self.nodes.push(child);
-                id
-            }
-            None => {
-                d.from = Some(child.state);
-                return d;
-            }
+            None => match self.nodes.push(child) {
+                // A thread that lost the race leaves its copy unreachable; the
+                // next re-rooting drops it.
+                Ok(id) => parent
+                    .children
+                    .insert(e.key, id)
+                    .map_or_else(|won| won, |()| id),
+                Err(child) => {
+                    d.from = Some(child.state);
+                    return d;
+                }
+            },
         };
-        let c = &self.nodes[id as usize];
-        if c.solved {
-            d.values.clone_from(&c.values);
+        let c = self.node(id);
+        if let Some(v) = c.values.get() {
+            d.values.clone_from(v);
             d.terminal = machine.is_terminal(&c.state);
         } else {
             d.from = Some(c.state.clone());
@@ -561,12 +818,12 @@ impl<M: StateMachine> Tree<M> {
 
     /// Takes back the visits of a descent whose playout was abandoned.
     /// A node the descent expanded stays: its state is right either way.
-    pub fn undo(&mut self, d: &Descent<M>) {
+    pub fn undo<const SHARED: bool>(&self, d: &Descent<M>) {
         for &(id, start) in &d.path {
-            let n = &mut self.nodes[id as usize];
-            n.visits -= 1;
+            let n = self.node(id);
+            add_u64::<SHARED>(&n.visits, u64::MAX);
             for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
-                n.stats[r][i].visits -= 1;
+                n.stats[r][i].remove_visit::<SHARED>();
             }
         }
     }
@@ -574,18 +831,18 @@ impl<M: StateMachine> Tree<M> {
     /// Backs the values of a finished descent up its path (the visits were
     /// counted on the way down), then solves what can be solved and records a
     /// one-player line.
-    pub fn backup(&mut self, d: Descent<M>, enh: &Enhancements) {
-        self.max_depth = self.max_depth.max(d.path.len());
+    pub fn backup<const SHARED: bool>(&self, d: Descent<M>, enh: &Enhancements, l: &mut Local<M>) {
+        l.max_depth = l.max_depth.max(d.path.len());
         if d.played && enh.rave.is_some() {
-            self.update_amaf(&d);
+            self.update_amaf::<SHARED>(&d, l);
         }
-        if d.played && enh.mast.is_some() {
-            self.update_mast(&d);
+        if d.played && enh.mast.is_some() && !SHARED {
+            self.update_mast(&d, l);
         }
         for &(id, start) in &d.path {
-            let n = &mut self.nodes[id as usize];
+            let n = self.node(id);
             for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
-                n.stats[r][i].sum += d.values[r];
+                n.stats[r][i].add_value::<SHARED>(d.values[r]);
             }
         }
         for i in (0..d.path.len()).rev() {
@@ -595,48 +852,41 @@ impl<M: StateMachine> Tree<M> {
         }
         if d.one_player && d.terminal {
             let goal = (d.values[0] * 100.0).round() as u8;
-            if self.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
-                self.best_line = Some((d.line, goal));
+            if l.best_line.as_ref().is_none_or(|(_, g)| goal > *g) {
+                l.best_line = Some((d.line, goal));
             }
         }
         if d.played {
-            self.playouts += 1;
+            l.playouts += 1;
         }
-        self.iterations += 1;
+        l.iterations += 1;
     }
 
     /// RAVE's backup: at each node of the path, every move a role played at
     /// or below it (in the tree or the playout) gets the iteration's value
     /// for that role in its AMAF statistics.
-    fn update_amaf(&mut self, d: &Descent<M>) {
+    fn update_amaf<const SHARED: bool>(&self, d: &Descent<M>, l: &mut Local<M>) {
         let roles = d.values.len();
-        self.seen.resize_with(roles, HashSet::new);
-        for s in &mut self.seen {
+        l.seen.resize_with(roles, HashSet::new);
+        for s in &mut l.seen {
             s.clear();
         }
         for (k, m) in d.tail.iter().enumerate() {
-            self.seen[k % roles].insert(m.clone());
+            l.seen[k % roles].insert(m.clone());
         }
         for &(id, start) in d.path.iter().rev() {
-            let n = &mut self.nodes[id as usize];
+            let n = self.node(id);
             for r in 0..roles {
-                self.seen[r].insert(n.moves[r][d.moves[start + r]].clone());
+                l.seen[r].insert(n.moves[r][d.moves[start + r]].clone());
             }
-            if n.amaf.is_empty() {
-                n.amaf = n
-                    .moves
-                    .iter()
-                    .map(|l| vec![MoveStats::default(); l.len()])
-                    .collect();
-            }
-            for r in 0..roles {
-                if n.moves[r].len() < 2 {
+            let amaf = n.amaf.get_or_init(|| atomic_stats(&n.moves));
+            for (r, (moves, amaf)) in n.moves.iter().zip(amaf).enumerate() {
+                if moves.len() < 2 {
                     continue;
                 }
-                for (i, m) in n.moves[r].iter().enumerate() {
-                    if self.seen[r].contains(m) {
-                        n.amaf[r][i].visits += 1;
-                        n.amaf[r][i].sum += d.values[r];
+                for (m, a) in moves.iter().zip(amaf.iter()) {
+                    if l.seen[r].contains(m) {
+                        a.add::<SHARED>(d.values[r]);
                     }
                 }
             }
@@ -645,17 +895,17 @@ impl<M: StateMachine> Tree<M> {
 
     /// MAST's backup: every move of the iteration, in the tree and the
     /// playout, counts the iteration's value for the role that played it.
-    fn update_mast(&mut self, d: &Descent<M>) {
+    fn update_mast(&self, d: &Descent<M>, l: &mut Local<M>) {
         let roles = d.values.len();
         for &(id, start) in &d.path {
-            let n = &self.nodes[id as usize];
+            let n = self.node(id);
             for r in 0..roles {
                 let m = &n.moves[r][d.moves[start + r]];
-                self.mast.add(r, m, d.values[r]);
+                l.mast.add(r, m, d.values[r]);
             }
         }
         for (k, m) in d.tail.iter().enumerate() {
-            self.mast.add(k % roles, m, d.values[k % roles]);
+            l.mast.add(k % roles, m, d.values[k % roles]);
         }
     }
 
@@ -665,33 +915,36 @@ impl<M: StateMachine> Tree<M> {
     /// then stops descending there and backs up exact values. Simultaneous-move
     /// nodes are never solved (their value is a matrix game's). Returns whether
     /// the node is solved.
-    pub fn try_solve(&mut self, id: NodeId) -> bool {
-        let n = &self.nodes[id as usize];
-        if n.solved {
+    pub fn try_solve(&self, id: NodeId) -> bool {
+        let n = self.node(id);
+        if n.solved() {
             return true;
         }
         let Some(r) = n.mover().filter(|_| n.keyable) else {
             return false;
         };
-        let mut all = n.children.len() == n.moves[r].len();
+        let mut expanded = 0;
+        let mut all = true;
         let mut best: Option<&Vec<f64>> = None;
-        for &c in n.children.values() {
-            let cn = &self.nodes[c as usize];
-            if !cn.solved {
-                all = false;
-                continue;
+        n.children.for_each(|_, c| {
+            expanded += 1;
+            match self.node(c).values.get() {
+                None => all = false,
+                Some(v) => {
+                    if best.is_none_or(|b| v[r] > b[r]) {
+                        best = Some(v);
+                    }
+                }
             }
-            if best.is_none_or(|b| cn.values[r] > b[r]) {
-                best = Some(&cn.values);
-            }
-        }
+        });
+        let all = all && expanded == n.moves[r].len();
         let values = match best {
             Some(b) if all || b[r] >= 1.0 => b.clone(),
             _ => return false,
         };
-        let n = &mut self.nodes[id as usize];
-        n.values = values;
-        n.solved = true;
+        // Another thread may have solved it meanwhile: its values stand (both
+        // are exact).
+        let _ = n.values.set(values);
         true
     }
 
@@ -704,27 +957,60 @@ impl<M: StateMachine> Tree<M> {
         }
         // At a turn node every other role has one move, so the key is the index.
         let mut best: Option<(usize, f64)> = None;
-        for (&k, &c) in &root.children {
-            let cn = &self.nodes[c as usize];
-            if cn.solved && best.is_none_or(|(_, v)| cn.values[role] > v) {
-                best = Some((k as usize, cn.values[role]));
+        root.children.for_each(|k, c| {
+            if let Some(v) = self.node(c).values.get() {
+                if best.is_none_or(|(_, b)| v[role] > b) {
+                    best = Some((k as usize, v[role]));
+                }
             }
-        }
-        best.filter(|&(_, v)| root.solved || v >= 1.0)
+        });
+        best.filter(|&(_, v)| root.solved() || v >= 1.0)
             .map(|(i, _)| i)
+    }
+}
+
+impl<M: StateMachine> Tree<M> {
+    pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
+        let nodes = Arena::new(node_limit.max(1));
+        if nodes.push(root).is_err() {
+            unreachable!("a new store has room for its root");
+        }
+        Tree {
+            store: Store { nodes },
+            local: Local::new(rng),
+        }
+    }
+
+    pub fn root(&self) -> &Node<M> {
+        self.store.root()
+    }
+
+    /// Nodes in the tree.
+    pub fn node_count(&self) -> usize {
+        self.store.nodes.len()
+    }
+
+    /// One iteration by this thread alone: [`Store::iterate`].
+    pub fn iterate(&mut self, machine: &M, pol: &Policies<M>, deadline: Option<Instant>) -> bool {
+        self.store
+            .iterate::<false>(machine, pol, deadline, &mut self.local)
+    }
+
+    pub fn solved_move(&self, role: usize) -> Option<usize> {
+        self.store.solved_move(role)
     }
 }
 
 impl<M: StateMachine + 'static> Tree<M> {
     /// Re-roots the tree at the state after `joint`, keeping the subtree below it
-    /// when it was expanded, and compacting the arena so freed nodes are reused.
+    /// when it was expanded, and compacting the store so freed nodes are reused.
     pub fn advance(&mut self, machine: &M, joint: &[M::Move], eval: &dyn Evaluator<M>) {
-        let root = &self.nodes[0];
+        let root = self.root();
         let child = root
             .indices(joint)
             .filter(|_| root.keyable)
-            .and_then(|idx| root.children.get(&root.key(&idx)).copied());
-        self.best_line = match self.best_line.take() {
+            .and_then(|idx| root.child(root.key(&idx)));
+        self.local.best_line = match self.local.best_line.take() {
             Some((mut line, g)) if line.first().is_some_and(|j| j.as_slice() == joint) => {
                 line.remove(0);
                 Some((line, g))
@@ -734,8 +1020,12 @@ impl<M: StateMachine + 'static> Tree<M> {
         match child {
             Some(c) => self.compact(c),
             None => {
-                let next = machine.next_state(&root.state, joint);
-                let old = std::mem::replace(&mut self.nodes, vec![Node::new(machine, next, eval)]);
+                let next = machine.next_state(&self.root().state, joint);
+                let nodes = Arena::new(self.store.nodes.capacity());
+                if nodes.push(Node::new(machine, next, eval)).is_err() {
+                    unreachable!("a new store has room for its root");
+                }
+                let old = std::mem::replace(&mut self.store.nodes, nodes);
                 drop_elsewhere(old);
             }
         }
@@ -743,35 +1033,33 @@ impl<M: StateMachine + 'static> Tree<M> {
 
     /// Keeps only the subtree under `new_root`, renumbered breadth first.
     fn compact(&mut self, new_root: NodeId) {
-        let mut old: Vec<Option<Node<M>>> = std::mem::take(&mut self.nodes)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let cap = self.store.nodes.capacity();
+        let mut old = std::mem::replace(&mut self.store.nodes, Arena::new(1)).into_values();
         let mut map: HashMap<NodeId, NodeId> = HashMap::new();
         let mut order = vec![new_root];
         map.insert(new_root, 0);
         let mut i = 0;
         while i < order.len() {
             if let Some(n) = &old[order[i] as usize] {
-                for &c in n.children.values() {
+                n.children.for_each(|_, c| {
                     if let hashbrown::hash_map::Entry::Vacant(e) = map.entry(c) {
                         e.insert(order.len() as NodeId);
                         order.push(c);
                     }
-                }
+                });
             }
             i += 1;
         }
-        let mut nodes = Vec::with_capacity(order.len());
+        let nodes = Arena::new(cap);
         for id in order {
             if let Some(mut n) = old[id as usize].take() {
-                for c in n.children.values_mut() {
-                    *c = map[c];
+                n.children.renumber(&map);
+                if nodes.push(n).is_err() {
+                    unreachable!("a subtree fits the store it came from");
                 }
-                nodes.push(n);
             }
         }
-        self.nodes = nodes;
+        self.store.nodes = nodes;
         drop_elsewhere(old);
     }
 }
