@@ -56,6 +56,7 @@ fn every_option_plays_legal_moves_to_the_end_on_every_kind_of_game() {
         "uct+rave",
         "uct+mast",
         "uct+rave+widen+mast",
+        "uct+mast+widen",
         "uct+cutoff:3",
         "uct+gifl:30",
         "alphabeta",

@@ -9,8 +9,9 @@
 //!   value leads while the move has few visits of its own and fades after.
 //! - **Progressive widening** (Centurio, after Chaslot's progressive
 //!   unpruning): at a node with many moves only the best `k(N) = ceil(2
-//!   N^0.4)` by AMAF mean are open to selection, more as the node's visits
-//!   `N` grow.
+//!   N^0.4)` are open to selection, more as the node's visits `N` grow;
+//!   ranked by AMAF mean with RAVE, else by history (MAST's mean of the move
+//!   over all iterations, whatever the state).
 //! - **MAST** (move-average sampling, CadiaPlayer): a table per tree of every
 //!   (role, move)'s mean value over all iterations, whatever the state;
 //!   playouts pick moves by a Gibbs (Boltzmann) distribution over those means.
@@ -38,7 +39,8 @@ pub struct Enhancements {
     /// RAVE with this equivalence parameter `k` (the visits at which a move's
     /// own mean and its AMAF mean weigh about the same).
     pub rave: Option<f64>,
-    /// Progressive widening by AMAF rank (needs `rave`).
+    /// Progressive widening, by AMAF rank with `rave`, else by MAST's history
+    /// (needs one of them).
     pub widening: bool,
     /// MAST playouts with this Gibbs temperature, on values scaled to 0..1.
     pub mast: Option<f64>,
@@ -119,8 +121,11 @@ impl FromStr for Enhancements {
         if e.gifl.is_some() && e.mast.is_some() {
             bail!("gifl and mast both choose the playouts' moves: take one");
         }
-        if e.widening && e.rave.is_none() {
-            bail!("widen ranks moves by their RAVE values: add rave (uct+rave+widen)");
+        if e.widening && e.rave.is_none() && e.mast.is_none() {
+            bail!(
+                "widen ranks moves by their RAVE values or MAST's history: add rave or mast \
+                 (uct+rave+widen, uct+mast+widen)"
+            );
         }
         Ok(e)
     }
@@ -190,8 +195,8 @@ pub fn select_rave(
         };
         (1.0 - beta) * s.mean() + beta * a_mean + exploration * (ln_n / n).sqrt()
     };
-    let open = if widening && stats.len() > WIDEN_ABOVE {
-        (2.0 * ((visits + 1) as f64).powf(0.4)).ceil() as usize
+    let open = if widening {
+        open_moves(stats.len(), visits)
     } else {
         stats.len()
     };
@@ -226,6 +231,46 @@ pub fn select_rave(
         }
     }
     best
+}
+
+/// How many of `moves` moves progressive widening leaves open at a node of
+/// `visits` visits: `ceil(2 (N+1)^0.4)`, all of them at nodes of few moves.
+fn open_moves(moves: usize, visits: u64) -> usize {
+    if moves > WIDEN_ABOVE {
+        ((2.0 * ((visits + 1) as f64).powf(0.4)).ceil() as usize).min(moves)
+    } else {
+        moves
+    }
+}
+
+/// Progressive widening by history: `policy` chooses among the moves open at
+/// this node's `visits`, the best ranked by `history` (a move's mean over all
+/// iterations, MAST's table) and then by their own visits. `open` and `sub`
+/// are scratch.
+pub fn select_widened(
+    stats: &[MoveStats],
+    history: impl Fn(usize) -> f64,
+    visits: u64,
+    policy: &dyn super::policy::TreePolicy,
+    rng: &mut SmallRng,
+    open: &mut Vec<usize>,
+    sub: &mut Vec<MoveStats>,
+) -> usize {
+    let k = open_moves(stats.len(), visits);
+    if k >= stats.len() {
+        return policy.select(stats, visits, rng);
+    }
+    open.clear();
+    open.extend(0..stats.len());
+    open.select_nth_unstable_by(k - 1, |&x, &y| {
+        history(y)
+            .total_cmp(&history(x))
+            .then(stats[y].visits.cmp(&stats[x].visits))
+    });
+    open.truncate(k);
+    sub.clear();
+    sub.extend(open.iter().map(|&i| stats[i]));
+    open[policy.select(sub, visits, rng)]
 }
 
 /// MAST's table: per (role, move), its value over every iteration that played
@@ -387,6 +432,7 @@ mod tests {
             "",
             "rave",
             "rave+widen",
+            "widen+mast",
             "mast",
             "rave+mast+cutoff",
             "cutoff:7",
@@ -442,5 +488,52 @@ mod tests {
             let i = select_rave(&stats, &amaf, 0, 500.0, 0.7, true, &mut rng);
             assert!(i == 7 || i == 3, "{i}");
         }
+    }
+
+    #[test]
+    fn widening_by_history_opens_the_best_ranked_moves_as_visits_grow() {
+        let mut rng = SmallRng::seed_from_u64(2);
+        let ucb = super::super::policy::Ucb1 { exploration: 0.7 };
+        let history = |i: usize| match i {
+            7 => 0.9,
+            3 => 0.8,
+            5 => 0.7,
+            _ => 0.1,
+        };
+        let (mut open, mut sub) = (Vec::new(), Vec::new());
+        let mut pick = |stats: &[MoveStats], visits, rng: &mut SmallRng| {
+            select_widened(stats, history, visits, &ucb, rng, &mut open, &mut sub)
+        };
+        // Ten untried moves at a node's first visit: two open, the best two
+        // by history.
+        let stats = [MoveStats::default(); 10];
+        for _ in 0..20 {
+            let i = pick(&stats, 0, &mut rng);
+            assert!(i == 7 || i == 3, "{i}");
+        }
+        // ceil(2 * 4^0.4) = 4 open at three visits: the third best joins (the
+        // fourth is a tie of the rest, broken by visits: none).
+        let mut seen = [false; 10];
+        for _ in 0..200 {
+            seen[pick(&stats, 3, &mut rng)] = true;
+        }
+        assert!(seen[7] && seen[3] && seen[5], "{seen:?}");
+        assert_eq!(seen.iter().filter(|&&x| x).count(), 4, "{seen:?}");
+        // At many visits every move is open, and UCB picks the untried one.
+        let mut stats = [MoveStats {
+            visits: 100,
+            sum: 50.0,
+        }; 10];
+        stats[0] = MoveStats::default();
+        assert_eq!(pick(&stats, 1000, &mut rng), 0);
+        // Few moves are never narrowed.
+        let few = [
+            MoveStats {
+                visits: 1,
+                sum: 1.0,
+            },
+            MoveStats::default(),
+        ];
+        assert_eq!(pick(&few, 1, &mut rng), 1);
     }
 }

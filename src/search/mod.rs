@@ -529,6 +529,20 @@ fn run_until<M: StateMachine>(t: &mut Tree<M>, machine: &M, pol: &Policies<M>, d
     }
 }
 
+/// Frees `garbage` on a thread of its own: the subtrees a move cuts off (and
+/// the tables a player forgets) hold hundreds of thousands of entries, each with
+/// allocations of its own, and freeing them on the searching thread would take
+/// a share of the clock.
+pub(crate) fn drop_elsewhere<T: Send + 'static>(garbage: T) {
+    if std::thread::Builder::new()
+        .name("uct-free".into())
+        .spawn(move || drop(garbage))
+        .is_err()
+    {
+        // No thread to be had: the memory is freed here.
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
 use super::arena::Arena;
+use super::drop_elsewhere;
 use super::enhance::{self, DecisivePolicy, Enhancements, MastPolicy, MastTable};
 use super::policy::{playout, Evaluator, MoveStats, PlayoutPolicy, TreePolicy};
 use crate::reasoner::StateMachine;
@@ -211,11 +212,14 @@ pub(crate) struct Node<M: StateMachine> {
     /// solved from its children (see [`Store::try_solve`]).
     values: OnceLock<Vec<f64>>,
     pub moves: Vec<Vec<M::Move>>,
-    stats: Vec<Box<[AtomicStats]>>,
+    /// The node's visits (`counts[0].visits`), then each role's statistics
+    /// in role order, parallel to `moves`. One allocation: the counters every
+    /// iteration through the node writes share their cache lines, and the
+    /// node itself, read by every thread, is written only when solved.
+    counts: Box<[AtomicStats]>,
     /// RAVE: per role and move, the iterations below this node in which the
     /// role played the move anywhere (made when RAVE first backs up here).
     amaf: OnceLock<Vec<Box<[AtomicStats]>>>,
-    visits: AtomicU64,
     /// Joint move (mixed-radix index over the roles' move lists) -> child.
     children: Children,
     /// False when the joint-move count overflows a u64 key: never expanded.
@@ -251,10 +255,11 @@ impl<M: StateMachine> Node<M> {
             state,
             terminal,
             values,
-            stats: atomic_stats(&moves),
+            counts: (0..1 + moves.iter().map(Vec::len).sum::<usize>())
+                .map(|_| AtomicStats::default())
+                .collect(),
             moves,
             amaf: OnceLock::new(),
-            visits: AtomicU64::new(0),
             children: Children::new(joint_moves),
             keyable: joint_moves.is_some(),
         }
@@ -267,12 +272,24 @@ impl<M: StateMachine> Node<M> {
     }
 
     pub fn visits(&self) -> u64 {
-        self.visits.load(Relaxed)
+        self.counts[0].visits.load(Relaxed)
+    }
+
+    #[inline]
+    fn visits_counter(&self) -> &AtomicU64 {
+        &self.counts[0].visits
+    }
+
+    /// Role `r`'s statistics as atomics, parallel to `moves[r]`.
+    #[inline]
+    fn role_stats(&self, r: usize) -> &[AtomicStats] {
+        let from = 1 + self.moves[..r].iter().map(Vec::len).sum::<usize>();
+        &self.counts[from..from + self.moves[r].len()]
     }
 
     /// Role `r`'s statistics, parallel to `moves[r]`.
     pub fn stats(&self, r: usize) -> Vec<MoveStats> {
-        self.stats[r].iter().map(AtomicStats::get).collect()
+        self.role_stats(r).iter().map(AtomicStats::get).collect()
     }
 
     /// Role `r`'s AMAF statistics (empty before RAVE's first backup here).
@@ -538,6 +555,8 @@ pub(crate) struct Local<M: StateMachine> {
     /// One role's statistics (and AMAF statistics) as read for the tree policy.
     snap: Vec<MoveStats>,
     snap_amaf: Vec<MoveStats>,
+    /// Progressive widening's scratch: the moves open at a node.
+    open: Vec<usize>,
 }
 
 impl<M: StateMachine> Local<M> {
@@ -554,6 +573,7 @@ impl<M: StateMachine> Local<M> {
             seen: Vec::new(),
             snap: Vec::new(),
             snap_amaf: Vec::new(),
+            open: Vec::new(),
         }
     }
 
@@ -712,7 +732,7 @@ impl<M: StateMachine> Store<M> {
         let mut node: NodeId = 0;
         loop {
             let n = self.node(node);
-            let before = add_u64::<SHARED>(&n.visits, 1);
+            let before = add_u64::<SHARED>(n.visits_counter(), 1);
             if let Some(v) = n.values.get() {
                 d.values.clone_from(v);
                 d.terminal = machine.is_terminal(&n.state);
@@ -721,7 +741,8 @@ impl<M: StateMachine> Store<M> {
             let start = d.moves.len();
             for r in 0..roles {
                 l.snap.clear();
-                l.snap.extend(n.stats[r].iter().map(AtomicStats::get));
+                let stats = n.role_stats(r);
+                l.snap.extend(stats.iter().map(AtomicStats::get));
                 let i = match pol.enh.rave {
                     Some(k) if n.moves[r].len() > 1 => {
                         l.snap_amaf.clear();
@@ -738,9 +759,30 @@ impl<M: StateMachine> Store<M> {
                             &mut l.rng,
                         )
                     }
+                    // Widening without RAVE ranks by MAST's history, which
+                    // only a tree searched by one thread keeps.
+                    _ if pol.enh.widening && pol.enh.mast.is_some() && !SHARED => {
+                        let (mast, moves) = (&l.mast, &n.moves[r]);
+                        enhance::select_widened(
+                            &l.snap,
+                            |i| {
+                                let h = mast.get(r, &moves[i]);
+                                if h.visits > 0 {
+                                    h.mean()
+                                } else {
+                                    0.5
+                                }
+                            },
+                            before,
+                            pol.tree,
+                            &mut l.rng,
+                            &mut l.open,
+                            &mut l.snap_amaf,
+                        )
+                    }
                     _ => pol.tree.select(&l.snap, before, &mut l.rng),
                 };
-                n.stats[r][i].add_visit::<SHARED>();
+                stats[i].add_visit::<SHARED>();
                 d.moves.push(i);
             }
             d.path.push((node, start));
@@ -821,9 +863,9 @@ impl<M: StateMachine> Store<M> {
     pub fn undo<const SHARED: bool>(&self, d: &Descent<M>) {
         for &(id, start) in &d.path {
             let n = self.node(id);
-            add_u64::<SHARED>(&n.visits, u64::MAX);
-            for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
-                n.stats[r][i].remove_visit::<SHARED>();
+            add_u64::<SHARED>(n.visits_counter(), u64::MAX);
+            for (r, &i) in d.moves[start..start + n.moves.len()].iter().enumerate() {
+                n.role_stats(r)[i].remove_visit::<SHARED>();
             }
         }
     }
@@ -841,8 +883,8 @@ impl<M: StateMachine> Store<M> {
         }
         for &(id, start) in &d.path {
             let n = self.node(id);
-            for (r, &i) in d.moves[start..start + n.stats.len()].iter().enumerate() {
-                n.stats[r][i].add_value::<SHARED>(d.values[r]);
+            for (r, &i) in d.moves[start..start + n.moves.len()].iter().enumerate() {
+                n.role_stats(r)[i].add_value::<SHARED>(d.values[r]);
             }
         }
         for i in (0..d.path.len()).rev() {
@@ -1061,19 +1103,5 @@ impl<M: StateMachine + 'static> Tree<M> {
         }
         self.store.nodes = nodes;
         drop_elsewhere(old);
-    }
-}
-
-/// Frees `garbage` on a thread of its own: the subtrees a move cuts off hold
-/// hundreds of thousands of nodes, each with allocations of its own, and
-/// freeing them on the searching thread would take a share of the next move's
-/// clock.
-fn drop_elsewhere<T: Send + 'static>(garbage: T) {
-    if std::thread::Builder::new()
-        .name("uct-free".into())
-        .spawn(move || drop(garbage))
-        .is_err()
-    {
-        // No thread to be had: the memory is freed here, as before.
     }
 }
