@@ -243,34 +243,42 @@ fn open_moves(moves: usize, visits: u64) -> usize {
     }
 }
 
+/// Progressive widening's scratch, kept to avoid allocating per node.
+#[derive(Default)]
+pub struct WidenScratch {
+    open: Vec<usize>,
+    sub: Vec<MoveStats>,
+    history: Vec<f64>,
+}
+
 /// Progressive widening by history: `policy` chooses among the moves open at
 /// this node's `visits`, the best ranked by `history` (a move's mean over all
-/// iterations, MAST's table) and then by their own visits. `open` and `sub`
-/// are scratch.
+/// iterations, MAST's table; asked once per move) and then by their own visits.
 pub fn select_widened(
     stats: &[MoveStats],
     history: impl Fn(usize) -> f64,
     visits: u64,
     policy: &dyn super::policy::TreePolicy,
     rng: &mut SmallRng,
-    open: &mut Vec<usize>,
-    sub: &mut Vec<MoveStats>,
+    w: &mut WidenScratch,
 ) -> usize {
     let k = open_moves(stats.len(), visits);
     if k >= stats.len() {
         return policy.select(stats, visits, rng);
     }
-    open.clear();
-    open.extend(0..stats.len());
-    open.select_nth_unstable_by(k - 1, |&x, &y| {
-        history(y)
-            .total_cmp(&history(x))
+    w.history.clear();
+    w.history.extend((0..stats.len()).map(history));
+    let h = &w.history;
+    w.open.clear();
+    w.open.extend(0..stats.len());
+    w.open.select_nth_unstable_by(k - 1, |&x, &y| {
+        h[y].total_cmp(&h[x])
             .then(stats[y].visits.cmp(&stats[x].visits))
     });
-    open.truncate(k);
-    sub.clear();
-    sub.extend(open.iter().map(|&i| stats[i]));
-    open[policy.select(sub, visits, rng)]
+    w.open.truncate(k);
+    w.sub.clear();
+    w.sub.extend(w.open.iter().map(|&i| stats[i]));
+    w.open[policy.select(&w.sub, visits, rng)]
 }
 
 /// MAST's table: per (role, move), its value over every iteration that played
@@ -500,9 +508,9 @@ mod tests {
             5 => 0.7,
             _ => 0.1,
         };
-        let (mut open, mut sub) = (Vec::new(), Vec::new());
+        let mut w = WidenScratch::default();
         let mut pick = |stats: &[MoveStats], visits, rng: &mut SmallRng| {
-            select_widened(stats, history, visits, &ucb, rng, &mut open, &mut sub)
+            select_widened(stats, history, visits, &ucb, rng, &mut w)
         };
         // Ten untried moves at a node's first visit: two open, the best two
         // by history.

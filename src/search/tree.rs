@@ -555,8 +555,7 @@ pub(crate) struct Local<M: StateMachine> {
     /// One role's statistics (and AMAF statistics) as read for the tree policy.
     snap: Vec<MoveStats>,
     snap_amaf: Vec<MoveStats>,
-    /// Progressive widening's scratch: the moves open at a node.
-    open: Vec<usize>,
+    widen: enhance::WidenScratch,
 }
 
 impl<M: StateMachine> Local<M> {
@@ -573,7 +572,7 @@ impl<M: StateMachine> Local<M> {
             seen: Vec::new(),
             snap: Vec::new(),
             snap_amaf: Vec::new(),
-            open: Vec::new(),
+            widen: enhance::WidenScratch::default(),
         }
     }
 
@@ -776,8 +775,7 @@ impl<M: StateMachine> Store<M> {
                             before,
                             pol.tree,
                             &mut l.rng,
-                            &mut l.open,
-                            &mut l.snap_amaf,
+                            &mut l.widen,
                         )
                     }
                     _ => pol.tree.select(&l.snap, before, &mut l.rng),
