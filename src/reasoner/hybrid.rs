@@ -271,10 +271,11 @@ impl StateMachine for Hybrid {
     fn legal_moves(&self, state: &HybridState, role: RoleIdx, out: &mut Vec<TermId>) {
         match self.on_net(self.parts.legal, state) {
             Some(s) => {
-                let mut moves = Vec::new();
-                self.net.legal_moves(s, role, &mut moves);
-                out.clear();
-                out.extend(moves.iter().map(|&m| self.move_ids[m as usize]));
+                // The network's move numbers, translated in place.
+                self.net.legal_moves(s, role, out);
+                for m in out.iter_mut() {
+                    *m = self.move_ids[*m as usize];
+                }
             }
             None => self.prover.legal_moves(&state.facts, role, out),
         }
