@@ -308,12 +308,9 @@ impl StateMachine for Hybrid {
 
     fn goal_values(&self, state: &HybridState, role: RoleIdx) -> Vec<u8> {
         match self.on_net(self.parts.goal, state) {
-            Some(s) => {
-                let mut v = self.net.goal_values(s, role);
-                v.sort_unstable();
-                v.dedup();
-                v
-            }
+            // Ascending and without repeats already: the network's goal
+            // outputs are sorted by value when it is built.
+            Some(s) => self.net.goal_values(s, role),
             None => self.prover.goal_values(&state.facts, role),
         }
     }
