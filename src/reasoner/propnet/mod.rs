@@ -164,7 +164,9 @@ pub struct Propnet {
     out: Outputs,
     init: PropnetState,
     /// Scratches not held by a thread (see `playout.rs`).
-    scratch: Arc<Mutex<Vec<Scratch>>>,
+    /// Boxed: a scratch is a few hundred bytes of vector headers, and it
+    /// moves in and out of the thread's cache at every call.
+    scratch: Arc<Mutex<Vec<Box<Scratch>>>>,
     /// Tells this network's scratches from other networks' in a thread's
     /// own cache; never reused.
     id: u64,

@@ -21,8 +21,8 @@ const LOCAL_NETWORKS: usize = 4;
 /// ends) it goes back to the network's pool, unless the network is gone.
 struct Local {
     id: u64,
-    pool: Weak<Mutex<Vec<Scratch>>>,
-    scratch: Option<Scratch>,
+    pool: Weak<Mutex<Vec<Box<Scratch>>>>,
+    scratch: Option<Box<Scratch>>,
 }
 
 impl Drop for Local {
@@ -39,8 +39,12 @@ thread_local! {
 
 impl Propnet {
     /// A scratch holding the state with no fluent true.
-    fn new_scratch(&self) -> Scratch {
-        let mut s = Scratch::new(self.gates.len(), self.words(), self.out.legal.groups());
+    fn new_scratch(&self) -> Box<Scratch> {
+        let mut s = Box::new(Scratch::new(
+            self.gates.len(),
+            self.words(),
+            self.out.legal.groups(),
+        ));
         if self.incremental {
             self.prime(&mut s);
         }
