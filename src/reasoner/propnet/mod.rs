@@ -166,6 +166,7 @@ pub struct Propnet {
     /// Scratches not held by a thread (see `playout.rs`).
     /// Boxed: a scratch is a few hundred bytes of vector headers, and it
     /// moves in and out of the thread's cache at every call.
+    #[allow(clippy::vec_box)]
     scratch: Arc<Mutex<Vec<Box<Scratch>>>>,
     /// Tells this network's scratches from other networks' in a thread's
     /// own cache; never reused.

@@ -21,6 +21,8 @@ const LOCAL_NETWORKS: usize = 4;
 /// ends) it goes back to the network's pool, unless the network is gone.
 struct Local {
     id: u64,
+    // Boxed scratches, see `Propnet::scratch`.
+    #[allow(clippy::vec_box)]
     pool: Weak<Mutex<Vec<Box<Scratch>>>>,
     scratch: Option<Box<Scratch>>,
 }
