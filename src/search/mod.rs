@@ -27,6 +27,7 @@ pub mod enhance;
 pub mod gifl;
 pub mod meta;
 pub mod minimax;
+mod node;
 pub mod policy;
 mod tree;
 
@@ -39,8 +40,9 @@ use serde::Serialize;
 
 use crate::reasoner::{RoleIdx, StateMachine};
 pub use enhance::Enhancements;
+use node::Node;
 use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
-use tree::{Local, Node, Policies, Tree};
+use tree::{Local, Policies, Tree};
 
 /// How several threads share the work of one search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -395,7 +397,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
     /// role whatever the other roles play. Checked once per root, when the roles
     /// have at most 256 joint moves there, so asking for the best move stays
     /// instant after a search.
-    fn find_wins(machine: &M, root: &tree::Node<M>) -> Vec<Option<M::Move>> {
+    fn find_wins(machine: &M, root: &Node<M>) -> Vec<Option<M::Move>> {
         let roles = root.moves.len();
         let mut wins = vec![None; roles];
         let total = root
