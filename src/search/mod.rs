@@ -22,7 +22,7 @@
 //!   root parallel is the default.
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
-mod arena;
+mod append;
 pub mod enhance;
 pub mod gifl;
 pub mod meta;

@@ -19,7 +19,7 @@ use std::time::Instant;
 use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
-use super::arena::Arena;
+use super::append::AppendOnly;
 use super::drop_elsewhere;
 use super::enhance::{self, DecisivePolicy, Enhancements, MastPolicy, MastTable};
 use super::node::{add_u64, atomic_stats, AtomicStats, Node, NodeId};
@@ -276,7 +276,7 @@ impl<M: StateMachine> Local<M> {
 /// itself (it holds the [`Tree`] mutably), where updates need no atomic
 /// read-modify-write.
 pub(crate) struct Store<M: StateMachine> {
-    nodes: Arena<Node<M>>,
+    nodes: AppendOnly<Node<M>>,
 }
 
 pub(crate) struct Tree<M: StateMachine> {
@@ -692,7 +692,7 @@ impl<M: StateMachine> Store<M> {
 
 impl<M: StateMachine> Tree<M> {
     pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
-        let nodes = Arena::new(node_limit.max(1));
+        let nodes = AppendOnly::new(node_limit.max(1));
         if nodes.push(root).is_err() {
             unreachable!("a new store has room for its root");
         }
@@ -742,7 +742,7 @@ impl<M: StateMachine + 'static> Tree<M> {
             Some(c) => self.compact(c),
             None => {
                 let next = machine.next_state(&self.root().state, joint);
-                let nodes = Arena::new(self.store.nodes.capacity());
+                let nodes = AppendOnly::new(self.store.nodes.capacity());
                 if nodes.push(Node::new(machine, next, eval)).is_err() {
                     unreachable!("a new store has room for its root");
                 }
@@ -755,7 +755,7 @@ impl<M: StateMachine + 'static> Tree<M> {
     /// Keeps only the subtree under `new_root`, renumbered breadth first.
     fn compact(&mut self, new_root: NodeId) {
         let cap = self.store.nodes.capacity();
-        let mut old = std::mem::replace(&mut self.store.nodes, Arena::new(1)).into_values();
+        let mut old = std::mem::replace(&mut self.store.nodes, AppendOnly::new(1)).into_values();
         let mut map: HashMap<NodeId, NodeId> = HashMap::new();
         let mut order = vec![new_root];
         map.insert(new_root, 0);
@@ -771,7 +771,7 @@ impl<M: StateMachine + 'static> Tree<M> {
             }
             i += 1;
         }
-        let nodes = Arena::new(cap);
+        let nodes = AppendOnly::new(cap);
         for id in order {
             if let Some(mut n) = old[id as usize].take() {
                 n.children.renumber(&map);

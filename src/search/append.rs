@@ -17,7 +17,7 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 
 type Chunk<T> = Box<[OnceLock<T>]>;
 
-pub(crate) struct Arena<T> {
+pub(crate) struct AppendOnly<T> {
     chunks: Box<[OnceLock<Chunk<T>>]>,
     /// Indices handed out, possibly past `cap` (those pushes failed). On a
     /// cache line of its own: every thread adds to it at every expansion.
@@ -36,12 +36,12 @@ impl<T> std::ops::Deref for Padded<T> {
     }
 }
 
-impl<T> Arena<T> {
+impl<T> AppendOnly<T> {
     /// An empty store for at most `cap` values (at least one).
     pub fn new(cap: usize) -> Self {
         let cap = cap.clamp(1, u32::MAX as usize);
         let chunks = cap.div_ceil(CHUNK);
-        Arena {
+        AppendOnly {
             chunks: (0..chunks).map(|_| OnceLock::new()).collect(),
             next: Padded(AtomicUsize::new(0)),
             cap,
@@ -74,7 +74,7 @@ impl<T> Arena<T> {
         let chunk = self.chunks[i >> CHUNK_BITS]
             .get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect());
         if chunk[i & (CHUNK - 1)].set(value).is_err() {
-            unreachable!("arena slot {i} was handed out twice");
+            unreachable!("store slot {i} was handed out twice");
         }
         Ok(i as u32)
     }
@@ -82,7 +82,7 @@ impl<T> Arena<T> {
     /// The value at `i`.
     ///
     /// # Panics
-    /// When `i` was never returned by [`Arena::push`]: indices reach readers only
+    /// When `i` was never returned by [`AppendOnly::push`]: indices reach readers only
     /// after their push, so this is a bug in the caller.
     #[inline]
     pub fn get(&self, i: u32) -> &T {
@@ -90,7 +90,7 @@ impl<T> Arena<T> {
         self.chunks[i >> CHUNK_BITS]
             .get()
             .and_then(|c| c[i & (CHUNK - 1)].get())
-            .unwrap_or_else(|| panic!("arena index {i} read before it was pushed"))
+            .unwrap_or_else(|| panic!("store index {i} read before it was pushed"))
     }
 
     /// Every value in index order, moved out (for re-numbering the tree).
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn pushes_from_several_threads_get_distinct_indices_and_stay_put() {
-        let a = Arena::new(3 * CHUNK + 5);
+        let a = AppendOnly::new(3 * CHUNK + 5);
         std::thread::scope(|s| {
             for t in 0..4u32 {
                 let a = &a;
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_full_store_gives_the_value_back() {
-        let a = Arena::new(2);
+        let a = AppendOnly::new(2);
         assert_eq!(a.push("x"), Ok(0));
         assert_eq!(a.push("y"), Ok(1));
         assert_eq!(a.push("z"), Err("z"));
