@@ -8,12 +8,16 @@
 //! best is frozen into the network and the output retrained over the inputs
 //! and all hidden units. Growth stops when the error on held-out examples has
 //! not improved for `patience` units; the network kept is the one with the
-//! lowest held-out error. Gradient steps are Adam's, full batch.
+//! lowest held-out error. Gradient steps are Adam's on minibatches (the
+//! whole set when it is smaller than one), the step size decaying linearly
+//! to a tenth, so that a training costs a few passes over the examples
+//! whatever their number.
 
 use std::time::Instant;
 
-use ndarray::{s, Array1, Array2, ArrayView1, Axis};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, CowArray, Ix1, Ix2};
 use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
@@ -64,8 +68,14 @@ pub struct TrainConfig {
     pub max_units: usize,
     /// Candidates trained for each unit added.
     pub candidates: usize,
-    /// Full-batch steps of each output and candidate training.
+    /// Passes over the training examples of each output and candidate
+    /// training, at most [`TrainConfig::max_steps`] gradient steps.
     pub epochs: usize,
+    /// Examples per gradient step.
+    pub batch: usize,
+    /// The most gradient steps of one training: on many examples, fewer
+    /// passes than `epochs`.
+    pub max_steps: usize,
     pub learning_rate: f64,
     /// Units added without a better held-out error before growth stops.
     pub patience: usize,
@@ -78,9 +88,11 @@ pub struct TrainConfig {
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
-            max_units: 20,
+            max_units: 40,
             candidates: 8,
             epochs: 400,
+            batch: 256,
+            max_steps: 6000,
             learning_rate: 0.05,
             patience: 3,
             seed: 1,
@@ -157,20 +169,85 @@ fn mse(f: &Array2<f64>, w: &Array1<f64>, y: &Array1<f64>) -> f64 {
     (&p - y).mapv(|e| e * e).mean().unwrap_or(0.0)
 }
 
+/// The minibatches of one training: row indices, each pass over the
+/// examples in a fresh random order, [`TrainConfig::max_steps`] at most.
+struct Batches {
+    order: Vec<usize>,
+    at: usize,
+    size: usize,
+    steps: usize,
+}
+
+impl Batches {
+    fn new(n: usize, cfg: &TrainConfig) -> Batches {
+        let size = cfg.batch.clamp(1, n.max(1));
+        let per_pass = n.div_ceil(size).max(1);
+        Batches {
+            order: (0..n).collect(),
+            at: n,
+            size,
+            steps: (cfg.epochs * per_pass).min(cfg.max_steps.max(cfg.epochs)),
+        }
+    }
+
+    /// The next batch's rows (a whole pass when the set fits one batch).
+    fn next(&mut self, rng: &mut SmallRng) -> &[usize] {
+        if self.at + self.size > self.order.len() {
+            self.order.shuffle(rng);
+            self.at = 0;
+        }
+        let rows = &self.order[self.at..(self.at + self.size).min(self.order.len())];
+        self.at += self.size;
+        rows
+    }
+
+    /// The step size of step `t`: decaying linearly to a tenth.
+    fn rate(&self, cfg: &TrainConfig, t: usize) -> f64 {
+        cfg.learning_rate * (1.0 - 0.9 * t as f64 / self.steps.max(1) as f64)
+    }
+}
+
+/// The rows `rows` of `f` and of `y` (all of them, without a copy, when
+/// `rows` is every row in order).
+fn batch<'a>(
+    f: &'a Array2<f64>,
+    y: &'a Array1<f64>,
+    rows: &[usize],
+) -> (CowArray<'a, f64, Ix2>, CowArray<'a, f64, Ix1>) {
+    if rows.len() == y.len() && rows.iter().enumerate().all(|(i, &r)| i == r) {
+        (f.view().into(), y.view().into())
+    } else {
+        (
+            f.select(Axis(0), rows).into(),
+            y.select(Axis(0), rows).into(),
+        )
+    }
+}
+
 /// Trains the output weights `w` over features `f` for targets `y`.
-fn train_output(f: &Array2<f64>, y: &Array1<f64>, w: &mut Array1<f64>, cfg: &TrainConfig) {
-    let n = y.len().max(1) as f64;
+fn train_output(
+    f: &Array2<f64>,
+    y: &Array1<f64>,
+    w: &mut Array1<f64>,
+    cfg: &TrainConfig,
+    rng: &mut SmallRng,
+) {
     let mut adam = Adam::new(w.len());
-    for _ in 0..cfg.epochs {
-        let p = f.dot(&*w).mapv(sigmoid);
-        let delta = (&p - y) * &p.mapv(|q| q * (1.0 - q)) * (2.0 / n);
-        let grad = f.t().dot(&delta);
-        adam.step(w, &grad, cfg.learning_rate);
+    let mut batches = Batches::new(y.len(), cfg);
+    for t in 0..batches.steps {
+        let lr = batches.rate(cfg, t);
+        let (fb, yb) = batch(f, y, batches.next(rng));
+        let n = yb.len().max(1) as f64;
+        let p = fb.dot(&*w).mapv(sigmoid);
+        let delta = (&p - &yb) * &p.mapv(|q| q * (1.0 - q)) * (2.0 / n);
+        let grad = fb.t().dot(&delta);
+        adam.step(w, &grad, lr);
     }
 }
 
 /// Trains a candidate unit over features `f` to correlate with the
-/// residuals `e`; its weights and the size of the correlation.
+/// residuals `e`; its weights and the size of the correlation (over all
+/// the examples).
 fn train_candidate(
     f: &Array2<f64>,
     e: &Array1<f64>,
@@ -179,20 +256,29 @@ fn train_candidate(
 ) -> (Array1<f64>, f64) {
     let d = f.ncols();
     let mut v = Array1::from_shape_fn(d, |_| rng.gen_range(-1.0..1.0));
-    let ec = e - e.mean().unwrap_or(0.0);
     let mut adam = Adam::new(d);
-    let corr = |v: &Array1<f64>| {
+    let mut batches = Batches::new(e.len(), cfg);
+    // The covariance of the unit's activation with the residual, over the
+    // rows given, and the activations.
+    let corr = |f: &ArrayView2<f64>, e: &ArrayView1<f64>, v: &Array1<f64>| {
+        let ec = e - e.mean().unwrap_or(0.0);
         let a = f.dot(v).mapv(f64::tanh);
         let ac = &a - a.mean().unwrap_or(0.0);
-        (ac.dot(&ec), a)
+        (ac.dot(&ec), a, ec)
     };
-    for _ in 0..cfg.epochs {
-        let (s, a) = corr(&v);
+    let n = e.len().max(1) as f64;
+    for t in 0..batches.steps {
+        let lr = batches.rate(cfg, t);
+        let (fb, eb) = batch(f, e, batches.next(rng));
+        // Scaled to the whole set, so the step sizes do not depend on the
+        // batch's.
+        let scale = n / eb.len().max(1) as f64;
+        let (s, a, ec) = corr(&fb.view(), &eb.view(), &v);
         // d|S|/dv = sign(S) * F^T ((E - mean E) * (1 - a^2)); ascent.
-        let g = f.t().dot(&(&ec * &a.mapv(|x| 1.0 - x * x))) * (-s.signum());
-        adam.step(&mut v, &g, cfg.learning_rate);
+        let g = fb.t().dot(&(&ec * &a.mapv(|x| 1.0 - x * x))) * (-s.signum() * scale);
+        adam.step(&mut v, &g, lr);
     }
-    let (s, _) = corr(&v);
+    let (s, _, _) = corr(&f.view(), &e.view(), &v);
     (v, s.abs())
 }
 
@@ -230,7 +316,7 @@ impl Cascade {
         let mut ft = with_bias(&test.x);
         let mut w = Array1::zeros(inputs + 1);
         let output_start = Instant::now();
-        train_output(&f, &train.y, &mut w, cfg);
+        train_output(&f, &train.y, &mut w, cfg, &mut rng);
         // A unit trains its candidates and the output again: before the
         // first, that many output trainings are the estimate of its time.
         let mut took = output_start.elapsed() * (cfg.candidates.max(1) as u32 + 1);
@@ -264,7 +350,7 @@ impl Cascade {
             let mut grown = Array1::zeros(w.len() + 1);
             grown.slice_mut(s![..w.len()]).assign(&w);
             w = grown;
-            train_output(&f, &train.y, &mut w, cfg);
+            train_output(&f, &train.y, &mut w, cfg, &mut rng);
             net.out = w.to_vec();
             let r = UnitReport {
                 units: net.hidden.len(),
