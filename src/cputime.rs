@@ -32,6 +32,11 @@ pub fn thread() -> Duration {
     clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// CPU time this process has used, all its threads together.
+pub fn process() -> Duration {
+    clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
 /// CPU time another process of this machine has used (user and system, all
 /// its threads), read from `/proc/PID/stat`; `None` when it cannot be read
 /// (the process is gone, or the system has no `/proc`). Resolution: the

@@ -476,6 +476,66 @@ fn benches_take_lists_of_thread_counts() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["threads"].as_u64(), Some(2));
     assert_eq!(rows[0]["enhancements"].as_str(), Some("rave"));
+    // The CPU time of the search per iteration, all threads together.
+    for r in &rows {
+        assert!(
+            r["cpu_us_per_iteration"].as_f64().is_some_and(|c| c > 0.0),
+            "{r}"
+        );
+    }
+}
+
+/// `bench search --model` scores the leaves by a learned model (or mixes it
+/// with the playouts by `--mix`), and refuses a model of other rules and a
+/// weight outside 0..1 with a message.
+#[test]
+fn bench_search_takes_a_learned_model() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let model = dir.path().join("ttt.json");
+    let model = model.to_str().expect("a UTF-8 path");
+    let path = common::puzzle_path("tictactoe");
+    let game = path.to_str().expect("a UTF-8 path");
+    let o = run(&[
+        "learn",
+        game,
+        "--out",
+        model,
+        "--seconds",
+        "3",
+        "--examples",
+        "300",
+    ]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let search = |extra: &[&str]| {
+        let mut args = vec!["bench", "search", game, "--seconds", "0.1", "--json"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    for (extra, how) in [
+        (vec!["--model", model], "at the leaves"),
+        (vec!["--model", model, "--mix", "0.5"], "mixed at 0.5"),
+    ] {
+        let o = search(&extra);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        let rows = json_rows(&o);
+        assert_eq!(rows[0]["model"].as_str(), Some(how), "{extra:?}");
+        assert!(rows[0]["iterations"].as_u64().is_some_and(|n| n > 0));
+    }
+    assert_fails(
+        &search(&["--model", model, "--mix", "2"]),
+        &["between 0 and 1"],
+    );
+    let other = common::puzzle_path("nim");
+    let o = run(&[
+        "bench",
+        "search",
+        other.to_str().expect("a UTF-8 path"),
+        "--seconds",
+        "0.1",
+        "--model",
+        model,
+    ]);
+    assert_fails(&o, &["other rules"]);
 }
 
 /// Without the `mpi` feature, `--cluster` says how to get it instead of

@@ -17,7 +17,7 @@ use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
 use ggp_asp::gdl;
 use ggp_asp::learn::train::{learn, LearnConfig};
 use ggp_asp::learn::Model;
-use ggp_asp::reasoner::{Engine, Propnet};
+use ggp_asp::reasoner::{Engine, Propnet, Prover, StateMachine};
 
 fn tictactoe_model() -> Model {
     let g = gdl::load(&puzzle_path("tictactoe")).expect("loads");
@@ -61,6 +61,45 @@ fn a_model_learned_on_tictactoe_loads_and_plays_legal_moves() {
         assert!(rec.errors.is_empty(), "{spec}: {:?}", rec.errors);
         assert_eq!(rec.players[0], spec);
     }
+}
+
+/// The reader (fluents found by their terms) gives the inputs the printed
+/// fluents give, on every state of random walks, for rules loaded anew (other
+/// symbol tables than the model was learned with) on both engines.
+#[test]
+fn inputs_read_by_term_equal_inputs_read_by_text() {
+    use rand::{Rng, SeedableRng};
+    let model = tictactoe_model();
+    let game = gdl::load(&puzzle_path("tictactoe")).expect("loads");
+    let reader = model.reader(&game);
+    fn walks<M: StateMachine>(m: &M, model: &Model, reader: &ggp_asp::learn::Reader) -> usize {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let mut x = Vec::new();
+        let mut seen = 0;
+        for _ in 0..20 {
+            let mut s = m.initial_state();
+            loop {
+                reader.inputs(m, &s, &mut x);
+                assert_eq!(x, model.inputs(m, &s));
+                seen += x.iter().filter(|&&v| v == 1.0).count();
+                if m.is_terminal(&s) {
+                    break;
+                }
+                let joint: Vec<M::Move> = (0..m.num_roles())
+                    .map(|r| {
+                        let l = m.legal(&s, r);
+                        l[rng.gen_range(0..l.len())].clone()
+                    })
+                    .collect();
+                s = m.next_state(&s, &joint);
+            }
+        }
+        seen
+    }
+    let net = Propnet::new(game.clone()).expect("compiles");
+    assert!(walks(&net, &model, &reader) > 0, "some input is 1");
+    let prover = Prover::new(game);
+    assert!(walks(&prover, &model, &reader) > 0);
 }
 
 #[test]

@@ -380,10 +380,10 @@ pub fn build_player<M: StateMachine + 'static>(
                 }
                 Box::new(p)
             } else {
-                let m = Arc::clone(model);
+                let net = crate::learn::NetEvaluator::new(Arc::clone(model), machine.game());
                 let leaf: crate::search::minimax::Leaf<M> =
                     Arc::new(move |machine: &M, state: &M::State, role| {
-                        100.0 * m.value(machine, state, role)
+                        100.0 * net.value(machine, state, role)
                     });
                 let mut p =
                     MinimaxPlayer::new(Arc::clone(machine), crate::search::minimax::Kind::Paranoid)

@@ -424,9 +424,10 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             tracing::debug!("gifl: {n} features learned");
         }
         let net = |m: &Arc<crate::learn::Model>| {
-            Arc::new(crate::learn::NetEvaluator {
-                model: Arc::clone(m),
-            })
+            Arc::new(crate::learn::NetEvaluator::new(
+                Arc::clone(m),
+                self.machine.game(),
+            ))
         };
         match (&self.model, self.mix) {
             (Some(m), Some(w)) => s.with_leaf_value(net(m), w),

@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::gdl::Game;
+use crate::learn::{Model, NetEvaluator};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use crate::search::policy::{playout, RandomPlayout};
 use crate::search::{Enhancements, Mcts, Parallel, SearchConfig};
@@ -35,6 +36,14 @@ pub struct SearchBench {
     /// The search's iterations and the seconds they took.
     pub iterations: u64,
     pub seconds: f64,
+    /// The process's CPU time over the search, all threads, per iteration
+    /// (microseconds): flat as threads are added while the search scales
+    /// (even past the machine's cores, where threads take turns), growing
+    /// where they contend for something.
+    pub cpu_us_per_iteration: f64,
+    /// The learned model whose value scores the leaves (`--model`), with the
+    /// playout's share (`--mix`), if any.
+    pub model: Option<String>,
     /// The first role's moves at the root with their visits and summed
     /// values (what root parallel search merges).
     #[serde(skip)]
@@ -51,7 +60,7 @@ pub struct RootMove {
 }
 
 /// What [`search_bench`] runs: the search's shape and how long.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SearchSetup {
     pub engine: Engine,
     pub seconds: f64,
@@ -60,10 +69,16 @@ pub struct SearchSetup {
     pub enhancements: Enhancements,
     /// The search's seed (ranks of a cluster each take their own).
     pub seed: u64,
+    /// A learned model scoring the leaves instead of the playouts (`nn-uct`),
+    /// or mixed with them at this weight of the model's (`nn-mix`).
+    pub model: Option<(Arc<Model>, Option<f64>)>,
 }
 
 /// Measures `seconds` of raw playouts, then `seconds` of search from the initial state.
 pub fn search_bench(name: &str, game: Game, setup: SearchSetup) -> Result<SearchBench> {
+    if let Some((m, _)) = &setup.model {
+        m.check_game(&game)?;
+    }
     let (machine, _) = AnyMachine::build(game, setup.engine)?;
     let engine = machine.name().to_string();
     let mut r = machine.visit(BenchVisitor {
@@ -72,6 +87,7 @@ pub fn search_bench(name: &str, game: Game, setup: SearchSetup) -> Result<Search
         parallel: setup.parallel,
         enhancements: setup.enhancements,
         seed: setup.seed,
+        model: setup.model,
     });
     r.game = name.to_string();
     r.engine = engine;
@@ -84,6 +100,7 @@ struct BenchVisitor {
     parallel: Parallel,
     enhancements: Enhancements,
     seed: u64,
+    model: Option<(Arc<Model>, Option<f64>)>,
 }
 
 impl MachineVisitor for BenchVisitor {
@@ -130,7 +147,23 @@ impl MachineVisitor for BenchVisitor {
             // Learning is not part of the iterations measured.
             search.learn_features(walks, None);
         }
+        let mut model = None;
+        if let Some((net, mix)) = &self.model {
+            let net = Arc::new(NetEvaluator::new(Arc::clone(net), m.game()));
+            search = match mix {
+                Some(w) => {
+                    model = Some(format!("mixed at {w}"));
+                    search.with_leaf_value(net, *w)
+                }
+                None => {
+                    model = Some("at the leaves".to_string());
+                    search.with_evaluator(net)
+                }
+            };
+        }
+        let cpu0 = crate::cputime::process();
         search.search_until(Instant::now() + budget);
+        let cpu = crate::cputime::process().saturating_sub(cpu0);
         let st = search.stats();
         let iterations_per_s = st.iterations_per_s();
         let symbols = &m.game().symbols;
@@ -156,6 +189,8 @@ impl MachineVisitor for BenchVisitor {
             max_depth: st.max_depth,
             iterations: st.last_iterations,
             seconds: st.last_seconds,
+            cpu_us_per_iteration: cpu.as_secs_f64() * 1e6 / st.last_iterations.max(1) as f64,
+            model,
             root,
         }
     }
@@ -201,7 +236,7 @@ pub fn cluster_search_bench(
 ) -> Result<Option<ClusterBench>> {
     use std::hash::{Hash, Hasher};
     let alone = if cluster.is_root() {
-        Some(search_bench(name, game.clone(), setup)?.iterations_per_s)
+        Some(search_bench(name, game.clone(), setup.clone())?.iterations_per_s)
     } else {
         None
     };

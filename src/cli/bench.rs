@@ -3,6 +3,7 @@
 //! parses the arguments and prints the rows as a table or as JSON lines.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
@@ -13,6 +14,7 @@ use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
 use ggp_asp::bench::search::{search_bench, SearchBench, SearchSetup};
 use ggp_asp::bench::solve;
 use ggp_asp::gdl;
+use ggp_asp::learn::Model;
 use ggp_asp::reasoner::Engine;
 use ggp_asp::search::{Enhancements, Parallel};
 use ggp_asp::show::plot::{self, Series, TimeAxis};
@@ -479,6 +481,14 @@ struct SearchArgs {
     enhance: Enhancements,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     engine: Engine,
+    /// A model of `ggp-asp learn` whose value scores the leaves instead of
+    /// the playouts (as `nn-uct` plays), for what the network costs.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// With `--model`: the model's weight against the playout's (as `nn-mix`
+    /// plays at 0.5).
+    #[arg(long, requires = "model")]
+    mix: Option<f64>,
     #[arg(long)]
     json: bool,
     /// Search on every rank of an MPI job (`mpirun -n N ggp-asp bench search
@@ -490,7 +500,7 @@ struct SearchArgs {
 }
 
 impl SearchArgs {
-    fn setup(&self, threads: usize) -> SearchSetup {
+    fn setup(&self, threads: usize, model: &Option<Arc<Model>>) -> SearchSetup {
         SearchSetup {
             engine: self.engine,
             seconds: self.seconds,
@@ -498,18 +508,26 @@ impl SearchArgs {
             parallel: self.parallel,
             enhancements: self.enhance,
             seed: ggp_asp::search::SearchConfig::default().seed,
+            model: model.as_ref().map(|m| (Arc::clone(m), self.mix)),
         }
     }
 
     fn run(self) -> Result<u8> {
+        if let Some(w) = self.mix.filter(|w| !(0.0..=1.0).contains(w)) {
+            anyhow::bail!("--mix {w}: the model's weight is between 0 and 1");
+        }
+        let model = match &self.model {
+            Some(p) => Some(Arc::new(Model::load(p)?)),
+            None => None,
+        };
         if self.cluster {
-            return self.run_cluster();
+            return self.run_cluster(&model);
         }
         for path in &self.games {
             let g = gdl::load(path)?;
             let mut first: Option<f64> = None;
             for &threads in &self.threads {
-                let r = search_bench(&game_name(path), g.clone(), self.setup(threads))?;
+                let r = search_bench(&game_name(path), g.clone(), self.setup(threads, &model))?;
                 let base = *first.get_or_insert(r.iterations_per_s);
                 let speedup = r.iterations_per_s / base.max(1e-9);
                 if self.json {
@@ -525,14 +543,14 @@ impl SearchArgs {
     }
 
     #[cfg(not(feature = "mpi"))]
-    fn run_cluster(self) -> Result<u8> {
+    fn run_cluster(self, _model: &Option<Arc<Model>>) -> Result<u8> {
         anyhow::bail!(
             "--cluster needs a build with MPI: cargo build --release --features mpi (README.md says what to install), then mpirun -n N ggp-asp bench search GAME --cluster"
         )
     }
 
     #[cfg(feature = "mpi")]
-    fn run_cluster(self) -> Result<u8> {
+    fn run_cluster(self, model: &Option<Arc<Model>>) -> Result<u8> {
         let cluster = ggp_asp::cluster::Cluster::start()?;
         for path in &self.games {
             let g = gdl::load(path)?;
@@ -541,7 +559,7 @@ impl SearchArgs {
                     &cluster,
                     &game_name(path),
                     g.clone(),
-                    self.setup(threads),
+                    self.setup(threads, model),
                 )?;
                 let Some(r) = r else { continue };
                 if self.json {
@@ -574,7 +592,7 @@ impl SearchArgs {
 
 fn print_search_row(r: &SearchBench, speedup: f64) {
     println!(
-        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel{}, {speedup:.2}x)  ratio {:.2}  nodes {}",
+        "{:<24} {:<8} playouts/s {:>10.1}  iterations/s {:>10.1} ({} threads, {:?} parallel{}{}, {speedup:.2}x)  CPU us/iteration {:.2}  ratio {:.2}  nodes {}",
         r.game,
         r.engine,
         r.playouts_per_s,
@@ -586,6 +604,10 @@ fn print_search_row(r: &SearchBench, speedup: f64) {
         } else {
             format!(", uct+{}", r.enhancements)
         },
+        r.model
+            .as_ref()
+            .map_or(String::new(), |m| format!(", model {m}")),
+        r.cpu_us_per_iteration,
         r.ratio,
         r.nodes
     );

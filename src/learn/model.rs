@@ -11,8 +11,9 @@ use hashbrown::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::ccnn::{Cascade, UnitReport};
+use crate::gdl::parser::parse_ground_terms;
 use crate::gdl::print::term_to_string;
-use crate::gdl::Game;
+use crate::gdl::{Game, Term};
 use crate::reasoner::StateMachine;
 
 /// What the file says it is.
@@ -144,7 +145,8 @@ impl Model {
         Ok(())
     }
 
-    /// The network's inputs for `state`.
+    /// The network's inputs for `state`, each fluent printed and looked up
+    /// by its text: the reference that [`Reader`] must agree with.
     pub fn inputs<M: StateMachine>(&self, machine: &M, state: &M::State) -> Vec<f64> {
         let mut x = vec![0.0; self.fluents.len()];
         let syms = &machine.game().symbols;
@@ -156,15 +158,42 @@ impl Model {
         x
     }
 
-    /// The value (0..1) of `state` for `role`: the network's for the first
-    /// role, its complement for the second (the games trained on are
-    /// two-player and zero-sum), 0.5 for any other.
-    pub fn value<M: StateMachine>(&self, machine: &M, state: &M::State, role: usize) -> f64 {
-        let v = self.network.value(&self.inputs(machine, state));
-        match role {
-            0 => v,
-            1 => 1.0 - v,
-            _ => 0.5,
+    /// The network's inputs read off `game`'s states by their fluents' terms.
+    pub fn reader(&self, game: &Game) -> Reader {
+        // A fluent with a symbol the game does not know never holds in it.
+        let index = self
+            .fluents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let mut t = parse_ground_terms(&format!("({f})"), &game.symbols).ok()?;
+                (t.len() == 1).then(|| (t.remove(0), i))
+            })
+            .collect();
+        Reader {
+            index,
+            len: self.fluents.len(),
+        }
+    }
+}
+
+/// A model's inputs for the states of one game, found by each fluent's term:
+/// printing every fluent of every state evaluated (what [`Model::inputs`]
+/// does) cost more than the network.
+pub struct Reader {
+    index: HashMap<Term, usize>,
+    len: usize,
+}
+
+impl Reader {
+    /// The network's inputs for `state`, into `x`.
+    pub fn inputs<M: StateMachine>(&self, machine: &M, state: &M::State, x: &mut Vec<f64>) {
+        x.clear();
+        x.resize(self.len, 0.0);
+        for f in machine.fluents(state) {
+            if let Some(&i) = self.index.get(&f) {
+                x[i] = 1.0;
+            }
         }
     }
 }

@@ -450,9 +450,10 @@ impl MachineVisitor for WorkerStart {
         }
         let mut search = Mcts::new(Arc::clone(&machine), state.clone(), search_cfg);
         if let Some(m) = model {
-            search = search.with_evaluator(Arc::new(crate::learn::NetEvaluator {
-                model: Arc::clone(m),
-            }));
+            search = search.with_evaluator(Arc::new(crate::learn::NetEvaluator::new(
+                Arc::clone(m),
+                machine.game(),
+            )));
         }
         let setup = &self.setup;
         let mut w = Worker {
