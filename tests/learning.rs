@@ -15,8 +15,9 @@ use std::time::Duration;
 use common::puzzle_path;
 use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
 use ggp_asp::gdl;
+use ggp_asp::learn::model::VERSION;
 use ggp_asp::learn::train::{learn, LearnConfig};
-use ggp_asp::learn::Model;
+use ggp_asp::learn::{Model, NetEvaluator, Perspective};
 use ggp_asp::reasoner::{Engine, Propnet, Prover, StateMachine};
 
 fn tictactoe_model() -> Model {
@@ -102,6 +103,40 @@ fn inputs_read_by_term_equal_inputs_read_by_text() {
     assert!(walks(&prover, &model, &reader) > 0);
 }
 
+/// A model's values are the role to move's (the winner's own estimates are
+/// its examples); a file of format version 1, whose values are the first
+/// role's, still loads and is read that way.
+#[test]
+fn values_are_the_movers_and_version_1_files_the_first_roles() {
+    let model = tictactoe_model();
+    assert_eq!(model.perspective, Perspective::Mover);
+    let game = gdl::load(&puzzle_path("tictactoe")).expect("loads");
+    let net = Propnet::new(game.clone()).expect("compiles");
+    let model = Arc::new(model);
+    let eval = NetEvaluator::new(Arc::clone(&model), &game);
+    let start = net.initial_state();
+    let (own, v) = eval.own_value(&net, &start);
+    assert_eq!(own, 0, "the first role moves first");
+    assert!((eval.value(&net, &start, 1) - (1.0 - v)).abs() < 1e-12);
+    let joint: Vec<_> = (0..2).map(|r| net.legal(&start, r)[0].clone()).collect();
+    let after = net.next_state(&start, &joint);
+    assert_eq!(eval.own_value(&net, &after).0, 1, "then the second");
+    // The same file as version 1.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("v1.json");
+    model.save(&path).expect("saves");
+    let text = std::fs::read_to_string(&path).expect("reads");
+    let v1 = text
+        .replace(&format!("\"version\":{VERSION}"), "\"version\":1")
+        .replace("\"perspective\":\"mover\",", "");
+    assert_ne!(v1, text);
+    std::fs::write(&path, v1).expect("writes");
+    let old = Arc::new(Model::load(&path).expect("a version 1 file loads"));
+    assert_eq!(old.perspective, Perspective::FirstRole);
+    let eval = NetEvaluator::new(old, &game);
+    assert_eq!(eval.own_value(&net, &after).0, 0, "the first role's value");
+}
+
 #[test]
 fn bad_models_are_refused_with_a_message() {
     let model = tictactoe_model();
@@ -128,7 +163,7 @@ fn bad_models_are_refused_with_a_message() {
     let cases = [
         (text[..text.len() / 2].to_string(), "truncated"),
         (
-            text.replace("\"version\":1", "\"version\":7"),
+            text.replace(&format!("\"version\":{VERSION}"), "\"version\":7"),
             "format version 7",
         ),
         ("{\"weights\": []}".to_string(), "not a ggp-asp model"),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::gdl::Game;
 use crate::reasoner::StateMachine;
 use crate::search::policy::{Evaluator, GoalEvaluator};
-pub use model::{Model, Reader};
+pub use model::{Model, Perspective, Reader};
 
 /// The network's value at a non-terminal state, the game's goals at a
 /// terminal one.
@@ -32,31 +32,34 @@ impl NetEvaluator {
         NetEvaluator { model, reader }
     }
 
-    /// The network's value (0..1) of `state` for the first role; the second
-    /// role's is its complement (the games trained on are two-player and
-    /// zero-sum).
-    pub fn first_role_value<M: StateMachine>(&self, machine: &M, state: &M::State) -> f64 {
+    /// The role whose value the network gives at `state`, and that value
+    /// (0..1).
+    pub fn own_value<M: StateMachine>(&self, machine: &M, state: &M::State) -> (usize, f64) {
         thread_local! {
             static INPUTS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
         }
-        INPUTS.with_borrow_mut(|x| {
+        let role = self.model.perspective.role(machine, state);
+        let v = INPUTS.with_borrow_mut(|x| {
             self.reader.inputs(machine, state, x);
             self.model.network.value(x)
-        })
+        });
+        (role, v)
     }
 
-    /// The value (0..1) of `state` for `role`: see
-    /// [`NetEvaluator::first_role_value`]; 0.5 for a third role.
+    /// The value (0..1) of `state` for `role`: the network's for the role
+    /// whose value it gives, its complement for the other (the games trained
+    /// on are two-player and zero-sum), 0.5 for any third.
     pub fn value<M: StateMachine>(&self, machine: &M, state: &M::State, role: usize) -> f64 {
-        of_role(self.first_role_value(machine, state), role)
+        let (own, v) = self.own_value(machine, state);
+        of_role(own, v, role)
     }
 }
 
-/// A role's value from the first role's `v`.
-fn of_role(v: f64, role: usize) -> f64 {
+/// `role`'s value when `own`'s is `v`.
+fn of_role(own: usize, v: f64, role: usize) -> f64 {
     match role {
-        0 => v,
-        1 => 1.0 - v,
+        r if r == own => v,
+        0 | 1 => 1.0 - v,
         _ => 0.5,
     }
 }
@@ -67,8 +70,8 @@ impl<M: StateMachine> Evaluator<M> for NetEvaluator {
             GoalEvaluator.evaluate(machine, state, true, out);
             return;
         }
-        let v = self.first_role_value(machine, state);
+        let (own, v) = self.own_value(machine, state);
         out.clear();
-        out.extend((0..machine.num_roles()).map(|r| of_role(v, r)));
+        out.extend((0..machine.num_roles()).map(|r| of_role(own, v, r)));
     }
 }

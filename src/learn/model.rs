@@ -18,8 +18,50 @@ use crate::reasoner::StateMachine;
 
 /// What the file says it is.
 pub const FORMAT: &str = "ggp-asp-model";
-/// The format version this build reads and writes.
-pub const VERSION: u32 = 1;
+/// The format version this build writes; it reads this one and version 1
+/// (whose values are all the first role's, [`Perspective::FirstRole`]).
+pub const VERSION: u32 = 2;
+
+/// Whose value the network gives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Perspective {
+    /// The first role's, whoever is to move (format version 1). With only
+    /// the winner's states kept, who is to move says who won: the network
+    /// learnt the turn, not the position.
+    #[default]
+    FirstRole,
+    /// The role to move's (the one role with a choice; the first role where
+    /// none or several have one): the winner's own estimate of its states,
+    /// as the examples are.
+    Mover,
+}
+
+impl Perspective {
+    /// The role whose value the network gives at `state`.
+    pub fn role<M: StateMachine>(self, machine: &M, state: &M::State) -> usize {
+        match self {
+            Perspective::FirstRole => 0,
+            Perspective::Mover => mover(machine, state).unwrap_or(0),
+        }
+    }
+}
+
+/// The role with a choice at `state`, if exactly one has.
+pub fn mover<M: StateMachine>(m: &M, state: &M::State) -> Option<usize> {
+    let mut moves = Vec::new();
+    let mut found = None;
+    for r in 0..m.num_roles() {
+        m.legal_moves(state, r, &mut moves);
+        if moves.len() > 1 {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(r);
+        }
+    }
+    found
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Model {
@@ -30,8 +72,11 @@ pub struct Model {
     pub roles: Vec<String>,
     /// Input `i` is 1 when fluent `fluents[i]` holds.
     pub fluents: Vec<String>,
-    /// The value (0..1) of a state for the first role.
+    /// The value (0..1) of a state for the role [`Model::perspective`] says.
     pub network: Cascade,
+    /// Absent in version 1 files: the first role's.
+    #[serde(default)]
+    pub perspective: Perspective,
     /// UCT's exploration constant for the game, tuned by the cross-entropy
     /// method.
     pub exploration: f64,
@@ -69,6 +114,7 @@ impl Model {
             roles: game.role_names(),
             fluents,
             network,
+            perspective: Perspective::Mover,
             exploration,
             reports,
             examples,
@@ -112,9 +158,9 @@ impl Model {
             );
         }
         match v.get("version").and_then(|x| x.as_u64()) {
-            Some(n) if n == u64::from(VERSION) => {}
+            Some(n) if n == 1 || n == u64::from(VERSION) => {}
             Some(n) => bail!(
-                "{}: a model of format version {n}; this build reads version {VERSION}",
+                "{}: a model of format version {n}; this build reads versions 1 to {VERSION}",
                 path.display()
             ),
             None => bail!("{}: the model has no format version", path.display()),

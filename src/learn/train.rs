@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 
 use super::ccnn::{Cascade, Data, TrainConfig};
 use super::cem::{cem, CemConfig};
-use super::model::Model;
+use super::model::{mover, Model, Perspective};
 use crate::gdl::print::term_to_string;
 use crate::reasoner::StateMachine;
 use crate::search::{Mcts, SearchConfig};
@@ -33,19 +33,11 @@ pub struct LearnConfig {
     pub threads: usize,
 }
 
-/// One kept state: its fluents (KIF) and the UCT value for the first role.
+/// One kept state: its fluents (KIF) and the UCT value for the role to
+/// move ([`Perspective::Mover`]).
 struct Example {
     fluents: Vec<String>,
     value: f64,
-}
-
-/// The role with a choice at `state`, if exactly one has.
-fn mover<M: StateMachine>(m: &M, state: &M::State) -> Option<usize> {
-    let mut movers = (0..m.num_roles()).filter(|&r| m.legal(state, r).len() > 1);
-    match (movers.next(), movers.next()) {
-        (Some(r), None) => Some(r),
-        _ => None,
-    }
 }
 
 /// Self-play: UCT against UCT from the initial state and from states a few
@@ -126,7 +118,7 @@ fn play_matches<M: StateMachine + 'static>(
         let mut seen: Vec<(M::State, f64)> = Vec::new();
         while !m.is_terminal(&state) && Instant::now() < until {
             search.search_iterations(cfg.iterations);
-            let stats = search.root_stats(0);
+            let stats = search.root_stats(Perspective::Mover.role(m, &state));
             let (n, sum) = stats
                 .iter()
                 .fold((0u64, 0.0), |(n, s), (_, st)| (n + st.visits, s + st.sum));
@@ -229,7 +221,7 @@ pub fn learn<M: StateMachine + 'static>(
     let budget = Duration::from_secs_f64(cfg.seconds.max(0.1));
     if machine.num_roles() != 2 {
         bail!(
-            "learn needs a two-player game (values are the first role's, the second's their complement); this one has {} roles",
+            "learn needs a two-player game (values are the role to move's, the other's their complement); this one has {} roles",
             machine.num_roles()
         );
     }
