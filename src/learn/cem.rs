@@ -57,23 +57,27 @@ fn normal(rng: &mut SmallRng) -> f64 {
 }
 
 /// Maximises `score` (higher is better) over one parameter; the final mean
-/// and the generations.
+/// and the generations. A score of `None` (out of time) ends the run: the
+/// generation it belonged to is dropped, not refitted on missing scores.
 pub fn cem(
     cfg: &CemConfig,
     rng: &mut SmallRng,
-    mut score: impl FnMut(f64, &mut SmallRng) -> f64,
+    mut score: impl FnMut(f64, &mut SmallRng) -> Option<f64>,
 ) -> (f64, Vec<Generation>) {
     let (mut mean, mut std) = (cfg.mean, cfg.std);
     let mut history = Vec::with_capacity(cfg.generations);
     let keep = ((cfg.samples as f64 * cfg.elite).ceil() as usize).clamp(1, cfg.samples.max(1));
     let half = (cfg.generations / 2).max(1) as f64;
     for t in 0..cfg.generations {
-        let mut scored: Vec<(f64, f64)> = (0..cfg.samples.max(1))
+        let Some(mut scored) = (0..cfg.samples.max(1))
             .map(|_| {
                 let x = (mean + std * normal(rng)).clamp(cfg.min, cfg.max);
-                (x, score(x, rng))
+                score(x, rng).map(|s| (x, s))
             })
-            .collect();
+            .collect::<Option<Vec<(f64, f64)>>>()
+        else {
+            break;
+        };
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         history.push(Generation {
             mean,
@@ -104,7 +108,7 @@ mod tests {
                 ..CemConfig::default()
             };
             let (found, history) = cem(&cfg, &mut rng, |c, rng| {
-                -(c - best) * (c - best) + 0.05 * normal(rng)
+                Some(-(c - best) * (c - best) + 0.05 * normal(rng))
             });
             assert!(
                 (found - best).abs() < 0.15,
@@ -112,5 +116,27 @@ mod tests {
             );
             assert_eq!(history.len(), 15);
         }
+    }
+
+    #[test]
+    fn a_run_out_of_time_keeps_the_last_whole_generation() {
+        let mut rng = SmallRng::seed_from_u64(4);
+        let cfg = CemConfig {
+            samples: 10,
+            generations: 8,
+            ..CemConfig::default()
+        };
+        // Time for two generations and half of the third.
+        let mut calls = 0;
+        let (found, history) = cem(&cfg, &mut rng, |c, _| {
+            calls += 1;
+            (calls <= 25).then_some(-(c - 1.5).abs())
+        });
+        assert_eq!(history.len(), 2, "{history:?}");
+        assert!(calls == 26, "stopped at the first missing score: {calls}");
+        // The mean after the second generation's refit, which moved it from
+        // the start towards the optimum.
+        assert!((found - cfg.mean).abs() > 1e-9, "{found}");
+        assert!((found - 1.5).abs() < (cfg.mean - 1.5).abs(), "{found}");
     }
 }

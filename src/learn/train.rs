@@ -52,7 +52,7 @@ fn self_play<M: StateMachine + 'static>(
 ) -> Vec<Example> {
     let threads = cfg.threads.max(1);
     let kept = AtomicUsize::new(0);
-    let results: Vec<(Vec<Example>, u64)> = std::thread::scope(|s| {
+    let results: Vec<Played> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let kept = &kept;
@@ -64,18 +64,25 @@ fn self_play<M: StateMachine + 'static>(
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let matches: u64 = results.iter().map(|r| r.1).sum();
-    let out: Vec<Example> = results.into_iter().flat_map(|r| r.0).collect();
+    let matches: u64 = results.iter().map(|r| r.matches).sum();
+    let examples: Vec<Example> = results.into_iter().flat_map(|r| r.examples).collect();
     log(&format!(
         "self-play: {matches} matches on {threads} thread(s), {} examples kept",
-        out.len()
+        examples.len()
     ));
-    out
+    examples
+}
+
+/// One thread's self-play: its examples and how many matches it played.
+#[derive(Default)]
+struct Played {
+    examples: Vec<Example>,
+    matches: u64,
 }
 
 /// One thread's share of [`self_play`]: matches `first`, `first + stride`,
 /// ... until `kept` (over all threads) reaches the examples wanted or the
-/// time is up. Its examples and how many matches it played.
+/// time is up.
 fn play_matches<M: StateMachine + 'static>(
     machine: &Arc<M>,
     cfg: &LearnConfig,
@@ -83,12 +90,11 @@ fn play_matches<M: StateMachine + 'static>(
     stride: usize,
     until: Instant,
     kept: &AtomicUsize,
-) -> (Vec<Example>, u64) {
+) -> Played {
     let m = &**machine;
     let syms = &m.game().symbols;
     let mut rng = SmallRng::seed_from_u64(cfg.seed.wrapping_add(first as u64));
-    let mut out = Vec::new();
-    let mut played = 0u64;
+    let mut out = Played::default();
     let mut matches = first as u64;
     while kept.load(Ordering::Relaxed) < cfg.examples && Instant::now() < until {
         // Matches 0-1 from the start, then 1, 2, ... random moves in.
@@ -133,7 +139,7 @@ fn play_matches<M: StateMachine + 'static>(
             search.advance(&joint);
         }
         matches += stride as u64;
-        played += 1;
+        out.matches += 1;
         if !m.is_terminal(&state) {
             continue;
         }
@@ -153,12 +159,12 @@ fn play_matches<M: StateMachine + 'static>(
                     .map(|f| term_to_string(f, syms))
                     .collect();
                 fluents.sort();
-                out.push(Example { fluents, value });
+                out.examples.push(Example { fluents, value });
                 kept.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
-    (out, played)
+    out
 }
 
 /// One match of UCT with exploration `a` (in seat `seat`) against UCT with
@@ -279,19 +285,23 @@ pub fn learn<M: StateMachine + 'static>(
         deadline: Some(t0 + budget.mul_f64(0.9)),
         ..TrainConfig::default()
     };
+    let mut last = Instant::now();
     let (network, reports) = Cascade::train(&train, &test, &tc, |r| {
         log(&format!(
-            "unit {:>2}: train error {:.4}, test error {:.4}",
-            r.units, r.train_mse, r.test_mse
-        ))
+            "unit {:>2}: train error {:.4}, test error {:.4} ({:.1} s)",
+            r.units,
+            r.train_mse,
+            r.test_mse,
+            last.elapsed().as_secs_f64()
+        ));
+        last = Instant::now();
     });
-    // CEM in what is left: each sample plays two quick matches, seats
-    // alternated, against the default constant.
+    // CEM in what is left: each sample plays two matches, seats alternated,
+    // against the default constant.
     let default_c = SearchConfig::default().exploration;
     let left = budget.saturating_sub(t0.elapsed());
     let exploration = if left > Duration::from_millis(500) {
         let until = Instant::now() + left;
-        let iterations = (cfg.iterations / 4).max(20);
         let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xcee);
         let cem_cfg = CemConfig {
             mean: default_c,
@@ -299,20 +309,48 @@ pub fn learn<M: StateMachine + 'static>(
             generations: 5,
             ..CemConfig::default()
         };
+        // The constant suits the budget it was tuned at: the matches get the
+        // most iterations a move that lets them all end in 80% of the time
+        // left, at least a quarter of self-play's. A first match at that
+        // quarter, timed, plans it (a match's time grows with its iterations).
+        let least = (cfg.iterations / 4).max(20);
+        let timed = Instant::now();
+        duel(&machine, default_c, default_c, 0, least, 0);
+        let took = timed.elapsed().as_secs_f64().max(1e-6);
+        let matches = (cem_cfg.samples * cem_cfg.generations * 2) as f64;
+        let share = 0.8
+            * until
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64()
+            / matches;
+        let iterations = ((least as f64 * share / took) as u64).clamp(least, 200_000);
+        log(&format!(
+            "CEM: {} samples x {} generations, two matches each at {iterations} iterations a move (a match at {least} took {took:.3} s)",
+            cem_cfg.samples, cem_cfg.generations
+        ));
         let mut k = 0u64;
         let (c, history) = cem(&cem_cfg, &mut rng, |c, _| {
             if Instant::now() >= until {
-                return 0.0;
+                return None;
             }
             k += 1;
-            (duel(&machine, c, default_c, 0, iterations, k)
-                + duel(&machine, c, default_c, 1, iterations, k))
-                / 2.0
+            Some(
+                (duel(&machine, c, default_c, 0, iterations, k)
+                    + duel(&machine, c, default_c, 1, iterations, k))
+                    / 2.0,
+            )
         });
         for (i, g) in history.iter().enumerate() {
             log(&format!(
                 "CEM generation {i}: mean {:.3}, std {:.3}, best score {:.2}",
                 g.mean, g.std, g.best_score
+            ));
+        }
+        if history.len() < cem_cfg.generations {
+            log(&format!(
+                "CEM: the time ran out after {} whole generations of {}",
+                history.len(),
+                cem_cfg.generations
             ));
         }
         c
