@@ -118,7 +118,7 @@ fn values_are_the_movers_and_version_1_files_the_first_roles() {
     let (own, v) = eval.own_value(&net, &start);
     assert_eq!(own, 0, "the first role moves first");
     assert!((eval.value(&net, &start, 1) - (1.0 - v)).abs() < 1e-12);
-    let joint: Vec<_> = (0..2).map(|r| net.legal(&start, r)[0].clone()).collect();
+    let joint: Vec<_> = (0..2).map(|r| net.legal(&start, r)[0]).collect();
     let after = net.next_state(&start, &joint);
     assert_eq!(eval.own_value(&net, &after).0, 1, "then the second");
     // The same file as version 1.
