@@ -192,6 +192,10 @@ impl Batches {
 
     /// The next batch's rows (a whole pass when the set fits one batch).
     fn next(&mut self, rng: &mut SmallRng) -> &[usize] {
+        if self.size >= self.order.len() {
+            // In order: [`batch`] then takes the whole set without a copy.
+            return &self.order;
+        }
         if self.at + self.size > self.order.len() {
             self.order.shuffle(rng);
             self.at = 0;
