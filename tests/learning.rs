@@ -64,15 +64,15 @@ fn a_model_learned_on_tictactoe_loads_and_plays_legal_moves() {
     }
 }
 
-/// The reader (fluents found by their terms) gives the inputs the printed
-/// fluents give, on every state of random walks, for rules loaded anew (other
-/// symbol tables than the model was learned with) on both engines.
+/// The readers (fluents found by the engine's numbers, or by their terms)
+/// give the inputs the printed fluents give, on every state of random walks,
+/// for rules loaded anew (other symbol tables than the model was learned
+/// with) on both engines.
 #[test]
-fn inputs_read_by_term_equal_inputs_read_by_text() {
+fn inputs_read_by_number_or_term_equal_inputs_read_by_text() {
     use rand::{Rng, SeedableRng};
     let model = tictactoe_model();
     let game = gdl::load(&puzzle_path("tictactoe")).expect("loads");
-    let reader = model.reader(&game);
     fn walks<M: StateMachine>(m: &M, model: &Model, reader: &ggp_asp::learn::Reader) -> usize {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
         let mut x = Vec::new();
@@ -98,9 +98,15 @@ fn inputs_read_by_term_equal_inputs_read_by_text() {
         seen
     }
     let net = Propnet::new(game.clone()).expect("compiles");
-    assert!(walks(&net, &model, &reader) > 0, "some input is 1");
-    let prover = Prover::new(game);
-    assert!(walks(&prover, &model, &reader) > 0);
+    let prover = Prover::new(game.clone());
+    let by_terms = model.reader_by_terms(&game);
+    assert!(
+        walks(&net, &model, &model.reader(&net)) > 0,
+        "some input is 1"
+    );
+    assert!(walks(&net, &model, &by_terms) > 0);
+    assert!(walks(&prover, &model, &model.reader(&prover)) > 0);
+    assert!(walks(&prover, &model, &by_terms) > 0);
 }
 
 /// A model's values are the role to move's (the winner's own estimates are
@@ -113,10 +119,13 @@ fn values_are_the_movers_and_version_1_files_the_first_roles() {
     let game = gdl::load(&puzzle_path("tictactoe")).expect("loads");
     let net = Propnet::new(game.clone()).expect("compiles");
     let model = Arc::new(model);
-    let eval = NetEvaluator::new(Arc::clone(&model), &game);
+    let eval = NetEvaluator::new(Arc::clone(&model), &net);
     let start = net.initial_state();
     let (own, v) = eval.own_value(&net, &start);
     assert_eq!(own, 0, "the first role moves first");
+    // The network's value as the dense inputs (fluents read by text) give it.
+    let dense = model.network.value(&model.inputs(&net, &start));
+    assert!((v - dense).abs() < 1e-12, "{v} {dense}");
     assert!((eval.value(&net, &start, 1) - (1.0 - v)).abs() < 1e-12);
     let joint: Vec<_> = (0..2).map(|r| net.legal(&start, r)[0]).collect();
     let after = net.next_state(&start, &joint);
@@ -133,7 +142,7 @@ fn values_are_the_movers_and_version_1_files_the_first_roles() {
     std::fs::write(&path, v1).expect("writes");
     let old = Arc::new(Model::load(&path).expect("a version 1 file loads"));
     assert_eq!(old.perspective, Perspective::FirstRole);
-    let eval = NetEvaluator::new(old, &game);
+    let eval = NetEvaluator::new(old, &net);
     assert_eq!(eval.own_value(&net, &after).0, 0, "the first role's value");
 }
 

@@ -380,7 +380,7 @@ pub fn build_player<M: StateMachine + 'static>(
                 }
                 Box::new(p)
             } else {
-                let net = crate::learn::NetEvaluator::new(Arc::clone(model), machine.game());
+                let net = crate::learn::NetEvaluator::new(Arc::clone(model), &**machine);
                 let leaf: crate::search::minimax::Leaf<M> =
                     Arc::new(move |machine: &M, state: &M::State, role| {
                         100.0 * net.value(machine, state, role)

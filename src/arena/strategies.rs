@@ -426,7 +426,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
         let net = |m: &Arc<crate::learn::Model>| {
             Arc::new(crate::learn::NetEvaluator::new(
                 Arc::clone(m),
-                self.machine.game(),
+                &*self.machine,
             ))
         };
         match (&self.model, self.mix) {

@@ -135,13 +135,21 @@ impl MachineVisitor for BenchVisitor {
             }
         }
         let playouts_per_s = n as f64 / t0.elapsed().as_secs_f64();
-        let cfg = SearchConfig {
+        let mut cfg = SearchConfig {
             threads: self.threads.max(1),
             parallel: self.parallel,
             enhancements: self.enhancements,
             seed: self.seed,
             ..cfg
         };
+        if let Some((model, mix)) = &self.model {
+            // As the players search: with the tuned constant, and (nn-uct)
+            // no playouts, a new node scored by the network.
+            cfg.exploration = model.exploration;
+            if mix.is_none() {
+                cfg.max_playout_steps = 0;
+            }
+        }
         let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
         if let Some(walks) = self.enhancements.gifl {
             // Learning is not part of the iterations measured.
@@ -149,7 +157,7 @@ impl MachineVisitor for BenchVisitor {
         }
         let mut model = None;
         if let Some((net, mix)) = &self.model {
-            let net = Arc::new(NetEvaluator::new(Arc::clone(net), m.game()));
+            let net = Arc::new(NetEvaluator::new(Arc::clone(net), &*m));
             search = match mix {
                 Some(w) => {
                     model = Some(format!("mixed at {w}"));

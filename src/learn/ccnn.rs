@@ -303,6 +303,25 @@ impl Cascade {
         self.predict(ArrayView1::from(x))
     }
 
+    /// [`Cascade::predict`] for inputs of 0 and 1 given by the indices of
+    /// the ones (a state's fluents): a sum of weights per unit, no products
+    /// with the inputs and no allocation once `hidden` (the activations) has
+    /// grown.
+    pub fn value_of_ones(&self, ones: &[usize], hidden: &mut Vec<f64>) -> f64 {
+        let d = self.inputs;
+        let net = |w: &[f64], hidden: &[f64]| {
+            let from_inputs: f64 = ones.iter().map(|&i| w[i]).sum();
+            let from_hidden: f64 = hidden.iter().zip(&w[d + 1..]).map(|(h, w)| h * w).sum();
+            w[d] + from_inputs + from_hidden
+        };
+        hidden.clear();
+        for w in &self.hidden {
+            let a = net(w, hidden).tanh();
+            hidden.push(a);
+        }
+        sigmoid(net(&self.out, hidden))
+    }
+
     /// Grows a network on `train`, judged on `test` (the training examples
     /// again when `test` is empty); `on_unit` sees the errors after the
     /// start and after every unit added. Returns the network with the lowest
@@ -422,6 +441,24 @@ mod tests {
                 let p = net.predict(data.x.row(i));
                 assert_eq!(p > 0.5, *t > 0.5, "{bits} bits, example {i}: {p}");
             }
+        }
+    }
+
+    #[test]
+    fn the_value_of_the_ones_is_the_value_of_the_bits() {
+        let data = parity(3);
+        let cfg = TrainConfig {
+            max_units: 3,
+            patience: 3,
+            ..TrainConfig::default()
+        };
+        let (net, _) = Cascade::train(&data, &data, &cfg, |_| {});
+        assert!(!net.hidden.is_empty());
+        let mut hidden = Vec::new();
+        for row in data.x.rows() {
+            let ones: Vec<usize> = (0..row.len()).filter(|&i| row[i] == 1.0).collect();
+            let sparse = net.value_of_ones(&ones, &mut hidden);
+            assert!((sparse - net.predict(row)).abs() < 1e-12, "{row}");
         }
     }
 

@@ -12,7 +12,6 @@ pub mod train;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::gdl::Game;
 use crate::reasoner::StateMachine;
 use crate::search::policy::{Evaluator, GoalEvaluator};
 pub use model::{Model, Perspective, Reader};
@@ -25,10 +24,10 @@ pub struct NetEvaluator {
 }
 
 impl NetEvaluator {
-    /// The model's values for the states of `game` (the rules it was
-    /// trained on).
-    pub fn new(model: Arc<Model>, game: &Game) -> NetEvaluator {
-        let reader = model.reader(game);
+    /// The model's values for the states of `machine` (on the rules it was
+    /// trained on; evaluate with that machine).
+    pub fn new<M: StateMachine>(model: Arc<Model>, machine: &M) -> NetEvaluator {
+        let reader = model.reader(machine);
         NetEvaluator { model, reader }
     }
 
@@ -36,12 +35,14 @@ impl NetEvaluator {
     /// (0..1).
     pub fn own_value<M: StateMachine>(&self, machine: &M, state: &M::State) -> (usize, f64) {
         thread_local! {
-            static INPUTS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+            // The inputs that are 1, and the hidden units' activations.
+            static BUFFERS: RefCell<(Vec<usize>, Vec<f64>)> =
+                const { RefCell::new((Vec::new(), Vec::new())) };
         }
         let role = self.model.perspective.role(machine, state);
-        let v = INPUTS.with_borrow_mut(|x| {
-            self.reader.inputs(machine, state, x);
-            self.model.network.value(x)
+        let v = BUFFERS.with_borrow_mut(|(ones, hidden)| {
+            self.reader.ones(machine, state, ones);
+            self.model.network.value_of_ones(ones, hidden)
         });
         (role, v)
     }

@@ -204,8 +204,22 @@ impl Model {
         x
     }
 
+    /// The network's inputs read off `machine`'s states: by the engine's
+    /// fluent numbers where it numbers them, else by the fluents' terms.
+    pub fn reader<M: StateMachine>(&self, machine: &M) -> Reader {
+        let mut r = self.reader_by_terms(machine.game());
+        r.numbered = (0..machine.numbered_fluents())
+            .map(|i| {
+                machine
+                    .fluent_term(i)
+                    .and_then(|t| r.index.get(&t).copied())
+            })
+            .collect();
+        r
+    }
+
     /// The network's inputs read off `game`'s states by their fluents' terms.
-    pub fn reader(&self, game: &Game) -> Reader {
+    pub fn reader_by_terms(&self, game: &Game) -> Reader {
         // A fluent with a symbol the game does not know never holds in it.
         let index = self
             .fluents
@@ -218,28 +232,58 @@ impl Model {
             .collect();
         Reader {
             index,
+            numbered: Vec::new(),
             len: self.fluents.len(),
         }
     }
 }
 
-/// A model's inputs for the states of one game, found by each fluent's term:
-/// printing every fluent of every state evaluated (what [`Model::inputs`]
-/// does) cost more than the network.
+/// A model's inputs for the states of one game, found by the engine's
+/// fluent numbers or by each fluent's term: printing every fluent of every
+/// state evaluated (what [`Model::inputs`] does) cost more than the network,
+/// and building the terms still half of it.
 pub struct Reader {
     index: HashMap<Term, usize>,
+    /// The input of each fluent the engine numbers (`None`: not one of the
+    /// network's); empty when the reader reads terms.
+    numbered: Vec<Option<usize>>,
     len: usize,
 }
 
 impl Reader {
+    /// The indices of the network's inputs that are 1 at `state` (the
+    /// others are 0), into `ones`.
+    pub fn ones<M: StateMachine>(&self, machine: &M, state: &M::State, ones: &mut Vec<usize>) {
+        if !self.numbered.is_empty()
+            && machine.numbered_fluents() == self.numbered.len()
+            && machine.fluent_numbers(state, ones)
+        {
+            ones.retain_mut(|i| match self.numbered[*i] {
+                Some(input) => {
+                    *i = input;
+                    true
+                }
+                None => false,
+            });
+            return;
+        }
+        ones.clear();
+        ones.extend(
+            machine
+                .fluents(state)
+                .iter()
+                .filter_map(|f| self.index.get(f).copied()),
+        );
+    }
+
     /// The network's inputs for `state`, into `x`.
     pub fn inputs<M: StateMachine>(&self, machine: &M, state: &M::State, x: &mut Vec<f64>) {
+        let mut ones = Vec::new();
+        self.ones(machine, state, &mut ones);
         x.clear();
         x.resize(self.len, 0.0);
-        for f in machine.fluents(state) {
-            if let Some(&i) = self.index.get(&f) {
-                x[i] = 1.0;
-            }
+        for i in ones {
+            x[i] = 1.0;
         }
     }
 }

@@ -452,7 +452,7 @@ impl MachineVisitor for WorkerStart {
         if let Some(m) = model {
             search = search.with_evaluator(Arc::new(crate::learn::NetEvaluator::new(
                 Arc::clone(m),
-                machine.game(),
+                &*machine,
             )));
         }
         let setup = &self.setup;

@@ -132,6 +132,24 @@ pub trait StateMachine: Send + Sync {
     }
     /// The fluents that hold in `state`, as ground terms (without `true`).
     fn fluents(&self, state: &Self::State) -> Vec<Term>;
+    /// How many fluents the engine numbers (0 when it does not, its states
+    /// being sets of terms): fluent `i`'s term is
+    /// [`StateMachine::fluent_term`]`(i)`.
+    fn numbered_fluents(&self) -> usize {
+        0
+    }
+    /// The term of numbered fluent `i`.
+    fn fluent_term(&self, _i: usize) -> Option<Term> {
+        None
+    }
+    /// The numbers of the fluents that hold in `state`, into `out` (cleared
+    /// first): [`StateMachine::fluents`] without building terms, for an
+    /// engine that numbers its fluents; false (and `out` empty) for one that
+    /// does not.
+    fn fluent_numbers(&self, _state: &Self::State, out: &mut Vec<usize>) -> bool {
+        out.clear();
+        false
+    }
     /// The state in which exactly `fluents` hold, reachable or not (feature
     /// learning asks what a move does in a state with a fluent taken out);
     /// `None` when a fluent is one the engine does not know.

@@ -359,6 +359,20 @@ impl StateMachine for Propnet {
             .collect()
     }
 
+    fn numbered_fluents(&self) -> usize {
+        self.terms.fluents.len()
+    }
+
+    fn fluent_term(&self, i: usize) -> Option<Term> {
+        self.terms.fluents.get(i).map(|&t| self.pool.to_term(t))
+    }
+
+    fn fluent_numbers(&self, state: &PropnetState, out: &mut Vec<usize>) -> bool {
+        out.clear();
+        out.extend(state.indices().map(|i| i as usize));
+        true
+    }
+
     fn state_from_fluents(&self, fluents: &[Term]) -> Option<PropnetState> {
         let mut bits = vec![0u8; self.terms.fluents.len()];
         for t in fluents {
