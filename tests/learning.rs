@@ -183,3 +183,55 @@ fn bad_models_are_refused_with_a_message() {
         assert!(e.to_string().contains(want), "{want}: {e}");
     }
 }
+
+/// `serve --model`: the player plays a match of the rules the model was
+/// trained on with it and a match of other rules without it, both with
+/// legal replies inside their clocks.
+#[test]
+fn the_http_player_uses_a_model_on_its_rules_only() {
+    use ggp_asp::player::{MatchConfig as PlayerConfig, ServerConfig, ServerHandle};
+    let model = Arc::new(tictactoe_model());
+    let cfg = ServerConfig {
+        name: "model-player".into(),
+        matches: PlayerConfig {
+            margin: Duration::from_millis(250),
+            threads: 1,
+            engine: Engine::Auto,
+            solver: None,
+            ponder: true,
+            seed: 7,
+            meta: true,
+            model: Some(model),
+            helpers: None,
+        },
+        read_timeout: Duration::from_secs(1),
+        max_body: 4 << 20,
+    };
+    let h = ServerHandle::spawn(cfg, std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("the server starts");
+    let url = format!("http://{}", h.addr);
+    for (i, name) in ["tictactoe", "nim"].iter().enumerate() {
+        let path = puzzle_path(name);
+        let g = gdl::load(&path).expect("loads");
+        let mut players = vec![PlayerSpec::Random; g.roles.len()];
+        players[0] = url.parse().expect("a player");
+        let mcfg = MatchConfig {
+            start_clock: Duration::from_secs(5),
+            play_clock: Duration::from_secs(1),
+            seed: i as u64,
+            kif: Some(std::fs::read_to_string(&path).expect("reads")),
+            match_id: Some(format!("model{i}")),
+            ..MatchConfig::default()
+        };
+        let rec = run_match(&g, players, &mcfg).expect("runs");
+        assert!(rec.errors.is_empty(), "{name}: {:?}", rec.errors);
+        assert_eq!(rec.end, MatchEnd::Terminal, "{name}");
+    }
+    let d = h.player.decisions();
+    for want in [
+        "matches played with the model",
+        "matches the model was ignored in (other rules)",
+    ] {
+        assert!(d.contains(&(want.to_string(), 1)), "{want}: {d:?}");
+    }
+}

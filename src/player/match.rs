@@ -92,8 +92,9 @@ pub struct Ready {
 }
 
 /// How many moves each decider ("plan", "search", "only legal move", ...) chose,
-/// over all matches of a server; and how many matches were "profiled after
-/// ready" (the meta-choice's profile moved to the first play clock).
+/// over all matches of a server; how many matches were "profiled after
+/// ready" (the meta-choice's profile moved to the first play clock), and,
+/// with a model, how many were played with it and how many ignored it.
 pub type Decisions = Arc<Mutex<BTreeMap<&'static str, u64>>>;
 
 type Reply = oneshot::Sender<Result<String, MatchError>>;
@@ -421,6 +422,20 @@ impl MachineVisitor for WorkerStart {
                     false
                 }
             });
+        if cfg.model.is_some() {
+            let what = if model.is_some() {
+                "matches played with the model"
+            } else {
+                "matches the model was ignored in (other rules)"
+            };
+            *self
+                .setup
+                .decisions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(what)
+                .or_default() += 1;
+        }
         let (enhancements, minimax) = if cfg.meta && !one_player && model.is_none() {
             self.choose(&machine, &state)
         } else {
