@@ -168,7 +168,8 @@ fn play_matches<M: StateMachine + 'static>(
 }
 
 /// One match of UCT with exploration `a` (in seat `seat`) against UCT with
-/// `b` in every other seat, `iterations` a move each: `a`'s goal, 0..1.
+/// `b` in every other seat, `iterations` a move each: `a`'s goal, 0..1;
+/// `None` when `until` came first.
 pub fn duel<M: StateMachine + 'static>(
     machine: &Arc<M>,
     a: f64,
@@ -176,7 +177,8 @@ pub fn duel<M: StateMachine + 'static>(
     seat: usize,
     iterations: u64,
     seed: u64,
-) -> f64 {
+    until: Instant,
+) -> Option<f64> {
     let m = &**machine;
     let mut state = m.initial_state();
     let make = |c: f64, s: u64| {
@@ -195,6 +197,9 @@ pub fn duel<M: StateMachine + 'static>(
     let mut sb = make(b, seed.wrapping_add(1));
     let mut steps = 0;
     while !m.is_terminal(&state) && steps < 500 {
+        if Instant::now() >= until {
+            return None;
+        }
         sa.search_iterations(iterations);
         sb.search_iterations(iterations);
         let joint: Option<Vec<M::Move>> = (0..m.num_roles())
@@ -212,7 +217,7 @@ pub fn duel<M: StateMachine + 'static>(
         sb.advance(&joint);
         steps += 1;
     }
-    f64::from(m.goal(&state, seat).unwrap_or(0)) / 100.0
+    Some(f64::from(m.goal(&state, seat).unwrap_or(0)) / 100.0)
 }
 
 /// Learns a model for the game `machine` runs (see the module's summary);
@@ -296,68 +301,8 @@ pub fn learn<M: StateMachine + 'static>(
         ));
         last = Instant::now();
     });
-    // CEM in what is left: each sample plays two matches, seats alternated,
-    // against the default constant.
-    let default_c = SearchConfig::default().exploration;
     let left = budget.saturating_sub(t0.elapsed());
-    let exploration = if left > Duration::from_millis(500) {
-        let until = Instant::now() + left;
-        let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xcee);
-        let cem_cfg = CemConfig {
-            mean: default_c,
-            samples: 6,
-            generations: 5,
-            ..CemConfig::default()
-        };
-        // The constant suits the budget it was tuned at: the matches get the
-        // most iterations a move that lets them all end in 80% of the time
-        // left, at least a quarter of self-play's. A first match at that
-        // quarter, timed, plans it (a match's time grows with its iterations).
-        let least = (cfg.iterations / 4).max(20);
-        let timed = Instant::now();
-        duel(&machine, default_c, default_c, 0, least, 0);
-        let took = timed.elapsed().as_secs_f64().max(1e-6);
-        let matches = (cem_cfg.samples * cem_cfg.generations * 2) as f64;
-        let share = 0.8
-            * until
-                .saturating_duration_since(Instant::now())
-                .as_secs_f64()
-            / matches;
-        let iterations = ((least as f64 * share / took) as u64).clamp(least, 200_000);
-        log(&format!(
-            "CEM: {} samples x {} generations, two matches each at {iterations} iterations a move (a match at {least} took {took:.3} s)",
-            cem_cfg.samples, cem_cfg.generations
-        ));
-        let mut k = 0u64;
-        let (c, history) = cem(&cem_cfg, &mut rng, |c, _| {
-            if Instant::now() >= until {
-                return None;
-            }
-            k += 1;
-            Some(
-                (duel(&machine, c, default_c, 0, iterations, k)
-                    + duel(&machine, c, default_c, 1, iterations, k))
-                    / 2.0,
-            )
-        });
-        for (i, g) in history.iter().enumerate() {
-            log(&format!(
-                "CEM generation {i}: mean {:.3}, std {:.3}, best score {:.2}",
-                g.mean, g.std, g.best_score
-            ));
-        }
-        if history.len() < cem_cfg.generations {
-            log(&format!(
-                "CEM: the time ran out after {} whole generations of {}",
-                history.len(),
-                cem_cfg.generations
-            ));
-        }
-        c
-    } else {
-        log("no time left for CEM: the default exploration constant is kept");
-        default_c
-    };
+    let exploration = tune_exploration(&machine, cfg, Instant::now() + left, log);
     Ok(Model::new(
         machine.game(),
         vocab,
@@ -366,4 +311,64 @@ pub fn learn<M: StateMachine + 'static>(
         reports,
         examples.len(),
     ))
+}
+
+/// CEM on UCT's exploration constant until `until`: each sample plays two
+/// matches, seats alternated, against the default constant. The default when
+/// there is no time for a first match.
+fn tune_exploration<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    cfg: &LearnConfig,
+    until: Instant,
+    log: &mut dyn FnMut(&str),
+) -> f64 {
+    let default_c = SearchConfig::default().exploration;
+    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ 0xcee);
+    let cem_cfg = CemConfig {
+        mean: default_c,
+        samples: 6,
+        generations: 5,
+        ..CemConfig::default()
+    };
+    // The constant suits the budget it was tuned at: the matches get the
+    // most iterations a move that lets them all end in 80% of the time left,
+    // at least a quarter of self-play's. A first match at that quarter,
+    // timed, plans it (a match's time grows with its iterations).
+    let least = (cfg.iterations / 4).max(20);
+    let timed = Instant::now();
+    if duel(machine, default_c, default_c, 0, least, 0, until).is_none() {
+        log("no time left for CEM: the default exploration constant is kept");
+        return default_c;
+    }
+    let took = timed.elapsed().as_secs_f64().max(1e-6);
+    let matches = (cem_cfg.samples * cem_cfg.generations * 2) as f64;
+    let left = until
+        .saturating_duration_since(Instant::now())
+        .as_secs_f64();
+    let iterations = ((least as f64 * 0.8 * left / matches / took) as u64).clamp(least, 200_000);
+    log(&format!(
+        "CEM: {} samples x {} generations, two matches each at {iterations} iterations a move (a match at {least} took {took:.3} s)",
+        cem_cfg.samples, cem_cfg.generations
+    ));
+    let mut k = 0u64;
+    let (c, history) = cem(&cem_cfg, &mut rng, |c, _| {
+        k += 1;
+        let first = duel(machine, c, default_c, 0, iterations, k, until)?;
+        let second = duel(machine, c, default_c, 1, iterations, k, until)?;
+        Some((first + second) / 2.0)
+    });
+    for (i, g) in history.iter().enumerate() {
+        log(&format!(
+            "CEM generation {i}: mean {:.3}, std {:.3}, best score {:.2}",
+            g.mean, g.std, g.best_score
+        ));
+    }
+    if history.len() < cem_cfg.generations {
+        log(&format!(
+            "CEM: the time ran out after {} whole generations of {}",
+            history.len(),
+            cem_cfg.generations
+        ));
+    }
+    c
 }
