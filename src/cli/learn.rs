@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use ggp_asp::gdl;
-use ggp_asp::learn::train::{learn, LearnConfig};
+use ggp_asp::learn::train::{learn, Keep, LearnConfig};
 use ggp_asp::learn::Model;
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
@@ -31,6 +31,10 @@ pub struct Args {
     /// Threads playing self-play matches at once.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Which states of a match become examples: the winner's (the method's
+    /// choice) or all.
+    #[arg(long, value_enum, default_value_t = Keep::Winner)]
+    keep: Keep,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
@@ -65,6 +69,7 @@ impl Args {
             iterations: self.iterations,
             seed: self.seed,
             threads: self.threads,
+            keep: self.keep,
         }));
         drop(spinner);
         let model = model?;

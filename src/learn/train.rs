@@ -31,6 +31,22 @@ pub struct LearnConfig {
     pub seed: u64,
     /// Threads playing self-play matches at once.
     pub threads: usize,
+    /// Which states of a match become examples.
+    pub keep: Keep,
+}
+
+/// Which states of a self-play match become examples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Keep {
+    /// Of a match with one winner, the states where the winner was to move
+    /// (all of them at simultaneous moves): Rezende and Chaimowicz's choice,
+    /// less noise. Their values are the winner's own, so the network never
+    /// sees the position of a side that went on to lose.
+    #[default]
+    Winner,
+    /// Every state of every match played to the end, draws too: the values
+    /// of the losing side's positions as well.
+    All,
 }
 
 /// One kept state: its fluents (KIF) and the UCT value for the role to
@@ -42,8 +58,7 @@ struct Example {
 
 /// Self-play: UCT against UCT from the initial state and from states a few
 /// random moves in (the nearest to the start first), every state of a match
-/// recorded with UCT's value estimate, those where the winner was to move
-/// kept.
+/// recorded with UCT's value estimate, those [`Keep`] says kept.
 fn self_play<M: StateMachine + 'static>(
     machine: &Arc<M>,
     cfg: &LearnConfig,
@@ -146,13 +161,8 @@ fn play_matches<M: StateMachine + 'static>(
         let goals: Vec<u8> = (0..m.num_roles())
             .map(|r| m.goal(&state, r).unwrap_or(0))
             .collect();
-        let top = goals.iter().copied().max().unwrap_or(0);
-        let winners: Vec<usize> = (0..goals.len()).filter(|&r| goals[r] == top).collect();
-        if winners.len() != 1 {
-            continue;
-        }
         for (s, value) in seen {
-            if mover(m, &s).is_none_or(|r| r == winners[0]) {
+            if kept_state(cfg.keep, &goals, mover(m, &s)) {
                 let mut fluents: Vec<String> = m
                     .fluents(&s)
                     .iter()
@@ -165,6 +175,18 @@ fn play_matches<M: StateMachine + 'static>(
         }
     }
     out
+}
+
+/// Whether a state of a match that ended with `goals` is kept, `mover`
+/// the one role with a choice there (`None`: several or none).
+fn kept_state(keep: Keep, goals: &[u8], mover: Option<usize>) -> bool {
+    let top = goals.iter().copied().max().unwrap_or(0);
+    let mut winners = (0..goals.len()).filter(|&r| goals[r] == top);
+    match (keep, winners.next(), winners.next()) {
+        (Keep::All, _, _) => true,
+        (Keep::Winner, Some(w), None) => mover.is_none_or(|r| r == w),
+        (Keep::Winner, _, _) => false,
+    }
 }
 
 /// One match of UCT with exploration `a` (in seat `seat`) against UCT with
@@ -371,4 +393,22 @@ fn tune_exploration<M: StateMachine + 'static>(
         ));
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_winners_states_or_all_are_kept() {
+        // A win: the winner's turns and simultaneous states.
+        for (mover, kept) in [(Some(0), true), (None, true), (Some(1), false)] {
+            assert_eq!(kept_state(Keep::Winner, &[100, 0], mover), kept);
+            assert!(kept_state(Keep::All, &[100, 0], mover));
+        }
+        // A draw has no winner: nothing, or everything.
+        assert!(!kept_state(Keep::Winner, &[50, 50], Some(0)));
+        assert!(!kept_state(Keep::Winner, &[50, 50], None));
+        assert!(kept_state(Keep::All, &[50, 50], Some(1)));
+    }
 }
