@@ -16,7 +16,7 @@ use common::puzzle_path;
 use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
 use ggp_asp::gdl;
 use ggp_asp::learn::model::VERSION;
-use ggp_asp::learn::train::{learn, Keep, LearnConfig};
+use ggp_asp::learn::train::{learn, Keep, LearnConfig, Target};
 use ggp_asp::learn::{Model, NetEvaluator, Perspective};
 use ggp_asp::reasoner::{Engine, Propnet, Prover, StateMachine};
 
@@ -30,6 +30,7 @@ fn tictactoe_model() -> Model {
         seed: 3,
         threads: 2,
         keep: Keep::Winner,
+        target: Target::Estimate,
     };
     learn(net, &cfg, &mut |_| {}).expect("learns")
 }

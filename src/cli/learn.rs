@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use ggp_asp::gdl;
-use ggp_asp::learn::train::{learn, Keep, LearnConfig};
+use ggp_asp::learn::train::{learn, Keep, LearnConfig, Target};
 use ggp_asp::learn::Model;
 use ggp_asp::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 
@@ -35,6 +35,10 @@ pub struct Args {
     /// choice) or all.
     #[arg(long, value_enum, default_value_t = Keep::Winner)]
     keep: Keep,
+    /// What an example's value is: UCT's estimate at the state (the
+    /// method's), the match's result for the role to move, or their mean.
+    #[arg(long, value_enum, default_value_t = Target::Estimate)]
+    target: Target,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
@@ -70,6 +74,7 @@ impl Args {
             seed: self.seed,
             threads: self.threads,
             keep: self.keep,
+            target: self.target,
         }));
         drop(spinner);
         let model = model?;

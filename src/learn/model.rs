@@ -77,6 +77,10 @@ pub struct Model {
     /// Absent in version 1 files: the first role's.
     #[serde(default)]
     pub perspective: Perspective,
+    /// What the network learnt as a state's value (informative: the values
+    /// are read alike); absent in older files: UCT's estimates.
+    #[serde(default)]
+    pub target: super::train::Target,
     /// UCT's exploration constant for the game, tuned by the cross-entropy
     /// method.
     pub exploration: f64,
@@ -115,6 +119,7 @@ impl Model {
             fluents,
             network,
             perspective: Perspective::Mover,
+            target: super::train::Target::default(),
             exploration,
             reports,
             examples,

@@ -33,6 +33,8 @@ pub struct LearnConfig {
     pub threads: usize,
     /// Which states of a match become examples.
     pub keep: Keep,
+    /// What an example's value is.
+    pub target: Target,
 }
 
 /// Which states of a self-play match become examples.
@@ -47,6 +49,45 @@ pub enum Keep {
     /// Every state of every match played to the end, draws too: the values
     /// of the losing side's positions as well.
     All,
+}
+
+/// What the network learns as a state's value, always for the role to move
+/// ([`Perspective::Mover`]).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// UCT's value estimate at the state (the method's): what self-play's
+    /// few hundred iterations of random playouts saw, which a searcher with
+    /// a thousand times more playouts already knows better.
+    #[default]
+    Estimate,
+    /// The match's result: how the match went on from the state when both
+    /// sides played UCT, which no playout from the state sees. Noisier, one
+    /// sample per state.
+    Result,
+    /// The mean of the two.
+    Blend,
+}
+
+impl Target {
+    /// The example's value from UCT's `estimate` and the `result` (0..1).
+    fn value(self, estimate: f64, result: f64) -> f64 {
+        match self {
+            Target::Estimate => estimate,
+            Target::Result => result,
+            Target::Blend => (estimate + result) / 2.0,
+        }
+    }
 }
 
 /// One kept state: its fluents (KIF) and the UCT value for the role to
@@ -161,8 +202,10 @@ fn play_matches<M: StateMachine + 'static>(
         let goals: Vec<u8> = (0..m.num_roles())
             .map(|r| m.goal(&state, r).unwrap_or(0))
             .collect();
-        for (s, value) in seen {
+        for (s, estimate) in seen {
             if kept_state(cfg.keep, &goals, mover(m, &s)) {
+                let result = f64::from(goals[Perspective::Mover.role(m, &s)]) / 100.0;
+                let value = cfg.target.value(estimate, result);
                 let mut fluents: Vec<String> = m
                     .fluents(&s)
                     .iter()
@@ -259,10 +302,12 @@ pub fn learn<M: StateMachine + 'static>(
         );
     }
     log(&format!(
-        "self-play: {} thread(s), until {} examples or {:.0} s",
+        "self-play: {} thread(s), until {} examples or {:.0} s; values: {:?}, states kept: {:?}",
         cfg.threads.max(1),
         cfg.examples,
-        budget.mul_f64(0.6).as_secs_f64()
+        budget.mul_f64(0.6).as_secs_f64(),
+        cfg.target,
+        cfg.keep
     ));
     let examples = self_play(&machine, cfg, t0 + budget.mul_f64(0.6), log);
     if examples.len() < 10 {
@@ -325,14 +370,16 @@ pub fn learn<M: StateMachine + 'static>(
     });
     let left = budget.saturating_sub(t0.elapsed());
     let exploration = tune_exploration(&machine, cfg, Instant::now() + left, log);
-    Ok(Model::new(
+    let mut model = Model::new(
         machine.game(),
         vocab,
         network,
         exploration,
         reports,
         examples.len(),
-    ))
+    );
+    model.target = cfg.target;
+    Ok(model)
 }
 
 /// CEM on UCT's exploration constant until `until`: each sample plays two
@@ -410,5 +457,40 @@ mod tests {
         assert!(!kept_state(Keep::Winner, &[50, 50], Some(0)));
         assert!(!kept_state(Keep::Winner, &[50, 50], None));
         assert!(kept_state(Keep::All, &[50, 50], Some(1)));
+    }
+
+    #[test]
+    fn examples_valued_by_result_hold_the_movers_goal() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/puzzles/tictactoe.kif");
+        let game = crate::gdl::load(std::path::Path::new(path)).expect("loads");
+        let machine = Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"));
+        let value_sets = [Target::Estimate, Target::Result].map(|target| {
+            let cfg = LearnConfig {
+                examples: 60,
+                seconds: 60.0,
+                iterations: 30,
+                seed: 5,
+                threads: 1,
+                keep: Keep::All,
+                target,
+            };
+            let until = Instant::now() + Duration::from_secs(60);
+            let examples = self_play(&machine, &cfg, until, &mut |_| {});
+            assert!(examples.len() >= 60, "{} examples", examples.len());
+            examples.iter().map(|e| e.value).collect::<Vec<f64>>()
+        });
+        // The same seed plays the same matches: a state's result is its
+        // match's goal for the mover, its estimate anything between.
+        let [estimates, results] = value_sets;
+        assert_eq!(estimates.len(), results.len());
+        assert!(results.iter().all(|&v| [0.0, 0.5, 1.0].contains(&v)));
+        assert!(estimates.iter().any(|&v| ![0.0, 0.5, 1.0].contains(&v)));
+    }
+
+    #[test]
+    fn a_target_is_the_estimate_the_result_or_their_mean() {
+        assert_eq!(Target::Estimate.value(0.6, 1.0), 0.6);
+        assert_eq!(Target::Result.value(0.6, 1.0), 1.0);
+        assert!((Target::Blend.value(0.6, 0.0) - 0.3).abs() < 1e-12);
     }
 }
