@@ -1,6 +1,7 @@
 //! Learned values ([`ggp_asp::learn`]): a model learned in seconds on
 //! tic-tac-toe is saved, loaded and played by `nn-uct`, `nn-mix` (the net and
-//! playouts mixed), `nn-alphabeta` and `uct-tuned` (plain UCT with the tuned
+//! playouts mixed), `nn-prior` (the net's value as each new node's first
+//! visits), `nn-alphabeta` and `uct-tuned` (plain UCT with the tuned
 //! constant) with
 //! legal moves to the end; a model of other rules is refused with a message
 //! and the player plays plain UCT; truncated files and other format versions
@@ -49,7 +50,7 @@ fn a_model_learned_on_tictactoe_loads_and_plays_legal_moves() {
     assert_eq!(a.hidden.len(), b.hidden.len());
     assert!(a.out.iter().zip(&b.out).all(|(x, y)| (x - y).abs() < 1e-12));
     let g = gdl::load(&puzzle_path("tictactoe")).expect("loads");
-    for spec in ["nn-uct", "nn-mix", "nn-alphabeta", "uct-tuned"] {
+    for spec in ["nn-uct", "nn-mix", "nn-prior", "nn-alphabeta", "uct-tuned"] {
         let cfg = MatchConfig {
             start_clock: Duration::from_secs(120),
             play_clock: Duration::from_secs(120),

@@ -21,6 +21,7 @@ use crate::reasoner::StateMachine;
 use crate::search::meta;
 use crate::search::minimax::{Kind, Minimax};
 use crate::search::policy::{playout, Evaluator, GoalEvaluator, MoveStats, RandomPlayout};
+use crate::search::LeafUse;
 use crate::search::{Enhancements, Mcts, SearchConfig};
 
 /// The engine's joint move for the referee's terms.
@@ -361,9 +362,10 @@ pub struct UctPlayer<M: StateMachine> {
     model: Option<Arc<crate::learn::Model>>,
     /// Plays with a constant of its own (`uct-tuned`).
     tuned: bool,
-    /// The model's value is mixed with random playouts' by this weight
-    /// (`nn-mix`) instead of replacing them.
-    mix: Option<f64>,
+    /// The model's value is mixed with random playouts' (`nn-mix`) or
+    /// counted as visits of each new node (`nn-prior`) instead of replacing
+    /// them.
+    leaf: Option<LeafUse>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -379,7 +381,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             iterations: None,
             model: None,
             tuned: false,
-            mix: None,
+            leaf: None,
         }
     }
 
@@ -397,7 +399,18 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
     pub fn with_model_mixed(mut self, model: Arc<crate::learn::Model>, weight: f64) -> Self {
         self.cfg.exploration = model.exploration;
         self.model = Some(model);
-        self.mix = Some(weight);
+        self.leaf = Some(LeafUse::Mix(weight));
+        self
+    }
+
+    /// Plays with a learned model and random playouts (`nn-prior`): the
+    /// model's value of each node the search adds counts as `visits`
+    /// playouts on the edge into it, and fades as the node's own playouts
+    /// come in; the model's exploration constant.
+    pub fn with_model_prior(mut self, model: Arc<crate::learn::Model>, visits: u32) -> Self {
+        self.cfg.exploration = model.exploration;
+        self.model = Some(model);
+        self.leaf = Some(LeafUse::Prior(visits));
         self
     }
 
@@ -429,8 +442,9 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
                 &*self.machine,
             ))
         };
-        match (&self.model, self.mix) {
-            (Some(m), Some(w)) => s.with_leaf_value(net(m), w),
+        match (&self.model, self.leaf) {
+            (Some(m), Some(LeafUse::Mix(w))) => s.with_leaf_value(net(m), w),
+            (Some(m), Some(LeafUse::Prior(n))) => s.with_leaf_prior(net(m), n),
             (Some(m), None) => s.with_evaluator(net(m)),
             (None, _) => s,
         }
@@ -500,8 +514,11 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn name(&self) -> String {
-        if self.mix.is_some() {
-            "nn-mix".into()
+        if let Some(u) = self.leaf {
+            match u {
+                LeafUse::Mix(_) => "nn-mix".into(),
+                LeafUse::Prior(_) => "nn-prior".into(),
+            }
         } else if self.model.is_some() {
             "nn-uct".into()
         } else if self.tuned {

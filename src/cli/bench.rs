@@ -301,7 +301,7 @@ struct ArenaArgs {
     /// One JSON object per game and opponent.
     #[arg(long)]
     json: bool,
-    /// The learned model nn-uct, nn-mix, nn-alphabeta and uct-tuned play with.
+    /// The learned model nn-uct, nn-mix, nn-prior, nn-alphabeta and uct-tuned play with.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Also draw the mean scores with their 95% intervals to this SVG file.

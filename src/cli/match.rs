@@ -49,7 +49,7 @@ pub struct Args {
     /// Print one JSON object (roles, moves, errors, goals) instead of text.
     #[arg(long)]
     json: bool,
-    /// The learned model nn-uct, nn-mix, nn-alphabeta and uct-tuned play with (`ggp-asp learn`).
+    /// The learned model nn-uct, nn-mix, nn-prior, nn-alphabeta and uct-tuned play with (`ggp-asp learn`).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Draw each state as the match goes: as a board when the game has one

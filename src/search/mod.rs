@@ -42,6 +42,7 @@ use crate::reasoner::{RoleIdx, StateMachine};
 pub use enhance::Enhancements;
 use node::Node;
 use policy::{Evaluator, GoalEvaluator, MoveStats, PlayoutPolicy, RandomPlayout, TreePolicy, Ucb1};
+pub use tree::LeafUse;
 use tree::{Local, Policies, Tree};
 
 /// How several threads share the work of one search.
@@ -121,9 +122,8 @@ pub struct Mcts<M: StateMachine> {
     tree_policy: Arc<dyn TreePolicy>,
     playout_policy: Arc<dyn PlayoutPolicy<M>>,
     evaluator: Arc<dyn Evaluator<M>>,
-    /// A value of the state where a playout starts, mixed with the
-    /// playout's by the weight given (see `Policies::leaf`).
-    leaf: Option<(Arc<dyn Evaluator<M>>, f64)>,
+    /// A value of the state where a playout starts, and how it is used.
+    leaf: Option<(Arc<dyn Evaluator<M>>, LeafUse)>,
     /// Neither policy was replaced (see `Policies::plain`).
     plain: bool,
     last_iterations: u64,
@@ -203,7 +203,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
     /// (AlphaGo's mixing of a value network and rollouts). The playouts
     /// themselves are unchanged.
     pub fn with_leaf_value(mut self, e: Arc<dyn Evaluator<M>>, weight: f64) -> Self {
-        self.leaf = Some((e, weight.clamp(0.0, 1.0)));
+        self.leaf = Some((e, LeafUse::Mix(weight.clamp(0.0, 1.0))));
+        self
+    }
+
+    /// Counts `e`'s value of each node the search adds as `visits` visits
+    /// on the edge into it ([`LeafUse::Prior`]); the playouts are unchanged
+    /// and their outcomes backed up unmixed.
+    pub fn with_leaf_prior(mut self, e: Arc<dyn Evaluator<M>>, visits: u32) -> Self {
+        self.leaf = Some((e, LeafUse::Prior(visits)));
         self
     }
 
@@ -252,7 +260,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
-            leaf: self.leaf.as_ref().map(|(e, w)| (&**e, *w)),
+            leaf: self.leaf.as_ref().map(|(e, u)| (&**e, *u)),
             max_playout_steps: self.playout_steps(),
             plain: self.plain,
             enh: self.cfg.enhancements,
@@ -289,7 +297,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             tree: &*self.tree_policy,
             playout: &*self.playout_policy,
             eval: &*self.evaluator,
-            leaf: self.leaf.as_ref().map(|(e, w)| (&**e, *w)),
+            leaf: self.leaf.as_ref().map(|(e, u)| (&**e, *u)),
             max_playout_steps: self.playout_steps(),
             plain: self.plain,
             enh: self.cfg.enhancements,
@@ -604,6 +612,44 @@ mod tests {
         assert_eq!(visits, 6);
         // The first iterations all expand a new node and play out from it.
         assert!(total >= 2.0 && (total * 2.0).fract() == 0.0, "{total}");
+    }
+
+    /// A prior: each node added counts the leaf value (1) as 4 visits on
+    /// the edge into it, once; the playouts (all lost) back up 0 unmixed.
+    #[test]
+    fn a_prior_counts_as_visits_on_the_edge_into_each_new_node() {
+        struct One;
+        impl<M: StateMachine> Evaluator<M> for One {
+            fn evaluate(&self, m: &M, _: &M::State, _: bool, out: &mut Vec<f64>) {
+                out.clear();
+                out.resize(m.num_roles(), 1.0);
+            }
+        }
+        let rules = THREE_PICKS.replace("(<= (next got) (does p (take a)))", "");
+        let lost = crate::gdl::load_bytes(rules.as_bytes(), "lost.kif").expect("loads");
+        let m = Arc::new(Prover::try_new(lost).expect("builds"));
+        let cfg = SearchConfig {
+            threads: 1,
+            ..SearchConfig::default()
+        };
+        let mut s =
+            Mcts::new(Arc::clone(&m), m.initial_state(), cfg).with_leaf_prior(Arc::new(One), 4);
+        s.search_iterations(6);
+        let root = s.trees[0].root();
+        let st = root.stats(0);
+        // Both root moves were tried (untried first), each adding a child.
+        assert!(st.iter().all(|x| x.visits > 4), "{st:?}");
+        assert_eq!(st.iter().map(|x| x.sum).sum::<f64>(), 8.0);
+        assert_eq!(st.iter().map(|x| x.visits).sum::<u64>(), 6 + 8);
+        assert_eq!(root.visits(), 6 + 8);
+        // Deeper edges got theirs too, each once: a child's edges hold 4 a
+        // node it added, and nothing else but visits.
+        for (_, id) in root.children() {
+            for x in s.trees[0].store.node(id).stats(0) {
+                assert_eq!(x.sum, 4.0 * (x.sum / 4.0).round());
+                assert!(x.sum == 0.0 || x.visits > 4);
+            }
+        }
     }
 
     #[test]

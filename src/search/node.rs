@@ -57,6 +57,12 @@ impl AtomicStats {
         add_f64::<SHARED>(&self.sum, v);
     }
 
+    /// `n` visits whose values sum to `sum` at once (a prior).
+    pub(super) fn add_visits<const SHARED: bool>(&self, n: u64, sum: f64) {
+        add_u64::<SHARED>(&self.visits, n);
+        self.add_value::<SHARED>(sum);
+    }
+
     #[inline]
     pub(super) fn add<const SHARED: bool>(&self, v: f64) {
         self.add_visit::<SHARED>();

@@ -31,9 +31,8 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub tree: &'a dyn TreePolicy,
     pub playout: &'a dyn PlayoutPolicy<M>,
     pub eval: &'a dyn Evaluator<M>,
-    /// A value of the playout's first state and its weight: the values
-    /// backed up are `w * leaf + (1 - w) * playout`.
-    pub leaf: Option<(&'a dyn Evaluator<M>, f64)>,
+    /// A value of the playout's first state, and how it is used.
+    pub leaf: Option<(&'a dyn Evaluator<M>, LeafUse)>,
     pub max_playout_steps: usize,
     /// The playout policy is uniform random and the evaluator the game's goals:
     /// an engine's own playout loop ([`StateMachine::FAST_PLAYOUT`]) may run them.
@@ -41,6 +40,20 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub enh: Enhancements,
     /// UCB's exploration constant, for RAVE's selection.
     pub exploration: f64,
+}
+
+/// How a value of the state where a playout starts enters the search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LeafUse {
+    /// Mixed into every playout's outcome at this weight: `w * leaf + (1 -
+    /// w) * playout` is backed up (AlphaGo's mixing of a value network and
+    /// rollouts). The value's bias stays however often the node is visited.
+    Mix(f64),
+    /// Counted as this many visits of that value on the edge into a node
+    /// when the node is added (Gelly and Silver's prior knowledge, 2007):
+    /// the playouts' outcomes are backed up unmixed, so the value guides
+    /// the first visits of a node and fades as its own playouts come in.
+    Prior(u32),
 }
 
 impl<M: StateMachine> Policies<'_, M> {
@@ -87,7 +100,19 @@ impl<M: StateMachine> Policies<'_, M> {
         goals: &mut Vec<Option<u8>>,
         mast: Option<&MastTable<M>>,
     ) -> bool {
-        let Some((leaf, w)) = self.leaf else {
+        let w = match self.leaf {
+            Some((leaf, LeafUse::Prior(visits))) => {
+                // The prior is for the node this descent added, once.
+                if d.grew && visits > 0 {
+                    leaf.evaluate(machine, &from, false, &mut d.prior);
+                    d.prior_visits = u64::from(visits);
+                }
+                None
+            }
+            Some((leaf, LeafUse::Mix(w))) => Some((leaf, w)),
+            None => None,
+        };
+        let Some((leaf, w)) = w else {
             return self.play_out_only(machine, from, d, rng, deadline, buf, goals, mast);
         };
         let mut prior = Vec::new();
@@ -299,6 +324,12 @@ pub(crate) struct Descent<M: StateMachine> {
     pub terminal: bool,
     pub played: bool,
     pub one_player: bool,
+    /// This descent added the last node of its path to the tree.
+    pub grew: bool,
+    /// [`LeafUse::Prior`]: the new node's value per role, and the visits it
+    /// counts for on the edge into it (empty: none).
+    pub prior: Vec<f64>,
+    pub prior_visits: u64,
 }
 
 /// What selection found: a descent that needs no expansion (it ended in a
@@ -408,6 +439,9 @@ impl<M: StateMachine> Store<M> {
             terminal: false,
             played: false,
             one_player: roles == 1,
+            grew: false,
+            prior: Vec::new(),
+            prior_visits: 0,
         };
         let mut node: NodeId = 0;
         loop {
@@ -517,10 +551,13 @@ impl<M: StateMachine> Store<M> {
             None => match self.nodes.push(child) {
                 // A thread that lost the race leaves its copy unreachable; the
                 // next re-rooting drops it.
-                Ok(id) => parent
-                    .children
-                    .insert(e.key, id)
-                    .map_or_else(|won| won, |()| id),
+                Ok(id) => match parent.children.insert(e.key, id) {
+                    Ok(()) => {
+                        d.grew = true;
+                        id
+                    }
+                    Err(won) => won,
+                },
                 Err(child) => {
                     d.from = Some(child.state);
                     return d;
@@ -564,6 +601,14 @@ impl<M: StateMachine> Store<M> {
             let n = self.node(id);
             for (r, &i) in d.moves[start..start + n.moves.len()].iter().enumerate() {
                 n.role_stats(r)[i].add_value::<SHARED>(d.values[r]);
+            }
+        }
+        if let (Some(&(id, start)), false) = (d.path.last(), d.prior.is_empty()) {
+            let n = self.node(id);
+            let k = d.prior_visits;
+            add_u64::<SHARED>(n.visits_counter(), k);
+            for (r, &i) in d.moves[start..start + n.moves.len()].iter().enumerate() {
+                n.role_stats(r)[i].add_visits::<SHARED>(k, k as f64 * d.prior[r]);
             }
         }
         for i in (0..d.path.len()).rev() {
