@@ -650,6 +650,19 @@ mod tests {
                 assert!(x.sum == 0.0 || x.visits > 4);
             }
         }
+        // A full tree adds no node, so no prior: a playout from a state with
+        // no node of its own would otherwise count it again at every visit.
+        let full = SearchConfig {
+            threads: 1,
+            node_limit: 1,
+            ..SearchConfig::default()
+        };
+        let mut s =
+            Mcts::new(Arc::clone(&m), m.initial_state(), full).with_leaf_prior(Arc::new(One), 4);
+        s.search_iterations(6);
+        let st = s.trees[0].root().stats(0);
+        assert_eq!(st.iter().map(|x| x.visits).sum::<u64>(), 6);
+        assert_eq!(st.iter().map(|x| x.sum).sum::<f64>(), 0.0);
     }
 
     #[test]
