@@ -219,10 +219,12 @@ fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
 ///   second a move against plain UCT (docs/benchmarks.md, 40 matches each)
 ///   `uct+mast+widen` scored 77.5 on connect four and 67.5 on breakthrough
 ///   (`uct+mast` 67.5 and 65.0), at simultaneous moves 36.2 (`uct+mast`
-///   60.0), and widening costs no iterations. RAVE, GIFL and decisive playouts
+///   60.0), and widening costs no iterations. RAVE and decisive playouts
 ///   are options (`uct+rave`, ...), not chosen: in the arena series of
-///   docs/benchmarks.md none of them beat plain UCT, and they cost
-///   iterations the clock does not give back.
+///   docs/benchmarks.md neither beat plain UCT, and they cost iterations the
+///   clock does not give back. GIFL is not chosen either: it is the best
+///   option on breakthrough (80.0) and loses on connect four (36.2), and
+///   nothing the profile measures tells the two apart yet.
 /// - The profile's other findings (an informative goal, long playouts) are
 ///   logged with the choice; a cut-off is chosen where the goal halfway
 ///   predicts the final goal (r >= 0.9, or 0.5 where random playouts are
