@@ -23,6 +23,7 @@ pub mod player;
 pub mod priority;
 pub mod protocol;
 pub mod reasoner;
+pub mod report;
 pub mod search;
 pub mod show;
 pub mod simulate;

@@ -46,12 +46,26 @@ fn main() {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
+    // Log lines (RUST_LOG, default info) with their time and level; progress
+    // lines (the library's `progress!`) as their bare message, whatever
+    // RUST_LOG says, as the commands have always printed them.
+    use tracing_subscriber::prelude::*;
+    let log = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            m.target() != ggp_asp::report::TARGET
+        }));
+    let progress = ggp_asp::show::progress::ProgressLines.with_filter(
+        tracing_subscriber::filter::Targets::new()
+            .with_target(ggp_asp::report::TARGET, tracing::Level::INFO),
+    );
+    tracing_subscriber::registry()
+        .with(log)
+        .with(progress)
         .init();
     let result = match cli.command {
         Command::Check(args) => args.run(),

@@ -270,7 +270,7 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let start = Instant::now();
     let mut prepared = prepare(game);
     if let (Some(note), true) = (&prepared.note, opts.progress) {
-        crate::say!("[rewrite] {note}");
+        crate::progress!("[rewrite] {note}");
     }
     let prover = match prepared.prover.take() {
         Some(p) => p,
@@ -301,7 +301,7 @@ fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptio
         Some(e) => Err(e.to_string()),
     };
     match found {
-        Ok(r) if opts.progress => crate::say!(
+        Ok(r) if opts.progress => crate::progress!(
             "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
             r.invariants.len(),
             r.candidates,
@@ -309,7 +309,7 @@ fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptio
             r.seconds
         ),
         Ok(_) => {}
-        Err(e) if opts.progress => crate::say!("[invariants] none: {e}"),
+        Err(e) if opts.progress => crate::progress!("[invariants] none: {e}"),
         Err(_) => {}
     }
     program

@@ -204,3 +204,39 @@ impl Drop for Spinner {
         }
     }
 }
+
+/// The executable's `tracing` layer for progress events
+/// ([`crate::report`]): each one's message alone, through [`say`], so that
+/// the lines the library reports look as they always did and stay above a
+/// running spinner.
+pub struct ProgressLines;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ProgressLines {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        say(&message.0);
+    }
+}
+
+/// The `message` field of an event, as written.
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0.push_str(value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            use std::fmt::Write;
+            let _ = write!(self.0, "{value:?}");
+        }
+    }
+}
