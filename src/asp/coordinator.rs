@@ -4,18 +4,17 @@
 //! the answer at a proof, the timeout, the memory limit or the grace after a
 //! first plan.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::solve::{Event, Found, Job, Outcome, Times, Worker};
+use super::solve::{ClingoWorker, Event, FoundPlan, Job, Times, Verdict};
 use super::{
-    forward, peak_mb, process, resident_mb, shorten, verify, Mode, Prepared, Program, Proven,
-    SolveError, SolveOptions, SolveResult, Status, PROOF_WAIT, SEARCH_AFTER,
+    forward, peak_mb, process, resident_mb, shorten, verify, Mode, Proven, SolveContext,
+    SolveError, SolveResult, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
 };
 use crate::gdl::print::term_to_string;
-use crate::gdl::Game;
-use crate::reasoner::{Engine, Prover};
+use crate::reasoner::ground::GroundProgram;
 
 /// How long auto waits, once it holds a plan not proven shortest, for a worker
 /// to prove one: a quarter of the time so far, between half a second and
@@ -33,15 +32,12 @@ const GRACE_MAX: Duration = Duration::from_secs(2);
 /// replay of plans below 100, and how many still run.
 pub(super) struct Workers {
     rx: mpsc::Receiver<Event>,
-    fallback_tx: mpsc::Sender<(Mode, Found)>,
+    fallback_tx: mpsc::Sender<(WorkerKind, FoundPlan)>,
     verified_rx: mpsc::Receiver<Result<Verified, String>>,
     running: usize,
     /// Workers still running that can prove a plan shortest (clingo's and
     /// the breadth-first search): while one runs, auto waits for a proof.
     proving: usize,
-    /// The largest number of moves proven to hold no winning plan, by any
-    /// worker (see [`Worker::refuted`]).
-    refuted: Arc<AtomicUsize>,
     /// The worker processes, whose memory counts with this process's.
     children: Arc<Mutex<Vec<u32>>>,
     /// Whether clingo workers run (for the timeout's message).
@@ -49,74 +45,76 @@ pub(super) struct Workers {
     failures: Vec<String>,
 }
 
+/// Starts a thread of the solve with room on its stack: clingo's grounder,
+/// and the engines' builders, recurse deeply on some programs.
+fn spawn_thread(name: String, f: impl FnOnce() + Send + 'static) -> Result<(), SolveError> {
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(64 << 20)
+        .spawn(f)
+        .map(drop)
+        .map_err(|e| SolveError::Thread(e.to_string()))
+}
+
 impl Workers {
     /// Starts the breadth-first search (auto and breadth), the clingo workers
     /// the mode asks for once their program is made, the depth-first search
-    /// (auto and search) and the thread replaying plans below 100. On an error
-    /// the caller's `stop` ends the threads already started.
+    /// (auto and search) and the thread replaying plans below 100, on the
+    /// solve's `context`; `ground` is its game's ground program, read by the
+    /// searches (and dropped once they are done with it). On an error the
+    /// caller's stop flag ends the threads already started.
     pub(super) fn start(
-        prepared: &Prepared,
-        opts: &SolveOptions,
-        stop: &Arc<AtomicBool>,
+        context: &Arc<SolveContext>,
+        ground: Option<Arc<GroundProgram>>,
     ) -> Result<Workers, SolveError> {
+        let opts = &context.opts;
         let (tx, rx) = mpsc::channel();
-        let modes = match opts.mode {
-            // clingo would ground for as long as it is let (sudoku: 5 GB in a
-            // minute, no horizon grounded).
-            Mode::Auto if prepared.prover_only => vec![],
-            Mode::Auto => vec![Mode::Full, Mode::Incremental],
+        let kinds = match opts.mode {
+            // clingo would ground for as long as it is let (sudoku: gigabytes
+            // within a minute, no horizon grounded).
+            Mode::Auto if context.engine == crate::reasoner::Engine::Prover => vec![],
+            Mode::Auto => vec![WorkerKind::Full, WorkerKind::Incremental],
             Mode::Search | Mode::Breadth => vec![],
-            m => vec![m],
+            Mode::Full => vec![WorkerKind::Full],
+            Mode::Incremental => vec![WorkerKind::Incremental],
         };
-        let refuted = Arc::new(AtomicUsize::new(0));
         let breadth = matches!(opts.mode, Mode::Auto | Mode::Breadth);
         if breadth {
-            spawn_breadth(prepared, opts, stop, &refuted, &tx)?;
+            spawn_breadth(context, ground.clone(), &tx)?;
         }
         let children = Arc::new(Mutex::new(Vec::new()));
-        if !modes.is_empty() {
-            let launch = Launch {
-                modes: modes.clone(),
-                opts: opts.clone(),
-                stop: Arc::clone(stop),
-                refuted: Arc::clone(&refuted),
+        if !kinds.is_empty() {
+            let launcher = ClingoLauncher {
+                kinds: kinds.clone(),
+                context: Arc::clone(context),
                 tx: tx.clone(),
                 children: Arc::clone(&children),
             };
-            let (game, too_big) = (prepared.game.clone(), prepared.too_big.clone());
-            std::thread::Builder::new()
-                .name("asp-launch".into())
-                .stack_size(64 << 20)
-                .spawn(move || launch.run(&game, too_big.as_deref()))
-                .map_err(|e| SolveError::Thread(e.to_string()))?;
+            spawn_thread("asp-launch".into(), move || launcher.run())?;
         }
         let search = matches!(opts.mode, Mode::Auto | Mode::Search);
         if search {
-            spawn_search(prepared, modes.is_empty(), opts, &refuted, stop, &tx)?;
+            spawn_search(context, ground, kinds.is_empty(), &tx)?;
         }
-        // Plans below 100 are replayed on a prover of their own thread, so that
-        // the coordinator never waits on a slow replay (seconds on
-        // ruleDepthExponential) and a timeout answers with the best one
-        // replayed by then.
-        let (fallback_tx, fallback_rx) = mpsc::channel::<(Mode, Found)>();
+        // Plans below 100 are replayed on their own thread, so that the
+        // coordinator never waits on a slow replay (the prover's slowest
+        // games) and a timeout answers with the best one replayed by then.
+        let (fallback_tx, fallback_rx) = mpsc::channel::<(WorkerKind, FoundPlan)>();
         let (verified_tx, verified_rx) = mpsc::channel::<Result<Verified, String>>();
         if search {
-            let game = prepared.game.clone();
-            std::thread::Builder::new()
-                .name("asp-verify".into())
-                .stack_size(64 << 20)
-                .spawn(move || verify_fallbacks(game, fallback_rx, verified_tx))
-                .map_err(|e| SolveError::Thread(e.to_string()))?;
+            let context = Arc::clone(context);
+            spawn_thread("asp-verify".into(), move || {
+                verify_fallbacks(&context, fallback_rx, verified_tx)
+            })?;
         }
         Ok(Workers {
             rx,
             fallback_tx,
             verified_rx,
-            running: modes.len() + usize::from(search) + usize::from(breadth),
-            proving: modes.len() + usize::from(breadth),
-            refuted,
+            running: kinds.len() + usize::from(search) + usize::from(breadth),
+            proving: kinds.len() + usize::from(breadth),
             children,
-            clingo: !modes.is_empty(),
+            clingo: !kinds.is_empty(),
             failures: Vec::new(),
         })
     }
@@ -124,34 +122,25 @@ impl Workers {
 
 /// What starts the clingo workers: on a thread of its own, so that the
 /// breadth-first search and the coordinator run while the program is made
-/// and its invariants proven (up to a second: a small game is solved by
-/// then).
-struct Launch {
-    modes: Vec<Mode>,
-    opts: SolveOptions,
-    stop: Arc<AtomicBool>,
-    refuted: Arc<AtomicUsize>,
+/// and its invariants proven (a small game is solved by then).
+struct ClingoLauncher {
+    kinds: Vec<WorkerKind>,
+    context: Arc<SolveContext>,
     tx: mpsc::Sender<Event>,
     children: Arc<Mutex<Vec<u32>>>,
 }
 
-impl Launch {
-    /// Makes the program of `game` and starts a worker of each mode on it;
-    /// a worker that cannot start is reported as failed.
-    fn run(self, game: &Game, too_big: Option<&str>) {
-        let program = super::program_with_invariants(game, too_big, &self.opts);
-        for &mode in &self.modes {
-            if self.stop.load(Ordering::Relaxed) {
+impl ClingoLauncher {
+    /// Makes the program and starts a worker of each kind on it; a worker
+    /// that cannot start is reported as failed.
+    fn run(self) {
+        let program = self.context.program();
+        for &kind in &self.kinds {
+            if self.context.stopped() {
                 return;
             }
-            match spawn_clingo_worker(
-                mode,
-                &program,
-                &self.opts,
-                &self.stop,
-                &self.refuted,
-                &self.tx,
-            ) {
+            let job = job_of(kind, &program, &self.context);
+            match spawn_clingo_worker(job, &self.context, &self.tx) {
                 Ok(Some(pid)) => self
                     .children
                     .lock()
@@ -161,191 +150,132 @@ impl Launch {
                 Err(e) => {
                     let _ = self
                         .tx
-                        .send(Event::Failed(mode, e.to_string(), Times::default()));
+                        .send(Event::Failed(kind, e.to_string(), Times::default()));
                 }
             }
         }
     }
 }
 
-/// Starts one clingo worker of `mode`: in a process of its own when the
-/// options name the executable for it ([`SolveOptions::worker_exe`]), else
-/// on a thread of this process. Returns the process id of a child.
-fn spawn_clingo_worker(
-    mode: Mode,
-    program: &Program,
-    opts: &SolveOptions,
-    stop: &Arc<AtomicBool>,
-    refuted: &Arc<AtomicUsize>,
-    tx: &mpsc::Sender<Event>,
-) -> Result<Option<u32>, SolveError> {
+/// The job of a clingo worker of `kind` on `program`.
+fn job_of(kind: WorkerKind, program: &super::Program, context: &SolveContext) -> Job {
+    let opts = &context.opts;
     // In auto the incremental worker, the plain translation's way of solving,
     // searches with one thread and keeps its core; the full worker searches
     // with all the threads (clingo's portfolio of configurations, which pays
     // off on the hard exact-horizon games) on what the incremental one
     // leaves.
-    let threads = if opts.mode == Mode::Auto && mode == Mode::Incremental {
+    let threads = if opts.mode == Mode::Auto && kind == WorkerKind::Incremental {
         1
     } else {
         opts.threads.max(1)
     };
-    let mut job = Job::new(mode, program, threads, opts);
-    if opts.mode == Mode::Auto && mode == Mode::Full {
+    let mut job = Job::new(kind, program, threads, opts);
+    if opts.mode == Mode::Auto && kind == WorkerKind::Full {
         job.step_back = crate::priority::BEHIND;
     }
-    if let Some(exe) = &opts.worker_exe {
-        return process::spawn(exe, &job, stop, refuted, tx)
+    job
+}
+
+/// Starts one clingo worker on `job`: in a process of its own when the
+/// options name the executable for it ([`super::SolveOptions::worker_exe`]),
+/// else on a thread of this process. Returns the process id of a child.
+fn spawn_clingo_worker(
+    job: Job,
+    context: &SolveContext,
+    tx: &mpsc::Sender<Event>,
+) -> Result<Option<u32>, SolveError> {
+    if let Some(exe) = &context.opts.worker_exe {
+        return process::spawn(exe, &job, &context.stop, &context.refuted, tx)
             .map(Some)
             .map_err(SolveError::Thread);
     }
-    let (job, opts, stop, refuted, tx) = (
-        Arc::new(job),
-        opts.clone(),
-        Arc::clone(stop),
-        Arc::clone(refuted),
+    let kind = job.kind;
+    let (stop, refuted, tx) = (
+        Arc::clone(&context.stop),
+        Arc::clone(&context.refuted),
         tx.clone(),
     );
-    // clingo's grounder recurses deeply on some programs: give it room. The
-    // worker is made on its thread: it holds clingo's lock, which stays there.
-    std::thread::Builder::new()
-        .name(format!("asp-{}", mode.name()))
-        .stack_size(64 << 20)
-        .spawn(move || {
-            Worker {
-                mode,
-                job,
-                opts,
-                threads,
-                stop,
-                refuted,
-                tx,
-                times: Times::default(),
-                solving_since: None,
-                guard: None,
-            }
-            .run()
-        })
-        .map(|_| None)
-        .map_err(|e| SolveError::Thread(e.to_string()))
+    // The worker is made on its thread: it holds clingo's lock, which stays
+    // there.
+    spawn_thread(format!("asp-{}", kind.name()), move || {
+        ClingoWorker::new(Arc::new(job), stop, refuted, tx).run()
+    })
+    .map(|()| None)
 }
 
 /// How long the breadth-first search of auto runs at full priority whatever
-/// the other workers prove: the 8-puzzle's 181,440 states take under a
-/// second. Past it, the search steps back behind a clingo worker that is
-/// ahead of it, whose core it would otherwise halve.
+/// the other workers prove (the 8-puzzle's states fit in it). Past it, the
+/// search steps back behind a clingo worker that is ahead of it, whose core
+/// it would otherwise halve.
 const BREADTH_CHEAP: Duration = Duration::from_secs(1);
 
 /// Starts the breadth-first search on its own thread, at once: on a game
 /// with few states it proves the optimum before clingo has grounded.
 fn spawn_breadth(
-    prepared: &Prepared,
-    opts: &SolveOptions,
-    stop: &Arc<AtomicBool>,
-    refuted: &Arc<AtomicUsize>,
+    context: &Arc<SolveContext>,
+    ground: Option<Arc<GroundProgram>>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(), SolveError> {
-    let engine = if prepared.prover_only {
-        Engine::Prover
-    } else {
-        Engine::Auto
-    };
+    let opts = &context.opts;
     let mut limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
     if opts.mode == Mode::Auto {
         limits.step_back_after = Some(BREADTH_CHEAP);
     }
-    let (game, stop, refuted, progress, tx) = (
-        prepared.game.clone(),
-        Arc::clone(stop),
-        Arc::clone(refuted),
-        opts.progress,
-        tx.clone(),
-    );
-    std::thread::Builder::new()
-        .name("breadth".into())
-        .stack_size(64 << 20)
-        .spawn(move || forward::breadth::run(game, engine, limits, stop, refuted, progress, tx))
-        .map(drop)
-        .map_err(|e| SolveError::Thread(e.to_string()))
+    let (context, tx) = (Arc::clone(context), tx.clone());
+    spawn_thread("breadth".into(), move || {
+        forward::breadth::run(&context, ground, limits, tx)
+    })
 }
 
 /// Starts the forward search on its own thread: at once when it runs `alone`,
 /// else after [`SEARCH_AFTER`] beside the clingo workers, or as soon as a
-/// bound in `refuted` proves every plan long.
+/// bound proves every plan long.
 fn spawn_search(
-    prepared: &Prepared,
+    context: &Arc<SolveContext>,
+    ground: Option<Arc<GroundProgram>>,
     alone: bool,
-    opts: &SolveOptions,
-    refuted: &Arc<AtomicUsize>,
-    stop: &Arc<AtomicBool>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(), SolveError> {
     let delay = if alone { Duration::ZERO } else { SEARCH_AFTER };
-    let engine = if prepared.prover_only {
-        Engine::Prover
-    } else {
-        Engine::Auto
-    };
-    let unique = prepared.unique.clone();
-    let (game, max_steps, refuted, stop, progress, tx) = (
-        prepared.game.clone(),
-        opts.max_steps,
-        Arc::clone(refuted),
-        Arc::clone(stop),
-        opts.progress,
-        tx.clone(),
-    );
-    std::thread::Builder::new()
-        .name("search".into())
-        .stack_size(64 << 20)
-        .spawn(move || {
-            forward::run(
-                game, engine, unique, max_steps, delay, alone, refuted, stop, progress, tx,
-            )
-        })
-        .map(drop)
-        .map_err(|e| SolveError::Thread(e.to_string()))
+    let (context, tx) = (Arc::clone(context), tx.clone());
+    spawn_thread("search".into(), move || {
+        forward::run(&context, ground, forward::Start { delay, alone }, tx)
+    })
 }
 
-pub(super) struct Coordinator<'a> {
-    start: Instant,
-    prover: &'a Prover,
-    game: &'a Game,
+pub(super) struct Coordinator {
+    context: Arc<SolveContext>,
     horizon: usize,
     times: Times,
     candidate: Option<Verified>,
     /// The best verified plan below goal 100 (see [`Event::Fallback`]).
     fallback: Option<Verified>,
-    /// The clock of the prover's game, left out when plans are shortened.
-    clock: Option<crate::gdl::Sym>,
     /// The largest number of moves proven to hold no winning plan.
     refuted: usize,
-    progress: bool,
 }
 
-/// Replays each plan below 100 that comes (the newest of those waiting) on a
-/// prover of its own, until the coordinator hangs up.
+/// Replays each plan below 100 that comes (the newest of those waiting) on
+/// the solve's prover, until the coordinator hangs up.
 fn verify_fallbacks(
-    game: Game,
-    plans: mpsc::Receiver<(Mode, Found)>,
+    context: &SolveContext,
+    plans: mpsc::Receiver<(WorkerKind, FoundPlan)>,
     out: mpsc::Sender<Result<Verified, String>>,
 ) {
-    let clock = super::bounds::clock_fluent(&game);
-    let Ok(prover) = Prover::try_new(game) else {
-        return;
-    };
     while let Ok(mut next) = plans.recv() {
         // The search only ever betters its best: the newest plan is the one.
         while let Ok(newer) = plans.try_recv() {
             next = newer;
         }
-        let (mode, found) = next;
-        let found = without_detours(&prover, clock, found);
-        let verified = verify::verify(&prover, &found.plan, found.goal).map(|note| Verified {
-            mode,
-            found,
-            times: Times::default(),
-            note,
-        });
+        let (kind, found) = next;
+        let found = without_detours(context, found);
+        let verified =
+            verify::verify(&*context.prover, &found.plan, found.goal).map(|note| Verified {
+                kind,
+                found,
+                times: Times::default(),
+                note,
+            });
         if out.send(verified).is_err() {
             return;
         }
@@ -355,61 +285,55 @@ fn verify_fallbacks(
 /// `found` with its plan shortened where it loops or takes a detour (see
 /// [`shorten`]); the same when nothing can be cut. A plan proven shortest has
 /// nothing to cut.
-fn without_detours(prover: &Prover, clock: Option<crate::gdl::Sym>, found: Found) -> Found {
-    match shorten::shorten(prover, &found.plan, clock, shorten::SHORTCUT_BUDGET) {
-        Some(plan) => Found { plan, ..found },
+fn without_detours(context: &SolveContext, found: FoundPlan) -> FoundPlan {
+    match shorten::shorten(
+        &*context.prover,
+        &found.plan,
+        context.clock,
+        shorten::SHORTCUT_BUDGET,
+    ) {
+        Some(plan) => FoundPlan { plan, ..found },
         None => found,
     }
 }
 
-/// Whether a worker of `mode` can prove a plan shortest.
-fn proves(mode: Mode) -> bool {
-    matches!(mode, Mode::Full | Mode::Incremental | Mode::Breadth)
-}
-
 /// A plan the prover has replayed, with what the replay noted.
 struct Verified {
-    mode: Mode,
-    found: Found,
+    kind: WorkerKind,
+    found: FoundPlan,
     times: Times,
     note: Option<String>,
 }
 
-impl<'a> Coordinator<'a> {
-    /// A coordinator for a solve that started at `start`, verifying plans on
-    /// `prover` (its game's clock is left out when plans are shortened).
-    pub(super) fn new(start: Instant, prover: &'a Prover, game: &'a Game) -> Self {
+impl Coordinator {
+    /// A coordinator for the solve of `context`.
+    pub(super) fn new(context: Arc<SolveContext>) -> Self {
         Coordinator {
-            start,
-            prover,
-            game,
+            context,
             horizon: 0,
             times: Times::default(),
             candidate: None,
             fallback: None,
-            clock: super::bounds::clock_fluent(crate::reasoner::StateMachine::game(prover)),
             refuted: 0,
-            progress: false,
         }
     }
 
     /// Follows the workers until one of them, the clock, the memory limit or
     /// the grace after a first plan decides the answer.
-    pub(super) fn run(mut self, mut w: Workers, opts: &SolveOptions) -> SolveResult {
-        let deadline = opts.timeout.map(|t| self.start + t);
+    pub(super) fn run(mut self, mut w: Workers) -> SolveResult {
+        let deadline = self.context.opts.timeout.map(|t| self.context.start + t);
         let mut grace: Option<Instant> = None;
-        self.progress = opts.progress;
         loop {
-            if let Some(r) = self.memory(&w, opts) {
+            if let Some(r) = self.memory(&w) {
                 return r;
             }
-            if let Some(r) = self.next_event(&mut w, opts, &mut grace) {
+            if let Some(r) = self.next_event(&mut w, &mut grace) {
                 return r;
             }
             if let Some(r) = self.replayed(&w) {
                 return r;
             }
-            if let Some(r) = self.proven(&w, opts) {
+            if let Some(r) = self.proven(&w) {
                 return r;
             }
             if let Some(r) = self.limits(&mut w, grace, deadline) {
@@ -420,20 +344,16 @@ impl<'a> Coordinator<'a> {
 
     /// Waits a little for the workers' next event and takes it in; `Some`
     /// when it decides the answer.
-    fn next_event(
-        &mut self,
-        w: &mut Workers,
-        opts: &SolveOptions,
-        grace: &mut Option<Instant>,
-    ) -> Option<SolveResult> {
+    fn next_event(&mut self, w: &mut Workers, grace: &mut Option<Instant>) -> Option<SolveResult> {
+        let opts = &self.context.opts;
         match w.rx.recv_timeout(Duration::from_millis(25)) {
             Ok(Event::Horizon(_, h, times)) => {
                 self.horizon = self.horizon.max(h);
                 self.times = times;
             }
             Ok(Event::Candidate(mode, found, times)) => {
-                let found = without_detours(self.prover, self.clock, found);
-                let note = match verify::verify(self.prover, &found.plan, found.goal) {
+                let found = without_detours(&self.context, found);
+                let note = match verify::verify(&*self.context.prover, &found.plan, found.goal) {
                     Ok(note) => note,
                     Err(e) => return Some(self.error(mode, times, e)),
                 };
@@ -442,15 +362,13 @@ impl<'a> Coordinator<'a> {
                     .as_ref()
                     .is_none_or(|v| v.found.plan.len() > found.plan.len());
                 if better {
-                    if self.progress {
-                        crate::say!(
-                            "[solve] plan of {} moves (not proven), from {}",
-                            found.plan.len(),
-                            mode.name()
-                        );
-                    }
+                    crate::progress!(
+                        "[solve] plan of {} moves (not proven), from {}",
+                        found.plan.len(),
+                        mode.name()
+                    );
                     self.candidate = Some(Verified {
-                        mode,
+                        kind: mode,
                         found,
                         times,
                         note,
@@ -462,7 +380,7 @@ impl<'a> Coordinator<'a> {
                 // timeout or, without one, for `PROOF_WAIT`.
                 if opts.mode == Mode::Auto && grace.is_none() {
                     if opts.first {
-                        *grace = Some(Instant::now() + grace_after(self.start.elapsed()));
+                        *grace = Some(Instant::now() + grace_after(self.context.start.elapsed()));
                     } else if opts.timeout.is_none() {
                         *grace = Some(Instant::now() + PROOF_WAIT);
                     }
@@ -473,19 +391,19 @@ impl<'a> Coordinator<'a> {
             }
             Ok(Event::Done(mode, outcome, times)) => {
                 w.running -= 1;
-                w.proving -= usize::from(proves(mode));
+                w.proving -= usize::from(mode.proves());
                 match outcome {
-                    Outcome::Plan(found) => return Some(self.finish(mode, found, times)),
-                    Outcome::NoPlan { horizon, message } => {
+                    Verdict::Plan(found) => return Some(self.finish(mode, found, times)),
+                    Verdict::NoPlan { horizon, message } => {
                         self.horizon = self.horizon.max(horizon);
                         return Some(self.result(Status::NoPlan, Some(mode), times, message));
                     }
-                    Outcome::Stopped => {}
+                    Verdict::Stopped => {}
                 }
             }
             Ok(Event::Failed(mode, e, times)) => {
                 w.running -= 1;
-                w.proving -= usize::from(proves(mode));
+                w.proving -= usize::from(mode.proves());
                 self.times = times;
                 w.failures.push(format!("{}: {e}", mode.name()));
             }
@@ -498,8 +416,8 @@ impl<'a> Coordinator<'a> {
     /// The answer when this process and its worker processes together hold
     /// more than the memory limit: checked before each event is taken in, so
     /// that a solve past its limit stops whatever comes.
-    fn memory(&mut self, w: &Workers, opts: &SolveOptions) -> Option<SolveResult> {
-        let limit = opts.memory_mb?;
+    fn memory(&mut self, w: &Workers) -> Option<SolveResult> {
+        let limit = self.context.opts.memory_mb?;
         let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
         let rss = resident_mb()
             + children
@@ -520,23 +438,22 @@ impl<'a> Coordinator<'a> {
     /// The candidate plan as the answer once the workers' refutations prove
     /// it shortest, or, in auto waiting for a proof, once no worker that
     /// could prove one runs any more.
-    fn proven(&mut self, w: &Workers, opts: &SolveOptions) -> Option<SolveResult> {
-        let refuted = w.refuted.load(Ordering::Relaxed);
+    fn proven(&mut self, w: &Workers) -> Option<SolveResult> {
+        let refuted = self.context.refuted.load(Ordering::Relaxed);
         if refuted > self.refuted {
             self.refuted = refuted;
         }
         let len = self.candidate.as_ref()?.found.plan.len();
         if len <= self.refuted + 1 {
             let mut v = self.candidate.take()?;
-            if self.progress {
-                crate::say!(
-                    "[solve] no plan of {} or fewer: {len} is shortest",
-                    len.saturating_sub(1)
-                );
-            }
+            crate::progress!(
+                "[solve] no plan of {} or fewer: {len} is shortest",
+                len.saturating_sub(1)
+            );
             v.found.proven = Proven::Shortest;
             return Some(self.answer(v));
         }
+        let opts = &self.context.opts;
         if opts.mode == Mode::Auto && !opts.first && w.proving == 0 {
             let v = self.candidate.take()?;
             return Some(self.answer(v));
@@ -558,7 +475,7 @@ impl<'a> Coordinator<'a> {
                 }
                 None
             }
-            Ok(Err(e)) => Some(self.error(Mode::Search, self.times, e)),
+            Ok(Err(e)) => Some(self.error(WorkerKind::Search, self.times, e)),
             Err(_) => None,
         }
     }
@@ -588,7 +505,7 @@ impl<'a> Coordinator<'a> {
             }
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            let secs = self.start.elapsed().as_secs_f64();
+            let secs = self.context.start.elapsed().as_secs_f64();
             let msg = if w.clingo {
                 format!(
                     "timeout after {secs:.1} s; horizon {} searched without a winning plan",
@@ -605,7 +522,7 @@ impl<'a> Coordinator<'a> {
     fn result(
         &self,
         status: Status,
-        mode: Option<Mode>,
+        mode: Option<WorkerKind>,
         times: Times,
         message: String,
     ) -> SolveResult {
@@ -622,7 +539,7 @@ impl<'a> Coordinator<'a> {
             mode,
             ground_s: times.ground_s,
             solve_s: times.solve_s,
-            total_s: self.start.elapsed().as_secs_f64(),
+            total_s: self.context.start.elapsed().as_secs_f64(),
             horizon: self.horizon,
             lower_bound: (self.refuted > 0 && status != Status::NoPlan).then_some(self.refuted + 1),
             peak_mb: peak_mb(),
@@ -630,7 +547,7 @@ impl<'a> Coordinator<'a> {
         }
     }
 
-    fn error(&self, mode: Mode, times: Times, e: String) -> SolveResult {
+    fn error(&self, mode: WorkerKind, times: Times, e: String) -> SolveResult {
         self.result(
             Status::Error,
             Some(mode),
@@ -640,11 +557,11 @@ impl<'a> Coordinator<'a> {
     }
 
     /// A plan, once the prover has replayed it, becomes the answer.
-    fn finish(&self, mode: Mode, found: Found, times: Times) -> SolveResult {
-        let found = without_detours(self.prover, self.clock, found);
-        match verify::verify(self.prover, &found.plan, found.goal) {
+    fn finish(&self, mode: WorkerKind, found: FoundPlan, times: Times) -> SolveResult {
+        let found = without_detours(&self.context, found);
+        match verify::verify(&*self.context.prover, &found.plan, found.goal) {
             Ok(note) => self.answer(Verified {
-                mode,
+                kind: mode,
                 found,
                 times,
                 note,
@@ -656,7 +573,7 @@ impl<'a> Coordinator<'a> {
     /// A verified plan as the answer.
     fn answer(&self, v: Verified) -> SolveResult {
         let Verified {
-            mode,
+            kind: mode,
             found,
             times,
             note,
@@ -679,7 +596,7 @@ impl<'a> Coordinator<'a> {
             plan: found
                 .plan
                 .iter()
-                .map(|m| term_to_string(m, &self.game.symbols))
+                .map(|m| term_to_string(m, &self.context.game.symbols))
                 .collect(),
             proven: found.proven,
             lower_bound: match found.proven {

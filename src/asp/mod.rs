@@ -11,6 +11,7 @@
 //!   once [`verify`] has replayed it on the reference prover.
 
 pub mod bounds;
+mod context;
 mod control;
 mod coordinator;
 pub mod forward;
@@ -23,16 +24,17 @@ pub mod symbols;
 pub mod translate;
 pub mod verify;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::gdl::Game;
-use crate::reasoner::{Prover, ProverError};
+use crate::reasoner::ProverError;
 
 pub use crate::reasoner::prepare::Prepared;
+pub use context::SolveContext;
 use coordinator::{Coordinator, Workers};
 pub use program::Program;
 
@@ -66,6 +68,54 @@ impl Mode {
             Mode::Search => "search",
             Mode::Breadth => "breadth",
         }
+    }
+
+    /// The one kind of worker this mode runs; `None` for auto, which runs
+    /// several.
+    pub fn worker(self) -> Option<WorkerKind> {
+        match self {
+            Mode::Auto => None,
+            Mode::Full => Some(WorkerKind::Full),
+            Mode::Incremental => Some(WorkerKind::Incremental),
+            Mode::Search => Some(WorkerKind::Search),
+            Mode::Breadth => Some(WorkerKind::Breadth),
+        }
+    }
+}
+
+/// A kind of worker of a solve: the one that sent an event, or found the
+/// answer (`mode` in the JSON answer). [`Mode`] is what the user asked for;
+/// auto runs several of these.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkerKind {
+    /// clingo on the full program, deepening the horizon.
+    Full,
+    /// clingo, multi-shot, one step a round.
+    Incremental,
+    /// The depth-first search over the rule engine.
+    Search,
+    /// The breadth-first search over the rule engine.
+    Breadth,
+}
+
+impl WorkerKind {
+    /// As in the JSON answer and in progress lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerKind::Full => "full",
+            WorkerKind::Incremental => "incremental",
+            WorkerKind::Search => "search",
+            WorkerKind::Breadth => "breadth",
+        }
+    }
+
+    /// Whether this worker can prove a plan shortest.
+    pub fn proves(self) -> bool {
+        matches!(
+            self,
+            WorkerKind::Full | WorkerKind::Incremental | WorkerKind::Breadth
+        )
     }
 }
 
@@ -125,8 +175,6 @@ pub struct SolveOptions {
     pub threads: usize,
     /// Resident memory limit of the process, in MiB.
     pub memory_mb: Option<u64>,
-    /// Print progress (horizon, ground atoms and rules, seconds) on stderr.
-    pub progress: bool,
     /// Prove state invariants and add them as constraints (see [`invariants`]).
     pub invariants: bool,
     /// Extra clingo options for every worker, after ours (so they win), e.g.
@@ -150,7 +198,6 @@ impl Default for SolveOptions {
             max_steps: 200,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_mb: None,
-            progress: false,
             invariants: true,
             clingo_args: Vec::new(),
             first: false,
@@ -172,9 +219,9 @@ pub struct SolveResult {
     pub plan: Vec<String>,
     #[serde(default)]
     pub proven: Proven,
-    /// The way of solving that gave the answer.
+    /// The worker that gave the answer.
     #[serde(default)]
-    pub mode: Option<Mode>,
+    pub mode: Option<WorkerKind>,
     #[serde(default)]
     pub ground_s: f64,
     #[serde(default)]
@@ -264,55 +311,24 @@ pub fn prepare(game: &Game) -> Prepared {
     crate::reasoner::prepare::prepare(game, Some(&proof))
 }
 
-/// Solves a single-player game: the shortest plan to goal 100, else the best goal.
+/// Solves a single-player game: the shortest plan to goal 100, else the best
+/// goal. The rules are prepared once, into the one [`SolveContext`] that the
+/// coordinator and every worker share. Progress goes out as
+/// [`progress!`](crate::progress) events.
 pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError> {
     solve::check_single_player(game).map_err(SolveError::NotSinglePlayer)?;
-    let start = Instant::now();
-    let mut prepared = prepare(game);
-    if let (Some(note), true) = (&prepared.note, opts.progress) {
+    let start = std::time::Instant::now();
+    let prepared = prepare(game);
+    if let Some(note) = &prepared.note {
         crate::progress!("[rewrite] {note}");
     }
-    let prover = match prepared.prover.take() {
-        Some(p) => p,
-        None => Prover::try_new(prepared.game.clone())?,
-    };
-    let game = &prepared.game;
-    let stop = Arc::new(AtomicBool::new(false));
-    let result = Workers::start(&prepared, opts, &stop)
-        .map(|workers| Coordinator::new(start, &prover, game).run(workers, opts));
+    let (context, ground) = SolveContext::new(prepared, opts, start)?;
+    let context = Arc::new(context);
+    let result = Workers::start(&context, ground)
+        .map(|workers| Coordinator::new(Arc::clone(&context)).run(workers));
     // Whatever the answer, no worker runs on.
-    stop.store(true, Ordering::Relaxed);
+    context.stop.store(true, Ordering::Relaxed);
     result
-}
-
-/// The program of a prepared game, with its state invariants when asked for
-/// and the game grounds (`too_big` says why it does not; see
-/// [`Program::find_invariants`]).
-fn program_with_invariants(game: &Game, too_big: Option<&str>, opts: &SolveOptions) -> Program {
-    let mut program = Program::new(game);
-    if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth) {
-        return program;
-    }
-    let budget = opts
-        .timeout
-        .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
-    let found = match too_big {
-        None => program.find_invariants(budget),
-        Some(e) => Err(e.to_string()),
-    };
-    match found {
-        Ok(r) if opts.progress => crate::progress!(
-            "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
-            r.invariants.len(),
-            r.candidates,
-            r.rounds,
-            r.seconds
-        ),
-        Ok(_) => {}
-        Err(e) if opts.progress => crate::progress!("[invariants] none: {e}"),
-        Err(_) => {}
-    }
-    program
 }
 
 /// Resident memory of this process in MiB (0 where /proc is missing).

@@ -9,7 +9,7 @@
 //! worker has its own clingo and runs whenever the machine has a core for it.
 //!
 //! The parent writes the [`Job`] as one JSON line on the child's stdin, then the
-//! shared lower bound ([`Worker::refuted`]) whenever another worker raises it, one
+//! shared lower bound ([`ClingoWorker::refuted`]) whenever another worker raises it, one
 //! number a line; the child writes [`Wire`] lines on its stdout: the worker's
 //! events, and its own refutations. A child whose stdin closes (the solve is over,
 //! or its parent died) ends at once; the parent kills it when the solve stops.
@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::solve::{Event, Job, Times, Worker};
-use super::Mode;
+use super::solve::{ClingoWorker, Event, Job, Times};
+use super::WorkerKind;
 
 /// A line from a worker process.
 #[derive(Serialize, Deserialize)]
@@ -50,7 +50,7 @@ pub fn spawn(
     refuted: &Arc<AtomicUsize>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<u32, String> {
-    let mode = job.mode;
+    let mode = job.kind;
     let line = serde_json::to_string(job).map_err(|e| format!("cannot encode the job: {e}"))?;
     // Under a spinner the child's lines are relayed above it; otherwise the
     // child writes to the stderr it shares with us.
@@ -137,7 +137,7 @@ fn feed(
 /// refutations into the shared lower bound. A child that ends without its
 /// final word (a crash, the memory limit's kill) is reported as failed.
 fn relay(
-    mode: Mode,
+    mode: WorkerKind,
     stdout: std::process::ChildStdout,
     refuted: &AtomicUsize,
     tx: &mpsc::Sender<Event>,
@@ -184,7 +184,7 @@ pub fn serve() -> ! {
     let job: Job = match serde_json::from_str(&first) {
         Ok(j) => j,
         Err(e) => {
-            crate::say!("error: the worker's job does not read: {e}");
+            crate::progress!("error: the worker's job does not read: {e}");
             end(2);
         }
     };
@@ -211,21 +211,7 @@ pub fn serve() -> ! {
     let spawned = std::thread::Builder::new()
         .name("worker".into())
         .stack_size(64 << 20)
-        .spawn(move || {
-            Worker {
-                mode: job.mode,
-                threads: job.threads,
-                opts: job.opts.clone(),
-                job: Arc::new(job),
-                stop,
-                refuted: for_worker,
-                tx,
-                times: Times::default(),
-                solving_since: None,
-                guard: None,
-            }
-            .run()
-        });
+        .spawn(move || ClingoWorker::new(Arc::new(job), stop, for_worker, tx).run());
     if spawned.is_err() {
         end(2);
     }

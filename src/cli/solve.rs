@@ -64,7 +64,6 @@ impl Args {
             timeout: self.timeout.map(Duration::from_secs_f64),
             max_steps: self.max_steps,
             memory_mb: self.memory_mb,
-            progress: true,
             invariants: !self.no_invariants,
             clingo_args: self.clingo_args,
             first: self.first,
@@ -133,7 +132,7 @@ fn print_solution(r: &SolveResult) {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
-                r.mode.map_or("-", Mode::name)
+                r.mode.map_or("-", asp::WorkerKind::name)
             );
             for (i, m) in r.plan.iter().enumerate() {
                 println!("{:4} {m}", i + 1);

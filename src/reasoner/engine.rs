@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::cputime::ThreadWatch;
 use crate::gdl::Game;
 
-use super::ground::GroundError;
+use super::ground::{GroundError, GroundProgram};
 use super::prover::Strategy;
 use super::{hybrid, prepare, Hybrid, Propnet, PropnetError, Prover, ProverError, StateMachine};
 
@@ -71,7 +71,7 @@ impl AnyMachine {
     /// rewrite); the plays are the same, the moves spelled the same.
     pub fn build(game: Game, engine: Engine) -> Result<(AnyMachine, String), EngineError> {
         let watch = ThreadWatch::start();
-        let (first, ground_failed) = AnyMachine::as_written(game.clone(), engine);
+        let (first, ground_failed) = AnyMachine::as_written(game.clone(), engine, None);
         tracing::debug!(
             "engine on the rules as written: {:.3} s, {}",
             watch.elapsed().as_secs_f64(),
@@ -102,7 +102,7 @@ impl AnyMachine {
                 })
             }
             (Some(note), _) if prepared.too_big.is_none() => {
-                AnyMachine::build_as_written(prepared.game, engine)
+                AnyMachine::build_on_ground(prepared.game, engine, prepared.ground)
                     .ok()
                     .map(|(machine, why)| (machine, format!("{why}, on rewritten rules: {note}")))
             }
@@ -149,7 +149,18 @@ impl AnyMachine {
         game: Game,
         engine: Engine,
     ) -> Result<(AnyMachine, String), EngineError> {
-        Self::as_written(game, engine).0
+        Self::as_written(game, engine, None).0
+    }
+
+    /// [`AnyMachine::build_as_written`] on `game`'s ground program when the
+    /// caller has it (the solver's preparation grounds the rules it
+    /// chooses): a propnet is compiled from it, not ground again.
+    pub fn build_on_ground(
+        game: Game,
+        engine: Engine,
+        ground: Option<GroundProgram>,
+    ) -> Result<(AnyMachine, String), EngineError> {
+        Self::as_written(game, engine, ground).0
     }
 
     /// [`AnyMachine::build_as_written`], and how grounding the rules stopped
@@ -158,6 +169,7 @@ impl AnyMachine {
     fn as_written(
         game: Game,
         engine: Engine,
+        ground: Option<GroundProgram>,
     ) -> (
         Result<(AnyMachine, String), EngineError>,
         Option<GroundError>,
@@ -165,7 +177,10 @@ impl AnyMachine {
         let compiled = match engine {
             Engine::Propnet | Engine::Auto => {
                 let watch = ThreadWatch::start();
-                let net = Propnet::new(game.clone());
+                let net = match ground {
+                    Some(gp) => Propnet::from_ground(game.clone(), gp),
+                    None => Propnet::new(game.clone()),
+                };
                 tracing::debug!(
                     "propnet compile: {:.3} s, {}",
                     watch.elapsed().as_secs_f64(),

@@ -14,7 +14,7 @@
 //! the state at hand only. Every rewrite is exact, so plans and plays hold in
 //! the game as written.
 
-use super::ground::{self, GroundError, Limits};
+use super::ground::{self, GroundError, GroundProgram, Limits};
 use super::Prover;
 use crate::gdl::split::Unique;
 use crate::gdl::{constant, demand, kw, Game, Relation};
@@ -39,6 +39,10 @@ pub struct Prepared {
     pub prover_only: bool,
     /// The unique-value invariants `game` was split by, if it was.
     pub unique: Vec<Unique>,
+    /// `game` ground within [`default_limits`], when it grounds: the
+    /// grounding that decided the rules, kept so that the solver's searches
+    /// and a propnet compile from it instead of grounding again.
+    pub ground: Option<GroundProgram>,
 }
 
 /// Proves unique-value invariants of a game's rules of play (the solver's
@@ -67,13 +71,14 @@ pub fn prepare_knowing(
     prover_builds: Option<bool>,
     ground_failed: Option<&GroundError>,
 ) -> Prepared {
-    let as_written = |game: Game, note| Prepared {
+    let as_written = |game: Game, note, ground| Prepared {
         game,
         too_big: None,
         note,
         prover: None,
         prover_only: false,
         unique: Vec::new(),
+        ground: Some(ground),
     };
     if !game.top_down.is_empty() {
         // No rewrite grounds rules with no finite extent; the prover reads
@@ -88,15 +93,16 @@ pub fn prepare_knowing(
             prover: Prover::try_new(game.clone()).ok(),
             prover_only: true,
             unique: Vec::new(),
+            ground: None,
         };
     }
     let limits = default_limits();
     let e = match until_it_grounds_knowing(game, &limits, ground_failed) {
-        Ok(None) => return as_written(game.clone(), None),
-        Ok(Some(r)) => return as_written(r.game, Some(r.note)),
+        Ok((None, ground)) => return as_written(game.clone(), None, ground),
+        Ok((Some(r), ground)) => return as_written(r.game, Some(r.note), ground),
         Err(e) => e,
     };
-    if let Some((split, unique)) =
+    if let Some((split, unique, ground)) =
         unique.and_then(|proof| split_by_invariants(game, &limits, proof))
     {
         // Plans are verified on the rules as written (or an exact rewrite),
@@ -114,6 +120,7 @@ pub fn prepare_knowing(
             prover,
             prover_only: false,
             unique,
+            ground: Some(ground),
         };
     }
     let too_big = Some(format!("the game does not ground within limits ({e})"));
@@ -138,6 +145,7 @@ pub fn prepare_knowing(
         prover,
         prover_only,
         unique: Vec::new(),
+        ground: None,
     }
 }
 
@@ -151,7 +159,7 @@ fn split_by_invariants(
     game: &Game,
     limits: &Limits,
     proof: UniqueProof,
-) -> Option<(Rewritten, Vec<Unique>)> {
+) -> Option<(Rewritten, Vec<Unique>, GroundProgram)> {
     let play = Game::new(crate::gdl::Description {
         symbols: game.symbols.clone(),
         rules: crate::gdl::graph::keep_reached(
@@ -174,15 +182,18 @@ fn split_by_invariants(
         names.join(", "),
         uniques.join(", ")
     );
-    let rewritten = match until_it_grounds(&split, limits) {
-        Ok(None) => Rewritten { game: split, note },
-        Ok(Some(r)) => Rewritten {
-            game: r.game,
-            note: format!("{note}, then {}", r.note),
-        },
+    let (rewritten, ground) = match until_it_grounds(&split, limits) {
+        Ok((None, ground)) => (Rewritten { game: split, note }, ground),
+        Ok((Some(r), ground)) => (
+            Rewritten {
+                game: r.game,
+                note: format!("{note}, then {}", r.note),
+            },
+            ground,
+        ),
         Err(_) => return None,
     };
-    Some((rewritten, unique))
+    Some((rewritten, unique, ground))
 }
 
 /// A game rewritten so that it grounds, and what was changed, for logs.
@@ -202,10 +213,14 @@ pub fn default_limits() -> Limits {
     }
 }
 
-/// `Ok(None)` when `game` grounds within `limits` as written; else a rewrite
-/// that grounds ([`first_that_grounds`] says which); or why the game as
-/// written does not, when none does.
-pub fn until_it_grounds(game: &Game, limits: &Limits) -> Result<Option<Rewritten>, GroundError> {
+/// `None` when `game` grounds within `limits` as written; else a rewrite
+/// that grounds ([`first_that_grounds`] says which); with the ground program
+/// of the rules chosen. Or why the game as written does not ground, when
+/// none does.
+pub fn until_it_grounds(
+    game: &Game,
+    limits: &Limits,
+) -> Result<(Option<Rewritten>, GroundProgram), GroundError> {
     until_it_grounds_knowing(game, limits, None)
 }
 
@@ -216,7 +231,7 @@ fn until_it_grounds_knowing(
     game: &Game,
     limits: &Limits,
     failed: Option<&GroundError>,
-) -> Result<Option<Rewritten>, GroundError> {
+) -> Result<(Option<Rewritten>, GroundProgram), GroundError> {
     let known = failed.filter(|e| {
         e.join_steps_taken()
             .is_some_and(|n| n >= limits.max_join_steps)
@@ -224,15 +239,18 @@ fn until_it_grounds_knowing(
     let e = match known {
         Some(e) => e.clone(),
         None => match timed_ground(game, limits, "as written") {
-            Ok(_) => return Ok(None),
+            Ok(ground) => return Ok((None, ground)),
             Err(e) => e,
         },
     };
     match first_that_grounds(rewrites(game).collect(), limits) {
-        Some(r) => Ok(Some(Rewritten {
-            game: r.game,
-            note: format!("the game does not ground ({e}); rewritten, {}", r.note),
-        })),
+        Some((r, ground)) => Ok((
+            Some(Rewritten {
+                game: r.game,
+                note: format!("the game does not ground ({e}); rewritten, {}", r.note),
+            }),
+            ground,
+        )),
         None => Err(e),
     }
 }
@@ -246,32 +264,40 @@ fn until_it_grounds_knowing(
 /// ground as small, after failed trials that cost little (mummymaze1p
 /// grounds on the last, in 566,000 steps, after four trials that used to
 /// fail at 2 million, 1.2-1.6 s each).
-fn first_that_grounds(mut rewrites: Vec<Rewritten>, limits: &Limits) -> Option<Rewritten> {
+fn first_that_grounds(
+    mut rewrites: Vec<Rewritten>,
+    limits: &Limits,
+) -> Option<(Rewritten, GroundProgram)> {
     let most = rewrites.pop()?;
-    let steps = timed_ground(&most.game, limits, &most.note).ok()?;
+    let ground = timed_ground(&most.game, limits, &most.note).ok()?;
     let small = Limits {
-        max_join_steps: steps
+        max_join_steps: ground
+            .join_steps
             .max(limits.max_join_steps / 8)
             .min(limits.max_join_steps),
         ..*limits
     };
     let less = rewrites
         .into_iter()
-        .find(|r| timed_ground(&r.game, &small, &r.note).is_ok());
-    Some(less.unwrap_or(most))
+        .find_map(|r| Some((timed_ground(&r.game, &small, &r.note).ok()?, r)));
+    Some(match less {
+        Some((ground, r)) => (r, ground),
+        None => (most, ground),
+    })
 }
 
 /// [`ground::ground`], with its CPU time and outcome logged at debug level
-/// (where start-up goes on a game that does not ground); the join steps it
-/// took when it grounds.
-fn timed_ground(game: &Game, limits: &Limits, what: &str) -> Result<u64, GroundError> {
+/// (where start-up goes on a game that does not ground).
+fn timed_ground(game: &Game, limits: &Limits, what: &str) -> Result<GroundProgram, GroundError> {
     let watch = crate::cputime::ThreadWatch::start();
-    let r = ground::ground(game, limits).map(|g| g.join_steps);
+    let r = ground::ground(game, limits);
     tracing::debug!(
         "grounding trial ({what}): {:.3} s, {}",
         watch.elapsed().as_secs_f64(),
-        r.as_ref()
-            .map_or_else(|e| e.to_string(), |n| format!("grounds in {n} join steps"))
+        r.as_ref().map_or_else(
+            |e| e.to_string(),
+            |g| format!("grounds in {} join steps", g.join_steps)
+        )
     );
     r
 }

@@ -35,7 +35,6 @@ pub(super) fn beam<M: StateMachine>(
     root: &M::State,
     max_steps: usize,
     stop: &AtomicBool,
-    progress: bool,
 ) -> Beam<M::Move> {
     let started = Instant::now();
     let work = crate::cputime::ThreadWatch::start();
@@ -63,9 +62,7 @@ pub(super) fn beam<M: StateMachine>(
                     return Beam::Stopped;
                 }
                 if work.elapsed() > BEAM_TIME {
-                    if progress {
-                        crate::say!("[search] beam: out of time at step {depth}");
-                    }
+                    crate::progress!("[search] beam: out of time at step {depth}");
                     return Beam::Failed;
                 }
                 let c = m.next_state(s, std::slice::from_ref(mv));
@@ -74,13 +71,11 @@ pub(super) fn beam<M: StateMachine>(
                 }
                 if m.is_terminal(&c) {
                     if m.goal(&c, 0) == Some(100) {
-                        if progress {
-                            crate::say!(
-                                "[search] beam: goal 100 at step {}, {:.2} s",
-                                depth + 1,
-                                started.elapsed().as_secs_f64()
-                            );
-                        }
+                        crate::progress!(
+                            "[search] beam: goal 100 at step {}, {:.2} s",
+                            depth + 1,
+                            started.elapsed().as_secs_f64()
+                        );
                         return Beam::Won(plan(&tree, *node, mv));
                     }
                     continue;
@@ -106,11 +101,9 @@ pub(super) fn beam<M: StateMachine>(
             })
             .collect();
     }
-    if progress {
-        crate::say!(
-            "[search] beam: no goal 100, {:.2} s",
-            started.elapsed().as_secs_f64()
-        );
-    }
+    crate::progress!(
+        "[search] beam: no goal 100, {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
     Beam::Failed
 }

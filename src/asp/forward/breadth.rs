@@ -8,7 +8,7 @@
 //! boards against its 10^13 move sequences of length 30), and when a layer is
 //! complete without a win, no plan of that many moves exists. The first win
 //! found is a shortest plan; each completed layer raises the lower bound the
-//! coordinator reads ([`super::super::solve::Worker::refuted`], shared with
+//! coordinator reads ([`super::super::solve::ClingoWorker::refuted`], shared with
 //! the clingo workers).
 //!
 //! States are compared exactly (the engine's own state: a bitset on the
@@ -32,10 +32,11 @@ use std::time::{Duration, Instant};
 use hashbrown::HashTable;
 
 use crate::gdl::{kw, Game, Literal, Rule, Sym, Term};
-use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::ground::GroundProgram;
+use crate::reasoner::{ground, AnyMachine, MachineVisitor, StateMachine};
 
-use super::super::solve::{Event, Found, Outcome, Times};
-use super::super::{Mode, Proven};
+use super::super::solve::{Event, FoundPlan, Times, Verdict};
+use super::super::{Proven, SolveContext, WorkerKind};
 
 /// The most states kept when no memory limit is given (about 100 bytes each
 /// on the propnet: under a gigabyte).
@@ -73,17 +74,15 @@ impl Limits {
     }
 }
 
-/// Runs the search on `game` (the solver's prepared rules) and reports like
-/// a clingo worker: a winning plan proven shortest, a proven best goal or no
-/// plan when every state was seen, `Failed` when it gives up (state limit,
-/// `--max-steps`) with its lower bound left in `refuted`.
+/// Runs the search on the solve's rules and reports like a clingo worker: a
+/// winning plan proven shortest, a proven best goal or no plan when every
+/// state was seen, `Failed` when it gives up (state limit, `--max-steps`)
+/// with its lower bound left in the context's `refuted`. `ground` is the
+/// game's ground program.
 pub fn run(
-    game: Game,
-    engine: Engine,
+    context: &SolveContext,
+    ground: Option<Arc<GroundProgram>>,
     limits: Limits,
-    stop: Arc<AtomicBool>,
-    refuted: Arc<AtomicUsize>,
-    progress: bool,
     tx: mpsc::Sender<Event>,
 ) {
     let start = Instant::now();
@@ -91,57 +90,55 @@ pub fn run(
         ground_s: 0.0,
         solve_s: start.elapsed().as_secs_f64(),
     };
-    let (game, clock_end) = match without_clock(&game) {
-        Some((g, end)) => (g, Some(end)),
-        None => (game, None),
+    let (game, clock_end, ground, machine) = match without_clock(&context.game) {
+        // Other rules than the solve's: ground once, the engine compiled
+        // from that grounding.
+        Some((game, end)) => {
+            let ground = ground::ground(&game, &crate::reasoner::prepare::default_limits()).ok();
+            let machine = AnyMachine::build_on_ground(game.clone(), context.engine, ground.clone())
+                .map_err(|e| e.to_string());
+            (game, Some(end), ground.map(Arc::new), machine)
+        }
+        None => {
+            let machine = own_engine(context, ground.as_deref());
+            (context.game.clone(), None, ground, machine)
+        }
     };
-    let ground = ground::ground(&game, &crate::reasoner::prepare::default_limits()).ok();
-    let machine = match AnyMachine::build_as_written(game.clone(), engine) {
+    let machine = match machine {
         Ok((m, why)) => {
-            if progress {
-                let clock = clock_end.map_or(String::new(), |e| {
-                    format!(", without the clock (it ends the game after {e} moves)")
-                });
-                crate::say!("[breadth] engine: {why}{clock}");
-            }
+            let clock = clock_end.map_or(String::new(), |e| {
+                format!(", without the clock (it ends the game after {e} moves)")
+            });
+            crate::progress!("[breadth] engine: {why}{clock}");
             m
         }
         Err(e) => {
-            let _ = tx.send(Event::Failed(Mode::Breadth, e.to_string(), times()));
+            let _ = tx.send(Event::Failed(WorkerKind::Breadth, e, times()));
             return;
         }
     };
     if let Some(g) = &ground {
-        let init = machine.visit(InitialFluents);
-        if let Some(b) = super::count::bound(&game, g, &init) {
-            if progress {
-                crate::say!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
-            }
-            refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
-        }
-        if let Some(moves) = super::relaxed::bound(&game, g, &init, limits.max_steps, clock_end) {
-            if progress {
-                crate::say!(
-                    "[bound] no plan of fewer than {moves} moves: goal 100 is out of reach \
-                     before, even with `not` left out"
-                );
-            }
-            refuted.fetch_max(moves - 1, Ordering::Relaxed);
-        }
+        raise_bounds(
+            &game,
+            g,
+            &machine,
+            limits.max_steps,
+            clock_end,
+            &context.refuted,
+        );
     }
     drop(ground);
     let end = machine.visit(Search {
         limits,
         clock_end,
-        stop: &stop,
-        refuted: &refuted,
-        progress,
+        stop: &context.stop,
+        refuted: &context.refuted,
         start,
     });
     let event = match end {
         End::Won(plan) => Event::Done(
-            Mode::Breadth,
-            Outcome::Plan(Found {
+            WorkerKind::Breadth,
+            Verdict::Plan(FoundPlan {
                 plan,
                 goal: 100,
                 proven: Proven::Shortest,
@@ -152,8 +149,8 @@ pub fn run(
             best: Some((goal, plan)),
             depth: _,
         } => Event::Done(
-            Mode::Breadth,
-            Outcome::Plan(Found {
+            WorkerKind::Breadth,
+            Verdict::Plan(FoundPlan {
                 plan,
                 goal,
                 proven: Proven::BestGoal,
@@ -161,18 +158,57 @@ pub fn run(
             times(),
         ),
         End::Exhausted { best: None, depth } => Event::Done(
-            Mode::Breadth,
-            Outcome::NoPlan {
+            WorkerKind::Breadth,
+            Verdict::NoPlan {
                 horizon: depth,
                 message: "no plan reaches a goal above 0 (every reachable state searched)"
                     .to_string(),
             },
             times(),
         ),
-        End::GaveUp(why) => Event::Failed(Mode::Breadth, why, times()),
-        End::Stopped => Event::Done(Mode::Breadth, Outcome::Stopped, times()),
+        End::GaveUp(why) => Event::Failed(WorkerKind::Breadth, why, times()),
+        End::Stopped => Event::Done(WorkerKind::Breadth, Verdict::Stopped, times()),
     };
     let _ = tx.send(event);
+}
+
+/// The engine of the search on the solve's own rules: the searches' shared
+/// engine when it is a propnet (immutable, read by any number of threads);
+/// one of its own otherwise, since a prover evaluates behind one lock and
+/// two searches on it would take turns.
+fn own_engine(
+    context: &SolveContext,
+    ground: Option<&GroundProgram>,
+) -> Result<(AnyMachine, String), String> {
+    match context.machine(ground) {
+        Ok((AnyMachine::Propnet(net), why)) => Ok((AnyMachine::Propnet(net), why)),
+        _ => AnyMachine::build_on_ground(context.game.clone(), context.engine, ground.cloned())
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Raises `refuted` to what the bounds prove from the ground rules `g`
+/// before the search starts: the counting bound and relaxed reachability.
+fn raise_bounds(
+    game: &Game,
+    g: &GroundProgram,
+    machine: &AnyMachine,
+    max_steps: usize,
+    clock_end: Option<usize>,
+    refuted: &AtomicUsize,
+) {
+    let init = machine.visit(InitialFluents);
+    if let Some(b) = super::count::bound(game, g, &init) {
+        crate::progress!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
+        refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
+    }
+    if let Some(moves) = super::relaxed::bound(game, g, &init, max_steps, clock_end) {
+        crate::progress!(
+            "[bound] no plan of fewer than {moves} moves: goal 100 is out of reach \
+             before, even with `not` left out"
+        );
+        refuted.fetch_max(moves - 1, Ordering::Relaxed);
+    }
 }
 
 /// `game` without its clock, and the number of moves after which the clock
@@ -253,7 +289,6 @@ struct Search<'a> {
     clock_end: Option<usize>,
     stop: &'a AtomicBool,
     refuted: &'a AtomicUsize,
-    progress: bool,
     start: Instant,
 }
 
@@ -367,13 +402,11 @@ impl<M: StateMachine> Bfs<'_, M> {
             if !at_clock_end {
                 self.s.refuted.fetch_max(depth, Ordering::Relaxed);
             }
-            if self.s.progress {
-                crate::say!(
-                    "[breadth] no plan of {depth} moves: {} states, {:.2} s",
-                    self.nodes.len(),
-                    self.s.start.elapsed().as_secs_f64()
-                );
-            }
+            crate::progress!(
+                "[breadth] no plan of {depth} moves: {} states, {:.2} s",
+                self.nodes.len(),
+                self.s.start.elapsed().as_secs_f64()
+            );
             std::mem::swap(&mut layer, &mut next);
             next.clear();
         }

@@ -13,8 +13,8 @@ use crate::gdl::{Relation, Term};
 use crate::reasoner::StateMachine;
 
 use super::super::bounds::Bound;
-use super::super::solve::{Event, Found};
-use super::super::{Mode, Proven};
+use super::super::solve::{Event, FoundPlan};
+use super::super::{Proven, WorkerKind};
 use super::blockers;
 use super::support::{Analysis, Support};
 use super::End;
@@ -84,7 +84,6 @@ pub(super) struct Dfs<'a, M: StateMachine> {
     failed: HashMap<u64, u32>,
     hasher: hashbrown::DefaultHashBuilder,
     stop: &'a AtomicBool,
-    progress: bool,
     nodes: u64,
     /// The moves from the initial state to the state being searched.
     path: Vec<M::Move>,
@@ -203,7 +202,6 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
         support: Option<&'a Support>,
         bound: Option<Bound>,
         stop: &'a AtomicBool,
-        progress: bool,
         tx: &'a mpsc::Sender<Event>,
     ) -> Self {
         Dfs {
@@ -211,7 +209,6 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
             failed: HashMap::new(),
             hasher: hashbrown::DefaultHashBuilder::default(),
             stop,
-            progress,
             nodes: 0,
             path: Vec::new(),
             scratch: Vec::new(),
@@ -246,13 +243,13 @@ impl<M: StateMachine> Dfs<'_, M> {
             return;
         }
         self.duals = duals(self.m, root);
-        if self.progress && !self.duals.is_empty() {
+        if !self.duals.is_empty() && crate::report::wanted() {
             let shown: Vec<String> = self
                 .duals
                 .iter()
                 .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
                 .collect();
-            crate::say!(
+            crate::progress!(
                 "[search] each move uses up its value of: {}",
                 shown.join(", ")
             );
@@ -274,27 +271,23 @@ impl<M: StateMachine> Dfs<'_, M> {
             self.shuffle = run > 1;
             self.budget = self.nodes + luby(run) * RUN_NODES;
             let r = self.search(root, max_steps);
-            if self.progress {
-                crate::say!(
-                    "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
-                     look-ahead {}: {} of {} moves judged lose at once",
-                    self.nodes,
-                    self.failed.len(),
-                    started.elapsed().as_secs_f64(),
-                    if self.lookahead_pays() { "on" } else { "off" },
-                    self.lost,
-                    self.looked,
-                );
-            }
+            crate::progress!(
+                "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
+                 look-ahead {}: {} of {} moves judged lose at once",
+                self.nodes,
+                self.failed.len(),
+                started.elapsed().as_secs_f64(),
+                if self.lookahead_pays() { "on" } else { "off" },
+                self.lost,
+                self.looked,
+            );
             match r {
                 Search::Won => return End::Won(self.terms(&self.path)),
                 Search::Stopped => return End::Stopped,
                 Search::Abandoned => self.path.clear(),
                 // The focused runs prove nothing: search the game whole.
                 Search::Failed { .. } if self.focus => {
-                    if self.progress {
-                        crate::say!("[search] the focused search failed: every move from now on");
-                    }
+                    crate::progress!("[search] the focused search failed: every move from now on");
                     self.focus = false;
                     self.failed.clear();
                     self.path.clear();
@@ -303,11 +296,9 @@ impl<M: StateMachine> Dfs<'_, M> {
                 // 100: the lines given up for goal 100 are searched again,
                 // every one of them.
                 Search::Failed { .. } if self.pruned && alone => {
-                    if self.progress {
-                        crate::say!(
-                            "[search] goal 100 is out of reach: every line again, for the best goal below it"
-                        );
-                    }
+                    crate::progress!(
+                        "[search] goal 100 is out of reach: every line again, for the best goal below it"
+                    );
                     self.support = None;
                     self.bound = None;
                     self.pruned = false;
@@ -381,8 +372,8 @@ impl<M: StateMachine> Dfs<'_, M> {
             if self.stop.load(Ordering::Relaxed) {
                 return Some(Search::Stopped);
             }
-            if self.progress && self.nodes.is_multiple_of(1 << 20) {
-                crate::say!(
+            if self.nodes.is_multiple_of(1 << 20) {
+                crate::progress!(
                     "[search] {} states, {} failed states kept, depth {}",
                     self.nodes,
                     self.failed.len(),
@@ -483,12 +474,12 @@ impl<M: StateMachine> Dfs<'_, M> {
         if g > self.best.as_ref().map_or(0, |b| b.0) {
             let mut plan = self.path.clone();
             plan.push(mv);
-            let found = Found {
+            let found = FoundPlan {
                 plan: plan.iter().map(|m| self.m.move_term(m)).collect(),
                 goal: g,
                 proven: Proven::None,
             };
-            let _ = self.tx.send(Event::Fallback(Mode::Search, found));
+            let _ = self.tx.send(Event::Fallback(WorkerKind::Search, found));
             self.best = Some((g, plan));
         }
     }

@@ -28,17 +28,18 @@
 //! This file runs the phases and answers; the depth-first search itself (its
 //! table, restarts, look-ahead and focus) is in `dfs.rs`.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::gdl::{Game, Term};
-use crate::reasoner::{ground, AnyMachine, Engine, MachineVisitor, StateMachine};
+use crate::reasoner::ground::GroundProgram;
+use crate::reasoner::{MachineVisitor, StateMachine};
 
 use super::bounds::{self, Bound};
-use super::solve::{Event, Found, Outcome, Times};
-use super::{Mode, Proven};
+use super::solve::{Event, FoundPlan, Times, Verdict};
+use super::{Proven, SolveContext, WorkerKind};
 use beam::{beam, Beam};
 use dfs::Dfs;
 use distance::Distances;
@@ -82,52 +83,55 @@ enum End {
     Stopped,
 }
 
-/// Runs the search on the game's engine and reports like a clingo worker: a
-/// `Done`, or `Failed` when no engine can be built. `alone` (mode `search`):
-/// an exhausted search answers with what it saw; in auto it only answers with
-/// what it proved and otherwise leaves the answer to clingo.
-#[allow(clippy::too_many_arguments)]
+/// When the search starts, and whether it is the solve's only worker.
+#[derive(Clone, Copy, Debug)]
+pub struct Start {
+    /// How long the clingo workers have the machine to themselves first.
+    pub delay: Duration,
+    /// The search is the only worker (mode `search`): an exhausted search
+    /// answers with what it saw; in auto it only answers with what it
+    /// proved and otherwise leaves the answer to clingo.
+    pub alone: bool,
+}
+
+/// Runs the search on the solve's engine and reports like a clingo worker: a
+/// `Done`, or `Failed` when no engine can be built. `ground` is the game's
+/// ground program (behind the goal distances and the goal support), dropped
+/// once those are made.
 pub fn run(
-    game: Game,
-    engine: Engine,
-    unique: Vec<Unique>,
-    max_steps: usize,
-    delay: Duration,
-    alone: bool,
-    refuted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-    progress: bool,
+    context: &SolveContext,
+    ground: Option<Arc<GroundProgram>>,
+    when: Start,
     tx: mpsc::Sender<Event>,
 ) {
+    let Start { delay, alone } = when;
+    let (game, max_steps) = (&context.game, context.opts.max_steps);
     let start = Instant::now();
     let times = || Times {
         ground_s: 0.0,
         solve_s: start.elapsed().saturating_sub(delay).as_secs_f64(),
     };
-    // The ground rules behind the goal distances and the goal support; the
-    // solver has made the game ground within these limits (`asp::prepare`).
-    let ground = ground::ground(&game, &crate::reasoner::prepare::default_limits()).ok();
     // Every state a line reaches holds only atoms of the grounder's relaxed
     // model (negation left out): without a goal above 0 there, no plan
     // scores above 0, whatever its length (slidingpieces' goal names cells
     // its board does not have).
     if let Some(g) = &ground {
-        if best_goal_in_reach(&game, g) == Some(0) {
-            let outcome = Outcome::NoPlan {
+        if best_goal_in_reach(game, g) == Some(0) {
+            let outcome = Verdict::NoPlan {
                 horizon: max_steps,
                 message: "no plan reaches a goal above 0 (none is derivable in any \
                           state, even with negation left out)"
                     .to_string(),
             };
-            let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+            let _ = tx.send(Event::Done(WorkerKind::Search, outcome, times()));
             return;
         }
     }
     // In auto the clingo workers have the machine to themselves first: most
     // games they solve soon, with proofs the search cannot give. Not when a
     // bound already proves every plan long: clingo would be long on the way.
-    while start.elapsed() < delay && refuted.load(Ordering::Relaxed) < LONG_PLAN {
-        if stop.load(Ordering::Relaxed) {
+    while start.elapsed() < delay && context.refuted.load(Ordering::Relaxed) < LONG_PLAN {
+        if context.stopped() {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -136,17 +140,16 @@ pub fn run(
     if !alone {
         crate::priority::step_back(crate::priority::BEHIND);
     }
-    let guides = Guides::new(&game, ground, &unique, progress);
-    // The solver has made the rules ground already (`asp::prepare`).
-    let machine = match AnyMachine::build_as_written(game, engine) {
+    let guides = Guides::new(game, ground.as_deref(), &context.unique);
+    let machine = context.machine(ground.as_deref());
+    drop(ground);
+    let machine = match machine {
         Ok((m, why)) => {
-            if progress {
-                crate::say!("[search] engine: {why}");
-            }
+            crate::progress!("[search] engine: {why}");
             m
         }
         Err(e) => {
-            let _ = tx.send(Event::Failed(Mode::Search, e.to_string(), times()));
+            let _ = tx.send(Event::Failed(WorkerKind::Search, e, times()));
             return;
         }
     };
@@ -154,12 +157,11 @@ pub fn run(
         max_steps,
         guides,
         alone,
-        stop: &stop,
-        progress,
+        stop: &context.stop,
         tx: &tx,
     });
     if let Some(outcome) = outcome(end, alone, max_steps, &tx, times) {
-        let _ = tx.send(Event::Done(Mode::Search, outcome, times()));
+        let _ = tx.send(Event::Done(WorkerKind::Search, outcome, times()));
     }
 }
 
@@ -172,22 +174,22 @@ fn outcome(
     max_steps: usize,
     tx: &mpsc::Sender<Event>,
     times: impl Fn() -> Times,
-) -> Option<Outcome> {
-    let plan = |plan, goal, proven| Outcome::Plan(Found { plan, goal, proven });
+) -> Option<Verdict> {
+    let plan = |plan, goal, proven| Verdict::Plan(FoundPlan { plan, goal, proven });
     Some(match end {
         // In auto a win is a candidate: the clingo workers get the coordinator's
         // grace to find a shorter plan or prove one shortest.
         End::Won(moves) if !alone => {
-            let found = Found {
+            let found = FoundPlan {
                 plan: moves,
                 goal: 100,
                 proven: Proven::None,
             };
-            let _ = tx.send(Event::Candidate(Mode::Search, found, times()));
-            Outcome::Stopped
+            let _ = tx.send(Event::Candidate(WorkerKind::Search, found, times()));
+            Verdict::Stopped
         }
         End::Won(moves) => plan(moves, 100, Proven::None),
-        End::Stopped => Outcome::Stopped,
+        End::Stopped => Verdict::Stopped,
         End::Exhausted {
             best: Some((goal, moves)),
             complete,
@@ -208,14 +210,14 @@ fn outcome(
             } else {
                 format!("every line of play searched to --max-steps {max_steps}")
             };
-            Outcome::NoPlan {
+            Verdict::NoPlan {
                 horizon: max_steps,
                 message: format!("no plan reaches a goal above 0 ({within})"),
             }
         }
         End::Exhausted { .. } => {
             let e = format!("no winning plan within {max_steps} moves");
-            let _ = tx.send(Event::Failed(Mode::Search, e, times()));
+            let _ = tx.send(Event::Failed(WorkerKind::Search, e, times()));
             return None;
         }
     })
@@ -223,7 +225,7 @@ fn outcome(
 
 /// The highest goal value of the first role among the atoms of the relaxed
 /// model `g` (0 when it has none); `None` when a value is no number.
-fn best_goal_in_reach(game: &Game, g: &ground::GroundProgram) -> Option<u8> {
+fn best_goal_in_reach(game: &Game, g: &GroundProgram) -> Option<u8> {
     g.first_role_goals(game)
         .into_iter()
         .try_fold(0u8, |best, (_, v)| Some(best.max(v.parse().ok()?)))
@@ -243,33 +245,26 @@ struct Guides {
 
 impl Guides {
     /// The analyses of `game`, those of the goal distances and the support on
-    /// its ground rules `ground` (dropped once they are done).
-    fn new(
-        game: &Game,
-        ground: Option<ground::GroundProgram>,
-        unique: &[Unique],
-        progress: bool,
-    ) -> Guides {
+    /// its ground rules `ground`.
+    fn new(game: &Game, ground: Option<&GroundProgram>, unique: &[Unique]) -> Guides {
         let blockers = blockers::blockers(game);
         let bound = bounds::find(game);
-        let distances = ground.as_ref().and_then(|g| Distances::new(game, g));
+        let distances = ground.and_then(|g| Distances::new(game, g));
         let support = ground
-            .as_ref()
             .and_then(|g| Support::new(game, g, unique))
             .filter(Support::informative);
-        drop(ground);
-        if let (true, Some(s)) = (progress, &support) {
-            crate::say!("[search] goal support: {}", s.describe());
+        if let Some(s) = &support {
+            crate::progress!("[search] goal support: {}", s.describe());
         }
-        if let (true, Some(b)) = (progress, &bound) {
-            crate::say!("[search] {}", b.describe(game));
+        if let Some(b) = &bound {
+            crate::progress!("[search] {}", b.describe(game));
         }
-        if progress && !blockers.is_empty() {
+        if crate::report::wanted() && !blockers.is_empty() {
             let shown: Vec<String> = blockers
                 .iter()
                 .map(|p| blockers::describe(p, &game.symbols))
                 .collect();
-            crate::say!("[search] goal 100 needs none of: {}", shown.join(", "));
+            crate::progress!("[search] goal 100 needs none of: {}", shown.join(", "));
         }
         Guides {
             blockers,
@@ -286,7 +281,6 @@ struct Visit<'a> {
     /// The search is the only worker: its answer is the solver's.
     alone: bool,
     stop: &'a AtomicBool,
-    progress: bool,
     tx: &'a mpsc::Sender<Event>,
 }
 
@@ -306,7 +300,6 @@ impl MachineVisitor for Visit<'_> {
             support.as_ref(),
             bound,
             self.stop,
-            self.progress,
             self.tx,
         );
         let root = machine.initial_state();
@@ -317,14 +310,7 @@ impl MachineVisitor for Visit<'_> {
         dfs.find_duals(&root);
         if let Some(d) = &distances {
             if d.estimate(&machine.fluents(&root)) > 0 {
-                match beam(
-                    &*machine,
-                    d,
-                    &root,
-                    self.max_steps,
-                    self.stop,
-                    self.progress,
-                ) {
+                match beam(&*machine, d, &root, self.max_steps, self.stop) {
                     Beam::Won(moves) => return End::Won(dfs.terms(&moves)),
                     Beam::Stopped => return End::Stopped,
                     Beam::Failed => {}

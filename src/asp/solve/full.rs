@@ -1,5 +1,5 @@
 //! The full worker: full grounding with a deepening horizon, the searches of
-//! several horizons interleaved in time slices (see [`Worker::full`]).
+//! several horizons interleaved in time slices (see [`ClingoWorker::full`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use clingo::{Control, Part, Symbol};
 
 use super::super::control::{err, Res};
 use super::super::Proven;
-use super::{id, plan_of, Answer, Event, Found, Outcome, Worker};
+use super::{id, plan_of, Answer, ClingoWorker, Event, FoundPlan, Verdict};
 
 /// A grounded horizon of the full worker whose search is under way.
 struct Open {
@@ -60,12 +60,12 @@ enum Turn {
     /// Its slice ran out: it goes back to the open horizons.
     Paused(Open),
     /// The worker's final word (a plan, or stopped).
-    Over(Outcome),
+    Over(Verdict),
     /// No winning plan within the horizon; its control, for what follows.
     Refuted(Control),
 }
 
-impl Worker {
+impl ClingoWorker {
     /// The horizons full grounding tries: small first, growing by half, ending at
     /// `max_steps`, and never jumping past the length of the game when a clock
     /// bounds it (where clingo then proves that no play lasts longer: a horizon
@@ -101,12 +101,12 @@ impl Worker {
     /// (in the spirit of Rintanen's "algorithm B"; each `Control` keeps what it
     /// has learnt between its turns). At most [`MAX_OPEN`] are kept; the
     /// smallest is dropped, unproven. Horizons that the incremental worker has
-    /// refuted meanwhile ([`Worker::refuted`]) are closed or skipped.
+    /// refuted meanwhile ([`ClingoWorker::refuted`]) are closed or skipped.
     ///
     /// What is proven does not change: an unsatisfiable horizon closes every
     /// smaller one, and a plan whose length clingo then minimises to the optimum
     /// at its horizon is shortest (a shorter plan would fit that horizon too).
-    pub(super) fn full(&mut self) -> Res<Outcome> {
+    pub(super) fn full(&mut self) -> Res<Verdict> {
         let mut d = Deepening {
             horizons: self.horizons(),
             next: 0,
@@ -116,17 +116,17 @@ impl Worker {
         };
         loop {
             if self.stopped() {
-                return Ok(Outcome::Stopped);
+                return Ok(Verdict::Stopped);
             }
             self.skip_refuted(&mut d);
             if d.next < d.horizons.len() && self.newest_done(&d) {
                 if !self.open_next(&mut d)? {
-                    return Ok(Outcome::Stopped);
+                    return Ok(Verdict::Stopped);
                 }
                 continue;
             }
             let Some(i) = whose_turn(&d.open) else {
-                return Ok(Outcome::Stopped);
+                return Ok(Verdict::Stopped);
             };
             let open = d.open.remove(i);
             let h = open.h;
@@ -236,12 +236,12 @@ impl Worker {
                             plan.len(),
                             d.started.elapsed().as_secs_f64()
                         ));
-                        let found = Found {
+                        let found = FoundPlan {
                             plan,
                             goal: 100,
                             proven: Proven::None,
                         };
-                        w.send(Event::Candidate(w.mode, found, w.times_now()));
+                        w.send(Event::Candidate(w.kind, found, w.times_now()));
                     }
                 }
             },
@@ -265,7 +265,7 @@ impl Worker {
                 } else {
                     Proven::None
                 };
-                Turn::Over(Outcome::Plan(Found {
+                Turn::Over(Verdict::Plan(FoundPlan {
                     plan,
                     goal: 100,
                     proven,
@@ -273,12 +273,12 @@ impl Worker {
             }
             Answer::Interrupted { atoms } => {
                 Turn::Over(match atoms.and_then(|a| plan_of(map, factors, &a)) {
-                    Some(plan) => Outcome::Plan(Found {
+                    Some(plan) => Verdict::Plan(FoundPlan {
                         plan,
                         goal: 100,
                         proven: Proven::None,
                     }),
-                    None => Outcome::Stopped,
+                    None => Verdict::Stopped,
                 })
             }
             Answer::Unsat => {
@@ -292,13 +292,13 @@ impl Worker {
     /// After horizon `h` is refuted: whether some play lasts beyond it; when
     /// none does, or `h` is `--max-steps`, the final word is the best goal
     /// at `h`. `None` while deepening goes on.
-    fn after_refuted(&mut self, ctl: Control, h: usize) -> Res<Option<Outcome>> {
+    fn after_refuted(&mut self, ctl: Control, h: usize) -> Res<Option<Verdict>> {
         let (ctl, answer) = self.solve(ctl, &[id("alive")?], true, |_, _| {})?;
         let bounded = matches!(answer, Answer::Unsat);
         if matches!(answer, Answer::Interrupted { .. } | Answer::Paused) {
-            return Ok(Some(Outcome::Stopped));
+            return Ok(Some(Verdict::Stopped));
         }
-        self.send(Event::Horizon(self.mode, h, self.times));
+        self.send(Event::Horizon(self.kind, h, self.times));
         if bounded || h >= self.opts.max_steps {
             if bounded {
                 self.progress(&format!("no play lasts beyond {h} steps"));
@@ -318,7 +318,7 @@ fn whose_turn(open: &[Open]) -> Option<usize> {
     (0..open.len()).min_by_key(|&i| open[i].spent * (1 << (2 * i)))
 }
 
-/// See [`Worker::horizons`].
+/// See [`ClingoWorker::horizons`].
 fn horizons(max: usize, ends_by: Option<usize>) -> Vec<usize> {
     let mut out = Vec::new();
     let mut h = 4.min(max).max(1);

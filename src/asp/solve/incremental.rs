@@ -1,5 +1,5 @@
 //! The incremental worker: multi-shot solving, one step per round (see
-//! [`Worker::incremental`]).
+//! [`ClingoWorker::incremental`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -8,11 +8,11 @@ use clingo::{Control, Part, Symbol};
 
 use super::super::control::{err, Res};
 use super::super::Proven;
-use super::{plan_of, Answer, Event, Found, Outcome, Worker};
+use super::{plan_of, Answer, ClingoWorker, Event, FoundPlan, Verdict};
 
-impl Worker {
+impl ClingoWorker {
     /// Best goal by full grounding at horizon `h` (used by the incremental worker).
-    fn best_goal(&mut self, h: usize, bounded: bool) -> Res<Outcome> {
+    fn best_goal(&mut self, h: usize, bounded: bool) -> Res<Verdict> {
         let mut ctl = self.control()?;
         ctl.add("base", &[], &format!("{}\nhorizon({h}).\n", self.job.full))
             .map_err(err)?;
@@ -21,7 +21,7 @@ impl Worker {
     }
 
     /// Multi-shot solving, one step per round.
-    pub(super) fn incremental(&mut self) -> Res<Outcome> {
+    pub(super) fn incremental(&mut self) -> Res<Verdict> {
         let map = self.job.map.clone();
         let factors = self.job.factors.clone();
         let mut ctl = self.control()?;
@@ -39,7 +39,7 @@ impl Worker {
         let mut t = 0;
         loop {
             if self.stopped() {
-                return Ok(Outcome::Stopped);
+                return Ok(Verdict::Stopped);
             }
             let query = func("query", t)?;
             // Another worker (a bound, the breadth-first search) may have
@@ -65,13 +65,13 @@ impl Worker {
                     self.progress(&format!("{head}: plan found"));
                     let plan =
                         plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
-                    return Ok(Outcome::Plan(Found {
+                    return Ok(Verdict::Plan(FoundPlan {
                         plan,
                         goal: 100,
                         proven: Proven::Shortest,
                     }));
                 }
-                Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
+                Answer::Interrupted { .. } | Answer::Paused => return Ok(Verdict::Stopped),
                 Answer::Unsat => {
                     self.progress(&format!("{head}: no winning plan"));
                     self.refuted.fetch_max(t, Ordering::Relaxed);
@@ -85,7 +85,7 @@ impl Worker {
                 let (c, answer) = self.solve(ctl, &[alive], true, |_, _| {})?;
                 ctl = c;
                 match answer {
-                    Answer::Interrupted { .. } | Answer::Paused => return Ok(Outcome::Stopped),
+                    Answer::Interrupted { .. } | Answer::Paused => return Ok(Verdict::Stopped),
                     Answer::Unsat => {
                         self.progress(&format!("no play lasts beyond {t} steps"));
                         return self.best_goal(t, true);
@@ -93,7 +93,7 @@ impl Worker {
                     Answer::Sat { .. } => {}
                 }
             }
-            self.send(Event::Horizon(self.mode, t, self.times));
+            self.send(Event::Horizon(self.kind, t, self.times));
             if t >= self.opts.max_steps {
                 return self.best_goal(t, false);
             }

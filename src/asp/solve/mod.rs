@@ -35,7 +35,7 @@ use super::control::{err, lock, Res};
 use super::program::Program;
 use super::symbols::SymbolMap;
 use super::translate::Factor;
-use super::{Mode, Proven, SolveOptions};
+use super::{Proven, SolveOptions, WorkerKind};
 use serde::{Deserialize, Serialize};
 
 mod full;
@@ -43,7 +43,7 @@ mod incremental;
 
 /// What a worker found. `plan` is in step order; `goal` is what the program claims.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Found {
+pub struct FoundPlan {
     pub plan: Vec<Term>,
     pub goal: u8,
     pub proven: Proven,
@@ -51,9 +51,9 @@ pub struct Found {
 
 /// A worker's final word.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum Verdict {
     /// A plan (to goal 100, or the best goal).
-    Plan(Found),
+    Plan(FoundPlan),
     /// No play reaches a terminal state with a goal above 0 within the horizon.
     NoPlan { horizon: usize, message: String },
     /// The worker stopped (stop flag) or ran out of horizons.
@@ -63,14 +63,14 @@ pub enum Outcome {
 /// Messages from a worker to the coordinator.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Event {
-    Candidate(Mode, Found, Times),
+    Candidate(WorkerKind, FoundPlan, Times),
     /// A plan to a goal below 100 found on the way: the answer only when the
     /// budget runs out before anything better (reported as a timeout).
-    Fallback(Mode, Found),
-    Done(Mode, Outcome, Times),
-    Failed(Mode, String, Times),
+    Fallback(WorkerKind, FoundPlan),
+    Done(WorkerKind, Verdict, Times),
+    Failed(WorkerKind, String, Times),
     /// The largest horizon fully solved so far.
-    Horizon(Mode, usize, Times),
+    Horizon(WorkerKind, usize, Times),
 }
 
 /// Grounding and solving seconds spent by one worker.
@@ -85,7 +85,8 @@ pub struct Times {
 /// ([`super::process`]) gets it whole.
 #[derive(Serialize, Deserialize)]
 pub struct Job {
-    pub mode: Mode,
+    /// Full or incremental.
+    pub kind: WorkerKind,
     /// The program's full form ([`Program::full`]): the full worker's, and
     /// the incremental worker's for the best goal.
     pub full: String,
@@ -103,12 +104,12 @@ pub struct Job {
 }
 
 impl Job {
-    /// The job of a worker of `mode` (full or incremental) on `program`.
-    pub fn new(mode: Mode, program: &Program, threads: usize, opts: &SolveOptions) -> Job {
+    /// The job of a worker of `kind` (full or incremental) on `program`.
+    pub fn new(kind: WorkerKind, program: &Program, threads: usize, opts: &SolveOptions) -> Job {
         Job {
-            mode,
+            kind,
             full: program.full(),
-            incremental: (mode == Mode::Incremental).then(|| program.incremental()),
+            incremental: (kind == WorkerKind::Incremental).then(|| program.incremental()),
             map: program.translation.map.clone(),
             factors: program.translation.factors.clone(),
             ends_by: program.ends_by,
@@ -121,8 +122,8 @@ impl Job {
 
 /// What a worker needs: its job, the stop flag, the shared lower bound and
 /// the channel to the coordinator.
-pub struct Worker {
-    pub mode: Mode,
+pub struct ClingoWorker {
+    pub kind: WorkerKind,
     pub job: Arc<Job>,
     pub opts: SolveOptions,
     pub threads: usize,
@@ -156,11 +157,31 @@ enum Answer {
     Paused,
 }
 
-impl Worker {
-    fn progress(&self, text: &str) {
-        if self.opts.progress {
-            crate::say!("[{}] {text}", self.mode.name());
+impl ClingoWorker {
+    /// A worker of `job`, stopped by `stop`, sharing the lower bound
+    /// `refuted`, reporting on `tx`.
+    pub fn new(
+        job: Arc<Job>,
+        stop: Arc<AtomicBool>,
+        refuted: Arc<AtomicUsize>,
+        tx: mpsc::Sender<Event>,
+    ) -> ClingoWorker {
+        ClingoWorker {
+            kind: job.kind,
+            threads: job.threads,
+            opts: job.opts.clone(),
+            job,
+            stop,
+            refuted,
+            tx,
+            times: Times::default(),
+            solving_since: None,
+            guard: None,
         }
+    }
+
+    fn progress(&self, text: &str) {
+        crate::progress!("[{}] {text}", self.kind.name());
     }
 
     /// The seconds spent so far, the solve call under way included.
@@ -188,7 +209,7 @@ impl Worker {
         // clingo's default, a plain translation's: no configuration is best
         // on every game (trendy took twice the default's time on coins2 and
         // queens16ug), and two different ones make auto a small portfolio.
-        let config = if self.mode == Mode::Full {
+        let config = if self.kind == WorkerKind::Full {
             "jumpy"
         } else {
             "auto"
@@ -230,7 +251,7 @@ impl Worker {
         self.solve_for(ctl, assumptions, first_only, None, on_model)
     }
 
-    /// [`Worker::solve`] with a time `slice`: when it runs out before the first
+    /// [`ClingoWorker::solve`] with a time `slice`: when it runs out before the first
     /// model, the search is cancelled and the answer is [`Answer::Paused`]. Once a
     /// model is found the slice no longer applies (optimisation runs to its end).
     fn solve_for(
@@ -335,19 +356,19 @@ impl Worker {
     pub fn run(mut self) {
         crate::priority::step_back(self.job.step_back);
         self.guard = Some(lock());
-        let r = match self.mode {
-            Mode::Incremental => self.incremental(),
+        let r = match self.kind {
+            WorkerKind::Incremental => self.incremental(),
             _ => self.full(),
         };
         let times = self.times;
         match r {
-            Ok(outcome) => self.send(Event::Done(self.mode, outcome, times)),
-            Err(e) => self.send(Event::Failed(self.mode, e, times)),
+            Ok(outcome) => self.send(Event::Done(self.kind, outcome, times)),
+            Err(e) => self.send(Event::Failed(self.kind, e, times)),
         }
     }
 
     /// The best goal at horizon `h` on a grounded full program.
-    fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Outcome> {
+    fn best_goal_with(&mut self, ctl: Control, h: usize, bounded: bool) -> Res<Verdict> {
         let map = self.job.map.clone();
         let factors = self.job.factors.clone();
         let (_, answer) = self.solve(ctl, &[id("best")?], false, |_, _| {})?;
@@ -362,12 +383,12 @@ impl Worker {
                     plan_of(&map, &factors, &atoms).ok_or("a model without a readable plan")?;
                 let goal = goal_of(&map, &atoms).unwrap_or(0);
                 if goal == 0 {
-                    return Ok(Outcome::NoPlan {
+                    return Ok(Verdict::NoPlan {
                         horizon: h,
                         message: format!("no plan reaches a goal above 0 ({limit})"),
                     });
                 }
-                Ok(Outcome::Plan(Found {
+                Ok(Verdict::Plan(FoundPlan {
                     plan,
                     goal,
                     proven: if optimal {
@@ -377,11 +398,11 @@ impl Worker {
                     },
                 }))
             }
-            Answer::Unsat => Ok(Outcome::NoPlan {
+            Answer::Unsat => Ok(Verdict::NoPlan {
                 horizon: h,
                 message: format!("no play reaches a terminal state ({limit})"),
             }),
-            Answer::Interrupted { .. } | Answer::Paused => Ok(Outcome::Stopped),
+            Answer::Interrupted { .. } | Answer::Paused => Ok(Verdict::Stopped),
         }
     }
 }

@@ -21,6 +21,7 @@ pub struct GroundRule {
 /// The ground game: atoms (as interned terms, e.g. `true(cell(1,1,b))`) and rules.
 /// The relaxation's own rules (`true` from `init`/`next`, `does` from `legal`)
 /// are not among the rules.
+#[derive(Clone)]
 pub struct GroundProgram {
     pub pool: TermPool,
     pub atoms: Vec<TermId>,
@@ -31,6 +32,16 @@ pub struct GroundProgram {
 }
 
 impl GroundProgram {
+    /// The bytes the program holds, counted as the grounding counts them
+    /// against [`super::Limits::max_memory`].
+    pub fn bytes(&self) -> usize {
+        let lits: usize = self.rules.iter().map(|r| r.pos.len() + r.neg.len()).sum();
+        self.pool.bytes()
+            + self.atoms.len() * super::limits::ATOM_BYTES
+            + self.rules.len() * super::limits::RULE_BYTES
+            + lits * std::mem::size_of::<AtomId>()
+    }
+
     /// The atom for a ground term, if it is in the relaxed model.
     pub fn atom(&self, t: TermId) -> Option<AtomId> {
         self.atom_of.get(&t).copied()

@@ -59,7 +59,7 @@ use std::time::Instant;
 
 use rand::Rng;
 
-use super::ground::{ground, GroundError, Limits};
+use super::ground::{ground, GroundError, GroundProgram, Limits};
 use super::terms::{TermId, TermPool};
 use super::{Chooser, Playout, RoleIdx, StateMachine};
 use crate::gdl::{Game, Term};
@@ -215,6 +215,22 @@ impl Propnet {
         let ground_s = t0.elapsed().as_secs_f64();
         let mut net = build::compile(game, gp, limits.max_nodes)?;
         net.stats.ground_s = ground_s;
+        net.stats.compile_s = t0.elapsed().as_secs_f64();
+        Ok(net)
+    }
+
+    /// Compiles `game` from `gp`, its ground program (grounded already, with
+    /// limits no larger than [`CompileLimits::default`]'s, so the same
+    /// program): what the solver does with the grounding its preparation
+    /// kept, instead of grounding the same rules again.
+    pub fn from_ground(game: Game, gp: GroundProgram) -> Result<Propnet, PropnetError> {
+        let limits = CompileLimits::default();
+        if gp.bytes() > limits.ground.max_memory || gp.join_steps > limits.ground.max_join_steps {
+            // Past what the compile grounds: it fails as a fresh one would.
+            return Self::with_limits(game, &limits);
+        }
+        let t0 = Instant::now();
+        let mut net = build::compile(game, gp, limits.max_nodes)?;
         net.stats.compile_s = t0.elapsed().as_secs_f64();
         Ok(net)
     }

@@ -1,0 +1,136 @@
+//! One solve's shared context: the rules prepared once, the prover that
+//! replays every plan built once, the engine the searches run decided and
+//! built once, the options, the stop flag and the shared lower bound. The
+//! coordinator, the fallback verifier and every worker hold the same
+//! [`SolveContext`] (an `Arc`) instead of their own copies of these, so that
+//! no part of a solve prepares, grounds or builds the same thing again.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use super::{invariants, Mode, Prepared, Program, SolveError, SolveOptions, INVARIANT_BUDGET};
+use crate::gdl::split::Unique;
+use crate::gdl::{Game, Sym};
+use crate::reasoner::ground::GroundProgram;
+use crate::reasoner::{AnyMachine, Engine, Prover};
+
+/// What every part of one solve shares.
+pub struct SolveContext {
+    /// When the solve started.
+    pub start: Instant,
+    /// The rules the workers run: the game as written or an exact rewrite
+    /// ([`super::prepare`]).
+    pub game: Game,
+    /// The prover every plan is replayed on before it counts: on `game`, or
+    /// on the rules as written for a game split by invariants.
+    pub prover: Arc<Prover>,
+    /// The clock fluent of the prover's game, left out when plans are
+    /// shortened.
+    pub clock: Option<Sym>,
+    /// The engine the rule-engine searches run, decided once for the solve:
+    /// the prover when nothing else runs the rules, else `auto`'s choice.
+    pub engine: Engine,
+    /// Why `game` does not ground, when it does not (clingo would ground it
+    /// for as long as it is let).
+    pub too_big: Option<String>,
+    /// The unique-value invariants `game` was split by, if it was.
+    pub unique: Vec<Unique>,
+    pub opts: SolveOptions,
+    /// Set when the answer is decided: every worker stops.
+    pub stop: Arc<AtomicBool>,
+    /// The largest number of moves proven to hold no winning plan, by any
+    /// worker (see [`super::solve::ClingoWorker::refuted`]).
+    pub refuted: Arc<AtomicUsize>,
+    /// The searches' engine on `game`, built by the first worker that asks.
+    machine: OnceLock<Result<(AnyMachine, String), String>>,
+}
+
+impl SolveContext {
+    /// The context of a solve of `prepared` with `opts` that started at
+    /// `start` (before the preparation), and `game`'s ground
+    /// program when the preparation ground it (handed to the workers that
+    /// read it, not kept here: it is dropped once they are done with it).
+    pub fn new(
+        mut prepared: Prepared,
+        opts: &SolveOptions,
+        start: Instant,
+    ) -> Result<(SolveContext, Option<Arc<GroundProgram>>), SolveError> {
+        let prover = match prepared.prover.take() {
+            Some(p) => p,
+            None => Prover::try_new(prepared.game.clone())?,
+        };
+        let clock = super::bounds::clock_fluent(crate::reasoner::StateMachine::game(&prover));
+        let engine = if prepared.prover_only {
+            Engine::Prover
+        } else {
+            Engine::Auto
+        };
+        let ground = prepared.ground.take().map(Arc::new);
+        let context = SolveContext {
+            start,
+            game: prepared.game,
+            prover: Arc::new(prover),
+            clock,
+            engine,
+            too_big: prepared.too_big,
+            unique: prepared.unique,
+            opts: opts.clone(),
+            stop: Arc::new(AtomicBool::new(false)),
+            refuted: Arc::new(AtomicUsize::new(0)),
+            machine: OnceLock::new(),
+        };
+        Ok((context, ground))
+    }
+
+    /// Whether the answer is decided.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The engine the searches run on `game`, built once, by the first
+    /// caller (compiled from `ground`, `game`'s ground program, when the
+    /// caller has it), and why it was chosen. When only the prover runs the
+    /// rules it is the verifier's own prover (the preparation built it on
+    /// `game`): the searches and the verifier then share its tables.
+    pub fn machine(&self, ground: Option<&GroundProgram>) -> Result<(AnyMachine, String), String> {
+        self.machine
+            .get_or_init(|| {
+                if self.engine == Engine::Prover {
+                    let why = format!("prover ({})", self.prover.strategy().name());
+                    return Ok((AnyMachine::Prover(Arc::clone(&self.prover)), why));
+                }
+                AnyMachine::build_on_ground(self.game.clone(), self.engine, ground.cloned())
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    /// The program the clingo workers solve, with its state invariants when
+    /// asked for and the game grounds (see [`Program::find_invariants`]).
+    pub fn program(&self) -> Program {
+        let mut program = Program::new(&self.game);
+        let opts = &self.opts;
+        if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth) {
+            return program;
+        }
+        let budget = opts
+            .timeout
+            .map_or(INVARIANT_BUDGET, |t| (t / 10).min(INVARIANT_BUDGET));
+        let found: Result<invariants::Report, String> = match &self.too_big {
+            None => program.find_invariants(budget),
+            Some(e) => Err(e.clone()),
+        };
+        match found {
+            Ok(r) => crate::progress!(
+                "[invariants] {} proven of {} candidates in {} rounds, {:.2} s",
+                r.invariants.len(),
+                r.candidates,
+                r.rounds,
+                r.seconds
+            ),
+            Err(e) => crate::progress!("[invariants] none: {e}"),
+        }
+        program
+    }
+}
