@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use ggp_asp::asp::{self, symbols::SymbolMap, Mode, Proven, SolveOptions, SolveResult, Status};
+use ggp_asp::asp::{
+    self, symbols::SymbolMap, Mode, Proven, SolveOptions, SolveResult, Status, WorkerKind,
+};
 use ggp_asp::gdl::{self, parse, parser::parse_ground_terms, Game, Term};
 use ggp_asp::reasoner::Prover;
 
@@ -133,7 +135,7 @@ fn puzzle_optimum_with(options: &SolveOptions) {
             Mode::Search => {
                 assert!(r.steps >= Some(optimum), "{name}: shorter than optimal?");
                 assert_eq!(r.proven, Proven::None, "{name} (search)");
-                assert_eq!(r.mode, Some(Mode::Search));
+                assert_eq!(r.mode, Some(WorkerKind::Search));
             }
             // Auto waits for the proof: whichever worker found the plan, it
             // is the optimum, proven.
@@ -145,7 +147,7 @@ fn puzzle_optimum_with(options: &SolveOptions) {
             m => {
                 assert_eq!(r.steps, Some(optimum), "{name} ({m:?}): optimal length");
                 assert_eq!(r.proven, Proven::Shortest, "{name} ({m:?})");
-                assert_eq!(r.mode, Some(m));
+                assert_eq!(r.mode, m.worker());
             }
         }
     }
@@ -236,7 +238,7 @@ fn fill_in_puzzle_is_solved_past_horizons_too_hard_to_refute() {
     .unwrap();
     assert_eq!(r.status, Status::Solved, "{}", r.message);
     assert_eq!((r.goal, r.steps), (Some(100), Some(15)));
-    assert_eq!(r.mode, Some(Mode::Full), "{}", r.message);
+    assert_eq!(r.mode, Some(WorkerKind::Full), "{}", r.message);
 }
 
 /// The lamp can be lit only while the room is not dark, and the room stays
