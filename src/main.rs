@@ -35,7 +35,7 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if !matches!(cli.command, Command::Serve(_)) {
         // A reader that stops early (`| head`) ends the command quietly, as
         // it ends `cat`, instead of a panic on the failed write. The server
@@ -87,6 +87,22 @@ fn main() {
         }
     };
     exit_now(code)
+}
+
+/// The command line, or the end of the process: clap's own output for
+/// `--help`, `--version` and most errors, but a value its parser refused (a
+/// duration of `nan`, say) as one line, exit code 2. clap would add the usage
+/// and a hint, which say nothing about why the value is wrong.
+fn parse_command_line() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value"));
+            exit_now(2)
+        }
+        Err(e) => e.exit(),
+    }
 }
 
 /// Ends the process at once. A clingo thread may still be grounding (the

@@ -582,3 +582,112 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// The subcommands a `--help` text lists under "Commands:" (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The duration flags of a command's `--help` (`--NAME <SECONDS>` or
+/// `--NAME <MS>`), each with its value name, and an argument for each
+/// positional of its usage line.
+fn duration_flags(help: &str, game: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let mut flags = Vec::new();
+    for line in help.lines() {
+        let mut words = line.split_whitespace();
+        while let Some(w) = words.next() {
+            if !w.starts_with("--") {
+                continue;
+            }
+            if let Some(v @ ("<SECONDS>" | "<MS>")) = words.next() {
+                flags.push((w.to_string(), v.to_string()));
+            }
+            break;
+        }
+    }
+    let usage = help
+        .lines()
+        .find_map(|l| l.strip_prefix("Usage: "))
+        .expect("a usage line");
+    let mut positionals = Vec::new();
+    let mut after_option = false;
+    for w in usage.split_whitespace() {
+        // `<GAME>` or `<GAMES>...`, not a group such as `<--a <A>|--b>`.
+        let name = w.trim_end_matches("...");
+        let plain = name.len() > 2
+            && name.starts_with('<')
+            && name.ends_with('>')
+            && name[1..name.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if plain && !after_option {
+            positionals.push(game.to_string());
+        }
+        after_option = w.starts_with("--");
+    }
+    (flags, positionals)
+}
+
+/// Every duration flag of every command, found from the `--help` texts,
+/// refuses a negative value, NaN, infinity, an absurdly large value and
+/// (in seconds) zero with one line on stderr and exit code 2, before any
+/// work starts.
+#[test]
+fn every_duration_flag_refuses_bad_values_in_one_line() {
+    let game = common::puzzle_path("maze");
+    let game = game.to_str().expect("a UTF-8 path");
+    let mut commands: Vec<Vec<String>> = subcommands(&run(&["--help"]).stdout)
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    let mut walked = 0;
+    let mut tried = Vec::new();
+    while let Some(cmd) = commands.pop() {
+        let mut args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = run(&args).stdout;
+        walked += 1;
+        for sub in subcommands(&help) {
+            commands.push(cmd.iter().cloned().chain([sub]).collect());
+        }
+        let (flags, positionals) = duration_flags(&help, game);
+        for (flag, value_name) in flags {
+            let mut values = vec!["-1", "nan", "inf", "1e300"];
+            if value_name == "<SECONDS>" {
+                values.push("0");
+            }
+            for value in values {
+                let mut args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+                args.extend(positionals.iter().map(String::as_str));
+                args.extend([flag.as_str(), value]);
+                let o = run(&args);
+                let lines: Vec<&str> = o.stderr.lines().collect();
+                assert_eq!(o.code, Some(2), "{args:?}: stderr:\n{}", o.stderr);
+                assert!(!o.stderr.contains("panicked"), "{args:?}:\n{}", o.stderr);
+                assert_eq!(lines.len(), 1, "{args:?}: stderr:\n{}", o.stderr);
+                assert!(
+                    lines[0].starts_with(&format!("error: invalid value '{value}' for '{flag}")),
+                    "{args:?}: {}",
+                    lines[0]
+                );
+            }
+            tried.push(format!("{} {flag}", cmd.join(" ")));
+        }
+    }
+    assert!(walked >= 12, "only {walked} commands' help read");
+    // 12 when this test was written: solve, serve (3), match (2), inspect,
+    // learn and bench playouts, solve, arena and search.
+    assert!(tried.len() >= 12, "only these duration flags: {tried:?}");
+    assert!(tried.contains(&"solve --timeout".to_string()), "{tried:?}");
+    assert!(
+        tried.contains(&"serve --margin-ms".to_string()),
+        "{tried:?}"
+    );
+}

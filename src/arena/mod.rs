@@ -44,10 +44,9 @@ pub struct MatchInfo {
 
 impl MatchInfo {
     /// The deadline an in-process player aims for when a clock of `clock` started
-    /// at `started`: the clock minus a margin for scheduling and the referee.
+    /// at `started`: the clock less [`Margin::InProcess`](crate::clock::Margin).
     pub fn deadline(started: Instant, clock: Duration) -> Instant {
-        let margin = Duration::from_millis(50) + clock / 10;
-        started + clock.saturating_sub(margin)
+        started + crate::clock::answer_within(clock, crate::clock::Margin::InProcess)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
@@ -13,6 +14,7 @@ use ggp_asp::bench::arena::{versus, ArenaResult};
 use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
 use ggp_asp::bench::search::{search_bench, SearchBench, SearchSetup};
 use ggp_asp::bench::solve;
+use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::learn::Model;
 use ggp_asp::reasoner::Engine;
@@ -20,7 +22,7 @@ use ggp_asp::search::{Enhancements, Parallel};
 use ggp_asp::show::plot::{self, Series, TimeAxis};
 use ggp_asp::show::Progress;
 
-use super::{clock, game_name, match_error};
+use super::{game_name, match_error};
 
 /// Benchmarks.
 #[derive(clap::Args)]
@@ -57,8 +59,8 @@ struct PlayoutsArgs {
     #[arg(required = true)]
     games: Vec<PathBuf>,
     /// Seconds of playouts per game and engine.
-    #[arg(long, default_value_t = 5.0)]
-    seconds: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "5")]
+    seconds: Duration,
     /// Thread counts, comma-separated (`1,2,4,8`): one row each, with the
     /// speed-up over the first and the CPU time per playout against it.
     #[arg(long, value_delimiter = ',', default_value = "1")]
@@ -102,7 +104,7 @@ impl PlayoutsArgs {
             );
         }
         let cfg = PlayoutsConfig {
-            seconds: self.seconds,
+            seconds: self.seconds.as_secs_f64(),
             threads: self.threads.first().copied().unwrap_or(1),
             seed: self.seed,
             max_steps: self.max_steps,
@@ -206,8 +208,8 @@ struct SolveArgs {
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     /// Seconds per game.
-    #[arg(long, default_value_t = 60.0)]
-    timeout: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "60")]
+    timeout: Duration,
     /// Memory limit per game in MiB.
     #[arg(long, default_value_t = 4096)]
     memory_mb: u64,
@@ -232,7 +234,7 @@ impl SolveArgs {
         // The children are this executable, running `solve --json`.
         let exe = std::env::current_exe().context("cannot find the ggp-asp executable")?;
         let cfg = solve::BenchConfig {
-            timeout: self.timeout,
+            timeout: self.timeout.as_secs_f64(),
             memory_mb: self.memory_mb,
             threads: self.threads,
         };
@@ -287,8 +289,8 @@ struct ArenaArgs {
     #[arg(long, default_value = "uct")]
     player: PlayerSpec,
     /// Play clock in seconds (the start clock is the same).
-    #[arg(long, default_value_t = 1.0)]
-    play: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "1")]
+    play: Duration,
     /// Opponents (default: random and mc).
     #[arg(long = "opponent")]
     opponents: Vec<PlayerSpec>,
@@ -317,10 +319,9 @@ impl ArenaArgs {
         } else {
             &self.opponents[..]
         };
-        let clock = clock(self.play, "--play")?;
         let cfg = MatchConfig {
-            start_clock: clock,
-            play_clock: clock,
+            start_clock: self.play,
+            play_clock: self.play,
             seed: self.seed,
             engine: self.engine,
             max_steps: self.max_steps,
@@ -357,7 +358,7 @@ impl ArenaArgs {
         }
         drop(progress);
         if let Some(out) = &self.plot {
-            let title = format!("{} at {} s a move", self.player, self.play);
+            let title = format!("{} at {} s a move", self.player, self.play.as_secs_f64());
             plot::arena_bars(&results, &title, out)?;
         }
         Ok(0)
@@ -467,8 +468,8 @@ impl PlotArgs {
 struct SearchArgs {
     #[arg(required = true)]
     games: Vec<PathBuf>,
-    #[arg(long, default_value_t = 3.0)]
-    seconds: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "3")]
+    seconds: Duration,
     /// Threads of the search, comma-separated (`1,2,4`): one row each, with
     /// the speed-up over the first (the raw playouts stay on one thread).
     #[arg(long, value_delimiter = ',', default_value = "1")]
@@ -503,7 +504,7 @@ impl SearchArgs {
     fn setup(&self, threads: usize, model: &Option<Arc<Model>>) -> SearchSetup {
         SearchSetup {
             engine: self.engine,
-            seconds: self.seconds,
+            seconds: self.seconds.as_secs_f64(),
             threads,
             parallel: self.parallel,
             enhancements: self.enhance,

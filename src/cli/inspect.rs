@@ -5,9 +5,11 @@
 //! `auto` chose, with its reason.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
 
+use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::engine::rate;
 use ggp_asp::reasoner::ground::{self, Limits};
@@ -22,8 +24,8 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     top: usize,
     /// CPU seconds of each engine's walk.
-    #[arg(long, default_value_t = 2.0)]
-    seconds: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "2")]
+    seconds: Duration,
 }
 
 /// Join steps a prover walk may take: a game whose rules take one strategy
@@ -34,7 +36,7 @@ const WALK_STEPS: usize = 100_000;
 impl Args {
     pub fn run(self) -> Result<u8> {
         let game = gdl::load(&self.game).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let budget = super::clock(self.seconds, "--seconds")?;
+        let budget = self.seconds;
         println!("{}", self.game.display());
 
         let limits = Limits::default();
@@ -64,7 +66,7 @@ impl Args {
 
         println!(
             "engines (states a CPU second on a fixed walk of at most {:.1} s):",
-            self.seconds
+            self.seconds.as_secs_f64()
         );
         let whole = Propnet::new(game.clone());
         match &whole {

@@ -2,9 +2,11 @@
 //! two-player game, from UCT self-play ([`ggp_asp::learn::train`]).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::learn::train::{learn, Keep, LearnConfig, Target};
 use ggp_asp::learn::Model;
@@ -23,8 +25,8 @@ pub struct Args {
     #[arg(long, default_value_t = 2000)]
     examples: usize,
     /// The whole budget in seconds: self-play, training and tuning.
-    #[arg(long, default_value_t = 60.0)]
-    seconds: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "60")]
+    seconds: Duration,
     /// UCT iterations per move of self-play.
     #[arg(long, default_value_t = 400)]
     iterations: u64,
@@ -57,7 +59,6 @@ impl MachineVisitor for Learn {
 impl Args {
     pub fn run(self) -> Result<u8> {
         let g = gdl::load(&self.game)?;
-        super::clock(self.seconds, "--seconds")?;
         let (machine, why) = AnyMachine::build(g, self.engine)?;
         eprintln!("engine: {why}");
         // A run of --seconds: a bar filling over the budget, with the last
@@ -65,11 +66,11 @@ impl Args {
         // the lines alone elsewhere.
         let spinner = ggp_asp::show::progress::Spinner::budget(
             &format!("learning {}", self.game.display()),
-            self.seconds,
+            self.seconds.as_secs_f64(),
         );
         let model = machine.visit(Learn(LearnConfig {
             examples: self.examples,
-            seconds: self.seconds,
+            seconds: self.seconds.as_secs_f64(),
             iterations: self.iterations,
             seed: self.seed,
             threads: self.threads,

@@ -3,15 +3,17 @@
 //! JSON object.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use ggp_asp::arena::{self, MatchConfig, MatchEnd, MatchRecord, PlayerSpec};
+use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
 use ggp_asp::show::{Replay, Style, View};
 
-use super::{clock, match_error};
+use super::match_error;
 
 /// Referee one match between players, one per role in role order.
 #[derive(clap::Args)]
@@ -23,11 +25,11 @@ pub struct Args {
     #[arg(long = "player", required = true)]
     players: Vec<PlayerSpec>,
     /// Start clock in seconds.
-    #[arg(long, default_value_t = 10.0)]
-    start: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "10")]
+    start: Duration,
     /// Play clock in seconds.
-    #[arg(long, default_value_t = 10.0)]
-    play: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "10")]
+    play: Duration,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
@@ -74,8 +76,8 @@ impl Args {
             }))
         };
         let cfg = MatchConfig {
-            start_clock: clock(self.start, "--start")?,
-            play_clock: clock(self.play, "--play")?,
+            start_clock: self.start,
+            play_clock: self.play,
             seed: self.seed,
             engine: self.engine,
             max_steps: self.max_steps,

@@ -18,7 +18,6 @@ pub mod solve;
 pub mod worker;
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Result;
 
@@ -29,15 +28,6 @@ use ggp_asp::arena::MatchError;
 pub fn load_model(path: Option<&Path>) -> Result<Option<std::sync::Arc<ggp_asp::learn::Model>>> {
     path.map(|p| ggp_asp::learn::Model::load(p).map(std::sync::Arc::new))
         .transpose()
-}
-
-/// A clock flag's value, refused unless it is a positive, finite number of
-/// seconds that `Duration` can hold.
-pub fn clock(seconds: f64, flag: &str) -> Result<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e6) {
-        anyhow::bail!("{flag} {seconds}: a clock must be a positive number of seconds");
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A game's name in tables: its file name without the extension.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use ggp_asp::clock;
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self, server, ServerConfig};
 use ggp_asp::reasoner::Engine;
@@ -25,8 +26,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// Milliseconds kept back from every clock for the reply to travel.
-    #[arg(long, default_value_t = 500)]
-    margin_ms: u64,
+    #[arg(long, value_name = "MS", value_parser = clock::margin_ms, allow_negative_numbers = true, default_value = "500")]
+    margin_ms: Duration,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     engine: Engine,
     /// Do not run the ASP solver on one-player games.
@@ -40,8 +41,8 @@ pub struct Args {
     #[arg(long)]
     model: Option<PathBuf>,
     /// Seconds the solver may take for one run.
-    #[arg(long, default_value_t = 300.0)]
-    solver_timeout: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "300")]
+    solver_timeout: Duration,
     /// The solver's memory limit in MB.
     #[arg(long, default_value_t = 4096)]
     solver_memory_mb: u64,
@@ -52,8 +53,8 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     solver_threads: usize,
     /// Seconds a client may take to send a request.
-    #[arg(long, default_value_t = 10.0)]
-    read_timeout: f64,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "10")]
+    read_timeout: Duration,
     /// Play on every rank of an MPI job (`mpirun -n N ggp-asp serve
     /// --cluster`): rank 0 serves HTTP, the other ranks search each match
     /// beside it and report before every move (a build with `--features
@@ -82,7 +83,7 @@ impl Args {
                     Some(p) => p,
                     None => std::env::current_exe().context("cannot find our own executable")?,
                 },
-                timeout: Duration::from_secs_f64(self.solver_timeout),
+                timeout: self.solver_timeout,
                 memory_mb: self.solver_memory_mb,
                 threads: self.solver_threads,
             })
@@ -90,7 +91,7 @@ impl Args {
         let cfg = ServerConfig {
             name: self.name,
             matches: player::MatchConfig {
-                margin: Duration::from_millis(self.margin_ms),
+                margin: self.margin_ms,
                 threads: self.threads,
                 engine: self.engine,
                 solver,
@@ -104,7 +105,7 @@ impl Args {
                 }),
                 helpers,
             },
-            read_timeout: Duration::from_secs_f64(self.read_timeout),
+            read_timeout: self.read_timeout,
             max_body: 4 << 20,
         };
         server::run(cfg, std::net::SocketAddr::new(self.bind, self.port))?;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use ggp_asp::asp::{self, Mode, SolveOptions, SolveResult, Status};
+use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::show::progress::Spinner;
 use ggp_asp::show::{Replay, Style, View};
@@ -21,8 +22,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Seconds before giving up (the best verified plan so far is kept).
-    #[arg(long)]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true)]
+    timeout: Option<Duration>,
     /// The longest plan looked for.
     #[arg(long, default_value_t = 200)]
     max_steps: usize,
@@ -61,7 +62,7 @@ impl Args {
     pub fn run(self) -> Result<u8> {
         let mut opts = SolveOptions {
             mode: self.mode,
-            timeout: self.timeout.map(Duration::from_secs_f64),
+            timeout: self.timeout,
             max_steps: self.max_steps,
             memory_mb: self.memory_mb,
             invariants: !self.no_invariants,

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::{info, warn};
 
+use crate::clock::{answer_within, Margin};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{self, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
@@ -60,22 +61,6 @@ pub struct MatchConfig {
 
 /// How long the worker searches in one go before it looks at its messages.
 pub(super) const SLICE: Duration = Duration::from_millis(50);
-impl MatchConfig {
-    /// How long after receiving a message with `clock` the answer must be out.
-    pub fn answer_within(&self, clock: Duration) -> Duration {
-        answer_within(self.margin, clock)
-    }
-}
-
-/// The clock minus the margin (half the clock when the margin is larger than that).
-fn answer_within(margin: Duration, clock: Duration) -> Duration {
-    if margin * 2 < clock {
-        clock - margin
-    } else {
-        clock / 2
-    }
-}
-
 /// Most search nodes per match (several matches may run at once).
 const NODE_LIMIT: usize = 1_000_000;
 /// Time between the worker's answer and the server's deadline.
@@ -194,11 +179,6 @@ impl Match {
         (m, ready_rx)
     }
 
-    /// How long after receiving a message with `clock` the answer must be out.
-    pub fn answer_within(&self, clock: Duration) -> Duration {
-        answer_within(self.margin, clock)
-    }
-
     fn send(&self, cmd: Command) -> Result<(), MatchError> {
         self.commands
             .lock()
@@ -221,7 +201,7 @@ impl Match {
         moves: Option<Vec<SExpr>>,
         received: Instant,
     ) -> Result<String, MatchError> {
-        let deadline = received + self.answer_within(self.play_clock);
+        let deadline = received + answer_within(self.play_clock, Margin::Network(self.margin));
         let announced = {
             let mut all = self.announced.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(joint) = &moves {
@@ -482,7 +462,7 @@ impl MachineVisitor for WorkerStart {
             cancelled: Arc::clone(&setup.cancelled),
             fallback: Arc::clone(&setup.fallback),
             decisions: Arc::clone(&setup.decisions),
-            move_time: answer_within(setup.cfg.margin, setup.play_clock),
+            move_time: answer_within(setup.play_clock, Margin::Network(setup.cfg.margin)),
             solver: SolverState::new(&setup.id, setup.cfg.solver.clone(), one_player),
             plan: None,
             portfolio: None,

@@ -25,6 +25,7 @@ use tracing::{debug, info, warn};
 
 use super::error::MatchError;
 use super::r#match::{Decisions, Match, MatchConfig};
+use crate::clock::{answer_within, Margin};
 use crate::gdl;
 use crate::protocol::{info_reply, rules_text, Message, SExpr, Start};
 
@@ -151,7 +152,7 @@ impl Player {
     /// START: compiles the rules (and, on a one-player game, lets the solver plan)
     /// within the start clock; "ready" even when compiling goes on past it.
     async fn start(&self, start: Start, received: Instant) -> Result<String, Failure> {
-        let within = self.cfg.matches.answer_within(start.start_clock);
+        let within = answer_within(start.start_clock, Margin::Network(self.cfg.matches.margin));
         let (m, ready) = Match::start(
             &start,
             &self.cfg.matches,
@@ -190,7 +191,7 @@ impl Player {
     /// STOP: the match leaves the map; its worker applies the last moves and ends.
     async fn stop(&self, id: &str, moves: Option<Vec<SExpr>>) -> Result<String, Failure> {
         let m = self.remove(id)?;
-        let within = m.answer_within(m.play_clock);
+        let within = answer_within(m.play_clock, Margin::Network(self.cfg.matches.margin));
         match m.stop(moves, within).await {
             Ok(summary) => {
                 info!("match {id}: STOP: {summary}");
@@ -214,7 +215,7 @@ impl Player {
         let check = tokio::task::spawn_blocking(move || {
             gdl::load_bytes(text.as_bytes(), "PREVIEW rules").map(|g| g.roles.len())
         });
-        let within = clock.saturating_sub(self.cfg.matches.margin).max(clock / 2);
+        let within = answer_within(clock, Margin::Network(self.cfg.matches.margin));
         match tokio::time::timeout_at((received + within).into(), check).await {
             Ok(Ok(Ok(roles))) => {
                 info!("PREVIEW: a {roles}-role game; rules are valid");

@@ -210,13 +210,18 @@ fn rules(e: &SExpr) -> Result<Vec<SExpr>, ProtocolError> {
     }
 }
 
+/// A clock of a message. Zero is accepted, unlike a flag's zero: the protocol
+/// does not forbid it, and refusing the message would lose the match, where
+/// a clock of zero only asks for an answer at once, which the player gives.
 fn clock(e: &SExpr, what: &str) -> Result<Duration, ProtocolError> {
-    let bad = || ProtocolError(format!("the {what} must be a number of seconds, found {e}"));
-    let secs: f64 = e.atom().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs_f64(secs))
+    let bad = || format!("the {what} must be a number of seconds, found {e}");
+    let text = e.atom().ok_or_else(|| ProtocolError(bad()))?;
+    crate::clock::parse(
+        text,
+        crate::clock::Unit::Seconds,
+        crate::clock::Zero::Accepted,
+    )
+    .map_err(|why| ProtocolError(format!("{}: {why}", bad())))
 }
 
 fn write_clock(f: &mut fmt::Formatter<'_>, d: Duration) -> fmt::Result {
