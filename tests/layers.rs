@@ -37,8 +37,8 @@ const LAYERS: &[&[&str]] = &[
     &["arena"],
     &["player"],
     &["cluster"],
-    &["bench"],
     &["show"],
+    &["bench"],
     &["cli"],
 ];
 
