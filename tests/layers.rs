@@ -172,6 +172,42 @@ fn docs_name_paths_that_exist() {
     fail_with("paths in the docs that do not exist", &stale);
 }
 
+#[test]
+fn doc_links_reach_their_pages_and_headings() {
+    let mut pages = vec!["README.md".to_string(), "puzzles/README.md".to_string()];
+    pages.extend(
+        list_dir("docs")
+            .into_iter()
+            .filter(|n| n.ends_with(".md"))
+            .map(|n| format!("docs/{n}")),
+    );
+    let mut broken = Vec::new();
+    for page in &pages {
+        let dir = Path::new(page).parent().unwrap_or(Path::new(""));
+        for (line, target) in docs::links(&read(page)) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if file.is_empty() {
+                page.clone()
+            } else {
+                dir.join(file).to_string_lossy().into_owned()
+            };
+            let path = Path::new(ROOT).join(&file);
+            if !path.exists() {
+                broken.push(format!("{page}:{line}: {target} (no file {file})"));
+            } else if !anchor.is_empty()
+                && file.ends_with(".md")
+                && !docs::anchors(&read(&file)).contains(anchor)
+            {
+                broken.push(format!("{page}:{line}: {target} (no such heading)"));
+            }
+        }
+    }
+    fail_with("links in the docs that lead nowhere", &broken);
+}
+
 fn read(rel: &str) -> String {
     std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
@@ -203,6 +239,8 @@ fn sub_folders(rel: &str) -> Vec<String> {
 
 /// What the docs tests read in the Markdown.
 mod docs {
+    use std::collections::BTreeSet;
+
     /// The text from the heading that contains `marker` to the next heading
     /// of the same or a higher level.
     pub fn section<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
@@ -228,10 +266,8 @@ mod docs {
     /// backquote or the start of a line, not inside a longer path).
     pub fn names(text: &str, path: &str) -> bool {
         text.match_indices(path).any(|(i, _)| {
-            text[..i]
-                .chars()
-                .next_back()
-                .is_none_or(|c| c.is_whitespace() || c == '`' || c == '(')
+            !matches!(text[..i].chars().next_back(),
+                Some(c) if !(c.is_whitespace() || c == '`' || c == '('))
         })
     }
 
@@ -259,6 +295,62 @@ mod docs {
             }
             let names = rest.split(':').next().unwrap_or("");
             out.push(names.split(',').map(|m| m.trim().to_string()).collect());
+        }
+        out
+    }
+
+    /// The targets of the page's Markdown links `[text](target)`, with their
+    /// lines (code blocks left out).
+    pub fn links(text: &str) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut in_code = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            }
+            if in_code {
+                continue;
+            }
+            for (i, _) in line.match_indices("](") {
+                let rest = &line[i + 2..];
+                if let Some(end) = rest.find(')') {
+                    out.push((n + 1, rest[..end].to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The anchors GitHub gives a page's headings: lower case, punctuation
+    /// but `-` and `_` dropped, spaces as `-`, a repeated one numbered.
+    pub fn anchors(text: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut in_code = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            }
+            let Some(title) = line.strip_prefix('#') else {
+                continue;
+            };
+            if in_code {
+                continue;
+            }
+            let slug: String = title
+                .trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+                .map(|c| if c == ' ' { '-' } else { c })
+                .collect();
+            let mut anchor = slug.clone();
+            let mut k = 0;
+            while out.contains(&anchor) {
+                k += 1;
+                anchor = format!("{slug}-{k}");
+            }
+            out.insert(anchor);
         }
         out
     }
