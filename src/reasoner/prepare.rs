@@ -245,7 +245,8 @@ fn until_it_grounds_knowing(
 /// at least an eighth of the budget): the least change among those that
 /// ground as small, after failed trials that cost little (mummymaze1p
 /// grounds only on the last, and the four before it each ran to the whole
-/// budget before failing; docs/benchmarks.md, "Grounding bounded by memory").
+/// budget before failing; docs/benchmarks-history.md, "Grounding bounded by
+/// memory: the start-up regained").
 fn first_that_grounds(mut rewrites: Vec<Rewritten>, limits: &Limits) -> Option<Rewritten> {
     let most = rewrites.pop()?;
     let steps = timed_ground(&most.game, limits, &most.note).ok()?;
