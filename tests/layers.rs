@@ -163,7 +163,7 @@ fn docs_name_paths_that_exist() {
             .map(|n| format!("puzzles/{n}")),
     );
     for page in pages {
-        for (line, path) in docs::src_paths(&read(&page)) {
+        for (line, path) in docs::code_paths(&read(&page)) {
             if !Path::new(ROOT).join(&path).exists() {
                 stale.push(format!("{page}:{line}: {path}"));
             }
@@ -355,26 +355,31 @@ mod docs {
         out
     }
 
-    /// Every `src/...` path a page names, with its line: the longest run of
-    /// path characters from `src/`, without a closing `.` or `,`. Paths with
-    /// a wildcard or alternatives (`src/cli/*.rs`) are left out.
-    pub fn src_paths(text: &str) -> Vec<(usize, String)> {
+    /// Every path into the code a page names, with its line: the longest
+    /// run of path characters from `src/` (or from `tests/`, ending in `.rs`:
+    /// the corpus has a `tests/` folder of its own), without a closing `.` or
+    /// `,`. Paths with a wildcard or alternatives (`src/cli/*.rs`) are left out.
+    pub fn code_paths(text: &str) -> Vec<(usize, String)> {
         let mut out = Vec::new();
         for (n, line) in text.lines().enumerate() {
-            for (i, _) in line.match_indices("src/") {
-                let before = line[..i].chars().next_back();
-                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/') {
-                    continue;
+            for prefix in ["src/", "tests/"] {
+                for (i, _) in line.match_indices(prefix) {
+                    let before = line[..i].chars().next_back();
+                    if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/') {
+                        continue;
+                    }
+                    let rest = &line[i..];
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || "_./-".contains(c)))
+                        .unwrap_or(rest.len());
+                    if rest[end..].starts_with(['*', '{']) {
+                        continue;
+                    }
+                    let path = rest[..end].trim_end_matches(['.', ',']);
+                    if prefix == "src/" || path.ends_with(".rs") {
+                        out.push((n + 1, path.to_string()));
+                    }
                 }
-                let rest = &line[i..];
-                let end = rest
-                    .find(|c: char| !(c.is_alphanumeric() || "_./-".contains(c)))
-                    .unwrap_or(rest.len());
-                if rest[end..].starts_with(['*', '{']) {
-                    continue;
-                }
-                let path = rest[..end].trim_end_matches(['.', ',']);
-                out.push((n + 1, path.to_string()));
             }
         }
         out
@@ -1011,10 +1016,35 @@ mod check {
     }
 }
 
-/// The checker on small crates written here, so that it cannot pass for
-/// want of finding anything.
+/// The checker on small crates and pages written here, so that it cannot
+/// pass for want of finding anything.
 mod checker {
     use super::check::Crate;
+    use super::docs;
+
+    #[test]
+    fn reads_the_docs_paths_anchors_and_layers() {
+        let page = "# Map\n\n## `src/gdl/`: the language\n\nsee `src/a.rs`, src/b/ and \
+                    src/cli/*.rs.\n```\nforward/ the search\n```\n\n## Layers\n\n```\n\
+                    1  a, b: the base\n2  c: above\n```\n\n## Layers\n";
+        assert_eq!(
+            docs::code_paths(page),
+            [
+                (3, "src/gdl/".to_string()),
+                (5, "src/a.rs".to_string()),
+                (5, "src/b/".to_string())
+            ]
+        );
+        let anchors = docs::anchors(page);
+        for a in ["map", "srcgdl-the-language", "layers", "layers-1"] {
+            assert!(anchors.contains(a), "{a} in {anchors:?}");
+        }
+        assert_eq!(docs::layers(page), [vec!["a", "b"], vec!["c"]]);
+        let section = docs::section(page, "`src/gdl/`").unwrap();
+        assert!(docs::names(section, "forward/"));
+        assert!(!docs::names(section, "ward/"));
+        assert!(!section.contains("Layers"));
+    }
 
     fn krate(files: &[(&str, &str)]) -> Crate {
         Crate::new(
