@@ -24,8 +24,8 @@ use rand::{Rng, SeedableRng};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::gdl::print::{description_to_string, term_to_string};
-use crate::gdl::{Description, Game, Term};
+use crate::gdl::print::term_to_string;
+use crate::gdl::{Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
 
 /// What a player knows about its match.
@@ -271,15 +271,6 @@ fn goals_as_object<S: Serializer, V: Serialize>(
     m.end()
 }
 
-/// The game's rules as KIF text (rules after `or` elimination, equivalent).
-pub fn game_kif(game: &Game) -> String {
-    description_to_string(&Description {
-        symbols: game.symbols.clone(),
-        rules: game.rules.clone(),
-        source: game.source.clone(),
-    })
-}
-
 /// One seat of a match: a player to build from its spec, or one built already
 /// (e.g. a test's misbehaving player).
 pub enum Seat {
@@ -492,7 +483,7 @@ fn match_infos(
     game: &Arc<Game>,
     roles: &[String],
 ) -> Vec<MatchInfo> {
-    let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game_kif(game)).into();
+    let kif: Arc<str> = cfg.kif.clone().unwrap_or_else(|| game.to_kif()).into();
     roles
         .iter()
         .enumerate()

@@ -163,8 +163,8 @@ impl<M: StateMachine + 'static> McPlayer<M> {
 
     /// Keeps statistics across moves (`mcm`).
     /// A memory with room for all the states it keeps: growing it would
-    /// rehash up to a million states in the middle of a move's clock (a reply
-    /// 0.2-0.4 s late at 1 s clocks). The room is reserved, not touched, until
+    /// rehash up to a million states in the middle of a move's clock (replies
+    /// came late at 1 s clocks). The room is reserved, not touched, until
     /// states arrive.
     fn empty_memory() -> HashMap<M::State, Vec<MoveStats>> {
         HashMap::with_capacity(MEMORY_STATES)

@@ -145,9 +145,9 @@ pub struct Link {
 
 /// The least time between a follower's report and rank 0's decision. A
 /// round trip on a network is a fraction of a millisecond, but a follower
-/// looks at its messages between slices of search and, on a loaded machine,
-/// waits for a core: on the 2-core machine with three ranks, a report took
-/// 5-20 ms to arrive.
+/// looks at its messages between slices of search and, on a loaded machine
+/// (more ranks than cores), waits for a core first, so a report can arrive
+/// many milliseconds after it was sent.
 const MIN_EXCHANGE: Duration = Duration::from_millis(50);
 
 /// How often rank 0 tells the followers it is alive, and they answer.

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use super::ast::{Description, Literal, Pos, Relation, Rule, Term};
 use super::error::{diag, Diagnostic, GdlError, Severity};
 use super::graph::{resolve_term, unifiable, unify, DependencyGraph, Phase, Term2};
-use super::print::{rule_to_string, term_to_string};
+use super::print::{description_to_string, rule_to_string, term_to_string};
 use super::symbol::{kw, Sym, Symbols};
 use super::{domain, validate};
 
@@ -100,6 +100,16 @@ impl Game {
             warnings,
             small: Vec::new(),
             top_down,
+        })
+    }
+
+    /// The game's rules as KIF text (rules after `or` elimination,
+    /// equivalent): what a game manager sends, and what a model's hash reads.
+    pub fn to_kif(&self) -> String {
+        description_to_string(&Description {
+            symbols: self.symbols.clone(),
+            rules: self.rules.clone(),
+            source: self.source.clone(),
         })
     }
 

@@ -80,7 +80,7 @@ pub struct Model {
     /// What the network learnt as a state's value (informative: the values
     /// are read alike); absent in older files: UCT's estimates.
     #[serde(default)]
-    pub target: super::train::Target,
+    pub target: Target,
     /// UCT's exploration constant for the game, tuned by the cross-entropy
     /// method.
     pub exploration: f64,
@@ -90,10 +90,49 @@ pub struct Model {
     index: HashMap<String, usize>,
 }
 
+/// What the network learns as a state's value, always for the role to move
+/// ([`Perspective::Mover`]).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// UCT's value estimate at the state (the method's): what self-play's
+    /// few hundred iterations of random playouts saw, which a searcher with
+    /// a thousand times more playouts already knows better.
+    #[default]
+    Estimate,
+    /// The match's result: how the match went on from the state when both
+    /// sides played UCT, which no playout from the state sees. Noisier, one
+    /// sample per state.
+    Result,
+    /// The mean of the two.
+    Blend,
+}
+
+impl Target {
+    /// The example's value from UCT's `estimate` and the `result` (0..1).
+    pub(super) fn value(self, estimate: f64, result: f64) -> f64 {
+        match self {
+            Target::Estimate => estimate,
+            Target::Result => result,
+            Target::Blend => (estimate + result) / 2.0,
+        }
+    }
+}
+
 /// A stable hash (FNV-1a, 64 bits) of the rules as printed: the same rules
 /// give the same hash on every build and machine.
 pub fn rules_hash(game: &Game) -> String {
-    let text = crate::arena::game_kif(game);
+    let text = game.to_kif();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= u64::from(b);
@@ -119,7 +158,7 @@ impl Model {
             fluents,
             network,
             perspective: Perspective::Mover,
-            target: super::train::Target::default(),
+            target: Target::default(),
             exploration,
             reports,
             examples,

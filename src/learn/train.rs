@@ -13,6 +13,9 @@ use rand::{Rng, SeedableRng};
 
 use super::ccnn::{Cascade, Data, TrainConfig};
 use super::cem::{cem, CemConfig};
+/// The field of [`LearnConfig`] that says what the network learns; a model
+/// records it, so it lives with the model file.
+pub use super::model::Target;
 use super::model::{mover, Model, Perspective};
 use crate::gdl::print::term_to_string;
 use crate::reasoner::StateMachine;
@@ -49,45 +52,6 @@ pub enum Keep {
     /// Every state of every match played to the end, draws too: the values
     /// of the losing side's positions as well.
     All,
-}
-
-/// What the network learns as a state's value, always for the role to move
-/// ([`Perspective::Mover`]).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Target {
-    /// UCT's value estimate at the state (the method's): what self-play's
-    /// few hundred iterations of random playouts saw, which a searcher with
-    /// a thousand times more playouts already knows better.
-    #[default]
-    Estimate,
-    /// The match's result: how the match went on from the state when both
-    /// sides played UCT, which no playout from the state sees. Noisier, one
-    /// sample per state.
-    Result,
-    /// The mean of the two.
-    Blend,
-}
-
-impl Target {
-    /// The example's value from UCT's `estimate` and the `result` (0..1).
-    fn value(self, estimate: f64, result: f64) -> f64 {
-        match self {
-            Target::Estimate => estimate,
-            Target::Result => result,
-            Target::Blend => (estimate + result) / 2.0,
-        }
-    }
 }
 
 /// One kept state: its fluents (KIF) and the UCT value for the role to

@@ -234,8 +234,8 @@ impl AnyMachine {
                         return Ok((AnyMachine::Propnet(Arc::new(net)), why));
                     }
                     // A network that must solve recursive components every
-                    // step can be slower than the prover (demand-rewritten
-                    // mummymaze1p: 48 states/s against 7,000).
+                    // step can be far slower than the prover (the
+                    // demand-rewritten mummymaze1p).
                     if let Ok(prover) = Prover::try_new(game) {
                         let prover_rate =
                             prover.bounded(RACE_WORK, states_per_second).unwrap_or(0.0);

@@ -340,8 +340,8 @@ impl StateMachine for Hybrid {
 
 /// A hybrid's network compiles after a whole compile failed, within what
 /// is left of the 10 s a game's engine may take to build: 2 s of grounding
-/// and a million nodes (a network that big is evaluated at a few hundred
-/// states a second when it cannot propagate, no faster than the prover).
+/// and a million nodes (a network that big, when it cannot propagate, is
+/// evaluated no faster than the prover).
 pub fn limits() -> CompileLimits {
     let mut limits = CompileLimits::default();
     limits.ground.max_time = Duration::from_secs(2);

@@ -262,8 +262,9 @@ fn until_it_grounds_knowing(
 /// grounds in `n` join steps, the others are tried in order within `n` (and
 /// at least an eighth of the budget): the least change among those that
 /// ground as small, after failed trials that cost little (mummymaze1p
-/// grounds on the last, in 566,000 steps, after four trials that used to
-/// fail at 2 million, 1.2-1.6 s each).
+/// grounds only on the last, and the four before it each ran to the whole
+/// budget before failing; docs/benchmarks-history.md, "Grounding bounded by
+/// memory: the start-up regained").
 fn first_that_grounds(
     mut rewrites: Vec<Rewritten>,
     limits: &Limits,

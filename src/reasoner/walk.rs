@@ -1,6 +1,6 @@
 //! A fixed walk through a game's states: the same moves every time, for the
 //! short trials that compare engines ([`super::engine`]) or check that an
-//! engine runs a rewritten game ([`super::rewrite`]).
+//! engine runs a rewritten game ([`super::prepare`]).
 
 use std::time::Duration;
 

@@ -24,13 +24,14 @@ use crate::reasoner::{RoleIdx, StateMachine};
 /// Random playouts a second from which MAST's playouts are chosen, in
 /// two-player games. MAST learns each move's average over the playouts, and
 /// its bias is only as good as those averages. At a second a move
-/// (docs/benchmarks.md, 40 matches each against plain UCT) it scored 67.5%
-/// on connect four (40,000 playouts/s in the profile on one core), 65% on
-/// breakthrough (10,000) and 60% at simultaneous moves (37,000), but 40% on
-/// checkers (2,600, 20 matches); against two plain UCTs in three-player
-/// connect four (27,000) 43.5 over 62 matches, where an equal player's mean
-/// goal is 50, so games of more than two players get none. At 0.2 s a move,
-/// before its playouts ran on the engine's own loop, it lost on every game.
+/// (docs/benchmarks.md, 40 matches each against plain UCT, with the
+/// profile's rates) it scored 67.5% on connect four, 65% on breakthrough and
+/// 60% at simultaneous moves, whose playouts run well above this rate, but
+/// 40% on checkers, whose playouts run below it; against two plain UCTs in
+/// three-player connect four 43.5 over 62 matches, where an equal player's
+/// mean goal is 50, so games of more than two players get none. At 0.2 s a
+/// move, before its playouts ran on the engine's own loop, it lost on every
+/// game.
 pub const MAST_MIN_PLAYOUTS_PER_S: f64 = 5_000.0;
 
 /// How closely the goal halfway through a random playout must predict the
@@ -38,8 +39,8 @@ pub const MAST_MIN_PLAYOUTS_PER_S: f64 = 5_000.0;
 /// playouts run at [`MAST_MIN_PLAYOUTS_PER_S`] or more, the playouts' own
 /// outcomes are plentiful and only a close predictor (r >= 0.9) is worth
 /// their bias; below that a looser one pays: on checkers (goal = who has
-/// more pieces, r = 0.62, 1,800-2,600 random playouts/s of 100 moves)
-/// `uct+cutoff` beat plain UCT (docs/benchmarks.md).
+/// more pieces, r = 0.62, slow random playouts of 100 moves) `uct+cutoff`
+/// beat plain UCT (docs/benchmarks.md).
 pub const CUTOFF_MIN_CORRELATION: f64 = 0.9;
 /// [`CUTOFF_MIN_CORRELATION`] where random playouts are slow.
 pub const CUTOFF_MIN_CORRELATION_SLOW: f64 = 0.5;

@@ -182,11 +182,12 @@ pub struct CompileLimits {
 }
 
 /// The grounding a default compile may hold. Building the network takes
-/// about three times as long as grounding, and grounding's time grows with
-/// what it holds: 290 MiB (madness, 3.1 million rule instances) ground in
-/// 1.5 s and compile in 5.6 s on the 2-core machine of docs/benchmarks.md;
-/// at 384 MiB a compile stays within 10 s, and a game that will not fit
-/// (slaughter, 2 GiB and counting) is given up after 3-4 s.
+/// longer than grounding, and both grow with what grounding holds: this
+/// bound lets the largest corpus games that fit (madness, 3.1 million rule
+/// instances in 290 MiB) compile within an engine's build budget, and gives
+/// up early on a game that will not fit (slaughter holds gigabytes and
+/// counting); the figures are in docs/benchmarks.md, "Grounding bounded by
+/// memory".
 pub const COMPILE_MEMORY: usize = 384 << 20;
 
 impl Default for CompileLimits {

@@ -364,8 +364,8 @@ impl Builder {
     ///
     /// The counts are kept as rules are pulled out, and each literal's rules
     /// are listed once, so a step costs what it removes rather than a pass
-    /// over every rule left (comp2006_ENDGAME's 2,900 rules per `next` atom
-    /// took 6 of its 7.7 s of compiling that way).
+    /// over every rule left (with comp2006_ENDGAME's 2,900 rules per `next`
+    /// atom, those passes had been most of its compile).
     fn or_of_ands(&mut self, mut rules: Vec<Vec<Lit>>) -> Result<Lit, PropnetError> {
         for r in rules.iter_mut() {
             r.sort_unstable();
