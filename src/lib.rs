@@ -8,12 +8,14 @@
 //! - [`bench`](mod@bench): the measurements behind `ggp-asp bench`: engines, search, solver.
 //! - [`player`]: the GGP player, an HTTP server for game managers.
 //! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
+//! - [`child`]: child processes run one way: killed when dropped, a watchdog, the answer read typed.
 //! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
 //! - `cluster` (feature `mpi`): the ranks of an MPI job searching one root together.
 
 pub mod arena;
 pub mod asp;
 pub mod bench;
+pub mod child;
 #[cfg(feature = "mpi")]
 pub mod cluster;
 pub mod cputime;
