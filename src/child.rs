@@ -373,9 +373,7 @@ impl Watch {
             .recv_timeout(OUTPUT_GRACE)
             .map_err(|_| Failure::OutputOpen)
             .and_then(|r| r.map_err(Failure::ReadOutput))
-            .and_then(|out| {
-                read_answer(&out).map_err(|why| Failure::NoAnswer { status, why })
-            });
+            .and_then(|out| read_answer(&out).map_err(|why| Failure::NoAnswer { status, why }));
         Some(answer.map_err(|f| self.error(f)))
     }
 
@@ -552,7 +550,12 @@ mod tests {
 
     #[test]
     fn the_last_json_line_is_the_answer() {
-        assert_eq!(read_answer::<Answer>("x\n{\"n\":1}\n{\"n\":2}\n").unwrap().n, 2);
+        assert_eq!(
+            read_answer::<Answer>("x\n{\"n\":1}\n{\"n\":2}\n")
+                .unwrap()
+                .n,
+            2
+        );
         assert!(matches!(
             read_answer::<Answer>("garbage"),
             Err(AnswerError::NoJson(_))

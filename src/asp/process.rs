@@ -90,7 +90,13 @@ pub fn spawn(
 
 /// The parent's side of the child's stdin: the job, then the lower bound as
 /// it rises; kills the child (drops `run`) when the solve stops.
-fn feed(run: Running, mut stdin: ChildStdin, job: String, stop: &AtomicBool, refuted: &AtomicUsize) {
+fn feed(
+    run: Running,
+    mut stdin: ChildStdin,
+    job: String,
+    stop: &AtomicBool,
+    refuted: &AtomicUsize,
+) {
     let mut sent = 0;
     let mut open = writeln!(stdin, "{job}")
         .and_then(|()| stdin.flush())
@@ -153,9 +159,7 @@ impl Relay {
     }
 
     fn failed(&self, msg: String) {
-        let _ = self
-            .tx
-            .send(Event::Failed(self.mode, msg, self.last_times));
+        let _ = self.tx.send(Event::Failed(self.mode, msg, self.last_times));
     }
 }
 

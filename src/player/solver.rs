@@ -2,7 +2,8 @@
 //! --memory-mb M --threads N`, isolated so that a grounding blow-up, a crash or an
 //! endless solve inside clingo can never stall or kill the player. The child gets an
 //! address-space limit, a watchdog kills it shortly after its own timeout, and it is
-//! killed when its [`SolverRun`] is dropped (STOP, ABORT, a newer run, shutdown).
+//! killed when its [`SolverRun`] is dropped (STOP, ABORT, a newer run, shutdown):
+//! all of it [`crate::child`]'s, which also reads the answer.
 //!
 //! [`SolverState`] is a match's side of it: the run in progress, the state it
 //! plans from, how long runs seem to take, and whether trying again is worth it.
