@@ -41,6 +41,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// How long the child's stdout may stay open after it has ended (a grandchild
 /// holding the pipe) before the answer is given up.
 const OUTPUT_GRACE: Duration = Duration::from_secs(5);
+/// How long a streamed child's end waits for the rest of its stderr (it
+/// closes as the child ends, which a child does right after its last word).
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 /// What becomes of the child's stderr.
 pub enum Stderr {
@@ -56,9 +59,11 @@ pub enum Stderr {
 /// A line of the child's stdout, as [`Running::stream`] hands it on.
 pub enum Line<'a> {
     Text(&'a str),
-    /// Stdout closed (the child ended, or its output no longer reads); the
-    /// last call.
-    Closed,
+    /// The last call: stdout closed (the child ended, or its output no
+    /// longer reads) or the callback broke, and the child's stderr has been
+    /// relayed to its end (or for [`STDERR_GRACE`]), so that what the child
+    /// said before its last word is never said after it.
+    End,
 }
 
 /// A command and how to run it.
@@ -163,7 +168,7 @@ impl Spec {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let err = child.stderr.take();
-        let run = Running {
+        let mut run = Running {
             watch: Watch {
                 child: Arc::new(Mutex::new(child)),
                 cancelled: Arc::new(AtomicBool::new(false)),
@@ -173,10 +178,13 @@ impl Spec {
             },
             stdin,
             stdout,
+            stderr_done: None,
             threads,
             started,
         };
         if let Some(err) = err {
+            let (done, stderr_done) = mpsc::channel::<()>();
+            run.stderr_done = Some(stderr_done);
             let mut on_line: Box<dyn FnMut(&str) + Send> = match stderr {
                 Stderr::Lines(f) => f,
                 _ => Box::new(|line: &str| crate::progress!("{line}")),
@@ -185,6 +193,7 @@ impl Spec {
                 for line in BufReader::new(err).lines().map_while(Result::ok) {
                     on_line(&line);
                 }
+                drop(done);
             })?;
         }
         Ok(run)
@@ -196,6 +205,8 @@ pub struct Running {
     watch: Watch,
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
+    /// Disconnected once the thread relaying stderr has seen its end.
+    stderr_done: Option<Receiver<()>>,
     threads: String,
     started: Instant,
 }
@@ -221,20 +232,24 @@ impl Running {
     }
 
     /// Hands each line of the child's stdout to `on_line` on a thread of its
-    /// own, until `on_line` breaks or stdout closes ([`Line::Closed`]).
+    /// own, until `on_line` breaks or stdout closes, then [`Line::End`].
     pub fn stream(
         &mut self,
         mut on_line: impl FnMut(Line<'_>) -> ControlFlow<()> + Send + 'static,
     ) -> Result<(), Error> {
         let stdout = self.take_stdout()?;
+        let stderr_done = self.stderr_done.take();
         self.thread("out", move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if on_line(Line::Text(&line)).is_break() {
-                    return;
+                    break;
                 }
             }
-            let _ = on_line(Line::Closed);
+            if let Some(done) = stderr_done {
+                let _ = done.recv_timeout(STDERR_GRACE);
+            }
+            let _ = on_line(Line::End);
         })
     }
 
@@ -628,14 +643,15 @@ mod tests {
         run.stream(move |line| {
             let _ = tx.send(match line {
                 Line::Text(t) => t.to_string(),
-                Line::Closed => "(closed)".to_string(),
+                Line::End => "(end)".to_string(),
             });
             ControlFlow::Continue(())
         })
         .unwrap();
         let lines: Vec<String> = rx.iter().collect();
-        assert_eq!(lines, ["one", "two", "(closed)"]);
-        assert_eq!(err_rx.recv().unwrap(), "oops");
+        assert_eq!(lines, ["one", "two", "(end)"]);
+        // Relayed before the end.
+        assert_eq!(err_rx.try_recv().unwrap(), "oops");
     }
 
     #[test]

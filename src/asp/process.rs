@@ -76,6 +76,7 @@ pub fn spawn(
         refuted: Arc::clone(refuted),
         tx: tx.clone(),
         last_times: Times::default(),
+        last: None,
     };
     run.stream(move |line| relay.line(line))
         .map_err(|e| e.to_string())?;
@@ -114,8 +115,10 @@ fn feed(
 }
 
 /// The parent's side of the child's stdout: events to the coordinator,
-/// refutations into the shared lower bound. A child that ends without its
-/// final word (a crash, the memory limit's kill) is reported as failed.
+/// refutations into the shared lower bound. The worker's last event is sent
+/// at the stream's end, after the child's progress lines; a child that ends
+/// without its final word (a crash, the memory limit's kill) is reported as
+/// failed.
 struct Relay {
     mode: Mode,
     refuted: Arc<AtomicUsize>,
@@ -123,14 +126,20 @@ struct Relay {
     /// The times of the worker's last horizon or candidate, for a failure's
     /// event.
     last_times: Times,
+    /// The worker's final word (done, failed, or why its output does not
+    /// read), held for the end.
+    last: Option<Event>,
 }
 
 impl Relay {
     fn line(&mut self, line: Line<'_>) -> ControlFlow<()> {
         let text = match line {
             Line::Text(text) => text,
-            Line::Closed => {
-                self.failed("the worker process ended without an answer".to_string());
+            Line::End => {
+                let last = self.last.take().unwrap_or_else(|| {
+                    self.failed("the worker process ended without an answer".to_string())
+                });
+                let _ = self.tx.send(last);
                 return ControlFlow::Break(());
             }
         };
@@ -139,27 +148,27 @@ impl Relay {
                 self.refuted.fetch_max(h, Ordering::Relaxed);
                 ControlFlow::Continue(())
             }
+            Ok(Wire::Event(e @ (Event::Done(..) | Event::Failed(..)))) => {
+                self.last = Some(e);
+                ControlFlow::Break(())
+            }
             Ok(Wire::Event(e)) => {
-                let last = matches!(e, Event::Done(..) | Event::Failed(..));
                 if let Event::Horizon(_, _, t) | Event::Candidate(_, _, t) = &e {
                     self.last_times = *t;
                 }
                 let _ = self.tx.send(e);
-                if last {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
+                ControlFlow::Continue(())
             }
             Err(e) => {
-                self.failed(format!("unreadable line from the worker process: {e}"));
+                self.last =
+                    Some(self.failed(format!("unreadable line from the worker process: {e}")));
                 ControlFlow::Break(())
             }
         }
     }
 
-    fn failed(&self, msg: String) {
-        let _ = self.tx.send(Event::Failed(self.mode, msg, self.last_times));
+    fn failed(&self, msg: String) -> Event {
+        Event::Failed(self.mode, msg, self.last_times)
     }
 }
 
