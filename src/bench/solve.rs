@@ -441,4 +441,27 @@ mod tests {
             "| g | timeout | - | - | - | - | 0.00 | 0.00 | 75.00 | 0 | - |"
         );
     }
+
+    #[test]
+    fn a_child_that_dies_without_an_answer_is_an_error_row() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("fake-ggp-asp");
+        std::fs::write(&exe, "#!/bin/sh\necho garbage\nexit 139\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cfg = BenchConfig {
+            timeout: 10.0,
+            memory_mb: 512,
+            threads: None,
+        };
+        let row = run_one(&exe, Path::new("game.kif"), &cfg);
+        assert_eq!(row.game, "game");
+        assert_eq!(row.status(), Status::Error);
+        let saved = row.saved();
+        assert_eq!(saved.message, "the solver printed no result (crashed?)");
+        assert!(!saved.verified);
+        let row = run_one(&dir.path().join("missing"), Path::new("game.kif"), &cfg);
+        assert_eq!(row.status(), Status::Error);
+        assert!(row.saved().message.starts_with("cannot start"), "{row:?}");
+    }
 }
