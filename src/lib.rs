@@ -9,12 +9,14 @@
 //! - [`player`]: the GGP player, an HTTP server for game managers.
 //! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
 //! - [`clock`]: seconds parsed into durations, and a clock with its margin into the time to answer.
+//! - [`child`]: child processes run one way: killed when dropped, a watchdog, the answer read typed.
 //! - [`cputime`]: CPU-time clocks for budgets that must not depend on the machine's load.
 //! - `cluster` (feature `mpi`): the ranks of an MPI job searching one root together.
 
 pub mod arena;
 pub mod asp;
 pub mod bench;
+pub mod child;
 pub mod clock;
 #[cfg(feature = "mpi")]
 pub mod cluster;

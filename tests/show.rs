@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use ggp_asp::bench::arena::ArenaResult;
-use ggp_asp::bench::solve::BenchRow;
+use ggp_asp::bench::solve::{self, SavedRow};
 use ggp_asp::gdl::{self, parser::parse_ground_terms, Game, Term};
 use ggp_asp::show::plot::{self, Series, TimeAxis};
 use ggp_asp::show::{Replay, Style, View};
@@ -161,8 +161,8 @@ fn colour_wraps_the_contents_in_ansi_codes() {
     assert_eq!(stripped, plain);
 }
 
-fn row(game: &str, status: &str, mode: &str, total_s: f64) -> BenchRow {
-    BenchRow {
+fn row(game: &str, status: &str, mode: &str, total_s: f64) -> SavedRow {
+    SavedRow {
         game: game.into(),
         status: status.into(),
         steps: Some(3),
@@ -197,7 +197,7 @@ fn the_cactus_plot_is_svg_with_one_point_per_solved_game() {
         row("c", "timeout", "full", 60.0),
         row("d", "solved", "full", 0.1),
         // A best plan below 100 is not a game solved.
-        BenchRow {
+        SavedRow {
             goal: Some(80),
             ..row("e", "solved", "full", 0.2)
         },
@@ -206,13 +206,16 @@ fn the_cactus_plot_is_svg_with_one_point_per_solved_game() {
         row("a", "solved", "full", 0.3),
         row("b", "error", "full", 0.0),
     ];
-    let series = [Series::of_rows("a", &run_a), Series::of_rows("b", &run_b)];
+    let series = [
+        Series::new("a", &solve::solved(&run_a)),
+        Series::new("b", &solve::solved(&run_b)),
+    ];
     for axis in [TimeAxis::Cumulative, TimeAxis::PerGame] {
         plot::cactus(&series, axis, "test", &out).unwrap();
         let svg = std::fs::read_to_string(&out).unwrap();
         assert_eq!(circles(&svg), 3 + 1, "{axis:?}");
     }
-    let modes = Series::per_mode(&run_a);
+    let modes = Series::per_mode(&solve::solved(&run_a));
     let labels: Vec<&str> = modes.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["full", "incremental"]);
     assert_eq!(modes[0].times.len(), 2);
@@ -221,7 +224,7 @@ fn the_cactus_plot_is_svg_with_one_point_per_solved_game() {
 #[test]
 fn bench_plot_draws_saved_runs_and_refuses_what_it_cannot_read() {
     let dir = tempfile::tempdir().unwrap();
-    let write_rows = |name: &str, rows: &[BenchRow]| {
+    let write_rows = |name: &str, rows: &[SavedRow]| {
         let path = dir.path().join(name);
         let mut text: String = rows
             .iter()

@@ -13,12 +13,14 @@
 //! number a line; the child writes [`Wire`] lines on its stdout: the worker's
 //! events, and its own refutations. A child whose stdin closes (the solve is over,
 //! or its parent died) ends at once; the parent kills it when the solve stops.
-//! Its progress goes to the stderr it shares with the parent (relayed line by
-//! line above the parent's spinner when one runs).
+//! Its progress lines go to its stderr, which the parent relays line by line
+//! as progress events of its own (above the parent's spinner when one runs).
+//! The child is run by [`crate::child`].
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
+use std::ops::ControlFlow;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -27,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::solve::{ClingoWorker, Event, Job, Times};
 use super::WorkerKind;
+use crate::child::{Failure, Line, Running, Spec, Stderr};
 
 /// A line from a worker process.
 #[derive(Serialize, Deserialize)]
@@ -52,58 +55,44 @@ pub fn spawn(
 ) -> Result<u32, String> {
     let mode = job.kind;
     let line = serde_json::to_string(job).map_err(|e| format!("cannot encode the job: {e}"))?;
-    // Under a spinner the child's lines are relayed above it; otherwise the
-    // child writes to the stderr it shares with us.
-    let relay_stderr = crate::show::progress::spinning();
-    let mut child = Command::new(exe)
-        .arg("worker")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(if relay_stderr {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        })
+    let mut cmd = Command::new(exe);
+    cmd.arg("worker");
+    // The child's progress lines are relayed as ours: above the spinner
+    // when one runs.
+    let mut run = Spec::new(cmd, "the worker process")
+        .stdin_piped()
+        .stderr(Stderr::Progress)
+        .thread_names(&format!("asp-{}", mode.name()))
         .spawn()
-        .map_err(|e| format!("cannot start {} worker: {e}", exe.display()))?;
-    let pid = child.id();
-    if let Some(stderr) = child.stderr.take() {
-        std::thread::Builder::new()
-            .name(format!("asp-{}-err", mode.name()))
-            .spawn(move || {
-                use std::io::BufRead;
-                for line in std::io::BufReader::new(stderr)
-                    .lines()
-                    .map_while(Result::ok)
-                {
-                    crate::show::progress::say(&line);
-                }
-            })
-            .map_err(|e| e.to_string())?;
-    }
-    let stdout = child.stdout.take().ok_or("no stdout of the worker")?;
-    let stdin = child.stdin.take().ok_or("no stdin of the worker")?;
-    let (stop, refuted_in, refuted_out, tx) = (
-        Arc::clone(stop),
-        Arc::clone(refuted),
-        Arc::clone(refuted),
-        tx.clone(),
-    );
+        .map_err(|e| match e.failure {
+            Failure::Spawn { source, .. } => {
+                format!("cannot start {} worker: {source}", exe.display())
+            }
+            _ => e.to_string(),
+        })?;
+    let pid = run.pid();
+    let mut relay = Relay {
+        mode,
+        refuted: Arc::clone(refuted),
+        tx: tx.clone(),
+        last_times: Times::default(),
+        last: None,
+    };
+    run.stream(move |line| relay.line(line))
+        .map_err(|e| e.to_string())?;
+    let stdin = run.take_stdin().ok_or("no stdin of the worker")?;
+    let (stop, refuted) = (Arc::clone(stop), Arc::clone(refuted));
     std::thread::Builder::new()
         .name(format!("asp-{}-in", mode.name()))
-        .spawn(move || feed(child, stdin, line, &stop, &refuted_in))
-        .map_err(|e| e.to_string())?;
-    std::thread::Builder::new()
-        .name(format!("asp-{}-out", mode.name()))
-        .spawn(move || relay(mode, stdout, &refuted_out, &tx))
+        .spawn(move || feed(run, stdin, line, &stop, &refuted))
         .map_err(|e| e.to_string())?;
     Ok(pid)
 }
 
 /// The parent's side of the child's stdin: the job, then the lower bound as
-/// it rises; kills the child when the solve stops.
+/// it rises; kills the child (drops `run`) when the solve stops.
 fn feed(
-    mut child: Child,
+    run: Running,
     mut stdin: ChildStdin,
     job: String,
     stop: &AtomicBool,
@@ -113,15 +102,7 @@ fn feed(
     let mut open = writeln!(stdin, "{job}")
         .and_then(|()| stdin.flush())
         .is_ok();
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return;
-        }
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
+    while !stop.load(Ordering::Relaxed) && !run.has_ended() {
         let now = refuted.load(Ordering::Relaxed);
         if open && now > sent {
             sent = now;
@@ -134,40 +115,61 @@ fn feed(
 }
 
 /// The parent's side of the child's stdout: events to the coordinator,
-/// refutations into the shared lower bound. A child that ends without its
-/// final word (a crash, the memory limit's kill) is reported as failed.
-fn relay(
+/// refutations into the shared lower bound. The worker's last event is sent
+/// at the stream's end, after the child's progress lines; a child that ends
+/// without its final word (a crash, the memory limit's kill) is reported as
+/// failed.
+struct Relay {
     mode: WorkerKind,
-    stdout: std::process::ChildStdout,
-    refuted: &AtomicUsize,
-    tx: &mpsc::Sender<Event>,
-) {
-    let mut last_times = Times::default();
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        match serde_json::from_str::<Wire>(&line) {
+    refuted: Arc<AtomicUsize>,
+    tx: mpsc::Sender<Event>,
+    /// The times of the worker's last horizon or candidate, for a failure's
+    /// event.
+    last_times: Times,
+    /// The worker's final word (done, failed, or why its output does not
+    /// read), held for the end.
+    last: Option<Event>,
+}
+
+impl Relay {
+    fn line(&mut self, line: Line<'_>) -> ControlFlow<()> {
+        let text = match line {
+            Line::Text(text) => text,
+            Line::End => {
+                let last = self.last.take().unwrap_or_else(|| {
+                    self.failed("the worker process ended without an answer".to_string())
+                });
+                let _ = self.tx.send(last);
+                return ControlFlow::Break(());
+            }
+        };
+        match serde_json::from_str::<Wire>(text) {
             Ok(Wire::Refuted(h)) => {
-                refuted.fetch_max(h, Ordering::Relaxed);
+                self.refuted.fetch_max(h, Ordering::Relaxed);
+                ControlFlow::Continue(())
+            }
+            Ok(Wire::Event(e @ (Event::Done(..) | Event::Failed(..)))) => {
+                self.last = Some(e);
+                ControlFlow::Break(())
             }
             Ok(Wire::Event(e)) => {
-                let last = matches!(e, Event::Done(..) | Event::Failed(..));
                 if let Event::Horizon(_, _, t) | Event::Candidate(_, _, t) = &e {
-                    last_times = *t;
+                    self.last_times = *t;
                 }
-                let _ = tx.send(e);
-                if last {
-                    return;
-                }
+                let _ = self.tx.send(e);
+                ControlFlow::Continue(())
             }
             Err(e) => {
-                let msg = format!("unreadable line from the worker process: {e}");
-                let _ = tx.send(Event::Failed(mode, msg, last_times));
-                return;
+                self.last =
+                    Some(self.failed(format!("unreadable line from the worker process: {e}")));
+                ControlFlow::Break(())
             }
         }
     }
-    let msg = "the worker process ended without an answer".to_string();
-    let _ = tx.send(Event::Failed(mode, msg, last_times));
+
+    fn failed(&self, msg: String) -> Event {
+        Event::Failed(self.mode, msg, self.last_times)
+    }
 }
 
 /// The child's side (`ggp-asp worker`): reads the job from stdin, runs the

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arena::{run_match, MatchConfig, MatchRecord, PlayerSpec};
 use crate::gdl::Game;
+use crate::show::plot;
 
 /// One player against one opponent on one game.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -39,6 +40,19 @@ pub struct ArenaResult {
     /// Player -> its slowest answer over all matches, in seconds (the clock
     /// is the start and play clock).
     pub worst_reply_s: BTreeMap<String, f64>,
+}
+
+impl ArenaResult {
+    /// The result as a bar of [`plot::arena_bars`]: labelled by game,
+    /// player and opponent, coloured by player.
+    pub fn bar(&self) -> plot::Bar {
+        plot::Bar {
+            label: format!("{}: {} vs {}", self.game, self.player, self.opponent),
+            player: self.player.clone(),
+            mean: self.mean_score,
+            ci95: self.ci95,
+        }
+    }
 }
 
 /// Mean and 95% half-interval of `xs`.

@@ -27,7 +27,7 @@ use anyhow::{Context, Result};
 #[derive(Default)]
 pub struct Saved {
     /// `bench solve` rows: its table, or its `--json` lines.
-    pub rows: Vec<solve::BenchRow>,
+    pub rows: Vec<solve::SavedRow>,
     /// `bench arena --json` lines.
     pub arena: Vec<arena::ArenaResult>,
 }
@@ -43,7 +43,7 @@ pub fn read_saved(path: &Path) -> Result<Saved> {
     if text.lines().any(|l| l.trim_start().starts_with('|')) {
         saved.rows = text
             .lines()
-            .filter_map(solve::BenchRow::from_table_line)
+            .filter_map(solve::SavedRow::from_table_line)
             .collect();
         return Ok(saved);
     }

@@ -253,14 +253,18 @@ impl SolveArgs {
             }
             progress.done(&format!(
                 "{}: {} in {:.1} s",
-                row.game, row.status, row.total_s
+                row.game,
+                row.status().name(),
+                row.total_s()
             ));
             rows.push(row);
         }
         drop(progress);
         if let Some(out) = &self.plot {
-            let mut series = vec![Series::of_rows("all games", &rows)];
-            let modes = Series::per_mode(&rows);
+            let saved: Vec<solve::SavedRow> = rows.iter().map(solve::BenchRow::saved).collect();
+            let solved = solve::solved(&saved);
+            let mut series = vec![Series::new("all games", &solved)];
+            let modes = Series::per_mode(&solved);
             if modes.len() > 1 {
                 series.extend(modes);
             }
@@ -359,7 +363,8 @@ impl ArenaArgs {
         drop(progress);
         if let Some(out) = &self.plot {
             let title = format!("{} at {} s a move", self.player, self.play.as_secs_f64());
-            plot::arena_bars(&results, &title, out)?;
+            let bars: Vec<plot::Bar> = results.iter().map(ArenaResult::bar).collect();
+            plot::arena_bars(&bars, &title, out)?;
         }
         Ok(0)
     }
@@ -441,7 +446,7 @@ impl PlotArgs {
         for path in &self.runs {
             let saved = ggp_asp::bench::read_saved(path)?;
             if !saved.rows.is_empty() {
-                series.push(Series::of_rows(&game_name(path), &saved.rows));
+                series.push(Series::new(&game_name(path), &solve::solved(&saved.rows)));
             }
             arena.extend(saved.arena);
         }
@@ -452,7 +457,8 @@ impl PlotArgs {
             }
             (true, false) => {
                 let title = self.title.as_deref().unwrap_or("bench arena");
-                plot::arena_bars(&arena, title, &self.out)?;
+                let bars: Vec<plot::Bar> = arena.iter().map(ArenaResult::bar).collect();
+                plot::arena_bars(&bars, title, &self.out)?;
             }
             (false, false) => {
                 anyhow::bail!("the files mix bench solve and bench arena results: plot them apart")

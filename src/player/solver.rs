@@ -2,22 +2,21 @@
 //! --memory-mb M --threads N`, isolated so that a grounding blow-up, a crash or an
 //! endless solve inside clingo can never stall or kill the player. The child gets an
 //! address-space limit, a watchdog kills it shortly after its own timeout, and it is
-//! killed when its [`SolverRun`] is dropped (STOP, ABORT, a newer run, shutdown).
+//! killed when its [`SolverRun`] is dropped (STOP, ABORT, a newer run, shutdown):
+//! all of it [`crate::child`]'s, which also reads the answer.
 //!
 //! [`SolverState`] is a match's side of it: the run in progress, the state it
 //! plans from, how long runs seem to take, and whether trying again is worth it.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
 use crate::asp::{SolveResult, Status};
+use crate::child::{self, Pending, Spec, Stderr};
 
 /// How to run the solver.
 #[derive(Clone, Debug)]
@@ -45,54 +44,9 @@ pub enum SolverError {
     TempDir(#[source] io::Error),
     #[error("cannot write {}: {source}", path.display())]
     WriteRules { path: PathBuf, source: io::Error },
-    #[error("cannot start {}: {source}", exe.display())]
-    Spawn { exe: PathBuf, source: io::Error },
-    #[error("the solver overran its timeout and was killed")]
-    Overran,
-    #[error("waiting for the solver: {0}")]
-    Wait(#[source] io::Error),
-    #[error("the solver's output did not close")]
-    OutputOpen,
-    #[error("reading the solver's output: {0}")]
-    ReadOutput(#[source] io::Error),
-    /// Its stdout (the start of it) has no JSON line.
-    #[error("the solver printed no JSON object (stdout: {0:?})")]
-    NoJson(String),
-    #[error("the solver's JSON does not match the contract: {source} ({line:?})")]
-    BadJson {
-        source: serde_json::Error,
-        line: String,
-    },
-    /// The child ended without an answer we can read.
-    #[error("the solver exited with {status}: {source}")]
-    Exited {
-        status: ExitStatus,
-        source: Box<SolverError>,
-    },
-    #[error("the solver's watchdog ended without a result")]
-    WatchdogGone,
-}
-
-/// Reads a solver child's stdout: the last line that is a JSON object, the
-/// answer `ggp-asp solve --json` prints (anything printed before it is
-/// ignored).
-pub fn read_result(stdout: &str) -> Result<SolveResult, SolverError> {
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'))
-        .ok_or_else(|| SolverError::NoJson(truncate(stdout, 200).to_string()))?;
-    serde_json::from_str(line).map_err(|source| SolverError::BadJson {
-        source,
-        line: truncate(line, 200).to_string(),
-    })
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
+    /// The child could not start, overran, died or printed no answer.
+    #[error(transparent)]
+    Child(#[from] child::Error),
 }
 
 /// What a solver run ends with.
@@ -100,10 +54,7 @@ type Outcome = Result<SolveResult, SolverError>;
 
 /// A running solver child. Dropping it kills the child.
 pub struct SolverRun {
-    child: Arc<Mutex<Child>>,
-    cancelled: Arc<AtomicBool>,
-    result: Receiver<Outcome>,
-    started: Instant,
+    run: Pending<SolveResult>,
     /// Holds the rules file until the run ends.
     _dir: tempfile::TempDir,
 }
@@ -144,127 +95,34 @@ impl SolverRun {
             .arg(cfg.memory_mb.to_string())
             .arg("--threads")
             .arg(cfg.threads.max(1).to_string())
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        limit_address_space(&mut cmd, cfg.memory_mb + ADDRESS_SPACE_HEADROOM_MB);
-        let mut child = cmd.spawn().map_err(|source| SolverError::Spawn {
-            exe: cfg.exe.clone(),
-            source,
-        })?;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = child.stderr.take().expect("stderr is piped");
-
+            .args(extra);
         // The solver's progress lines go to the log as they come.
         let tag = label.to_string();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        let run = Spec::new(cmd, "the solver")
+            .stderr(Stderr::Lines(Box::new(move |line| {
                 debug!(target: "ggp_asp::player::solver", "{tag}: solver: {line}");
-            }
-        });
-
-        let (tx, rx) = mpsc::channel();
-        let watchdog = Watchdog {
-            child: Arc::new(Mutex::new(child)),
-            cancelled: Arc::new(AtomicBool::new(false)),
-            hard_deadline: Instant::now() + cfg.timeout + WATCHDOG_GRACE,
-            tag: label.to_string(),
-        };
-        let (child, cancelled) = (Arc::clone(&watchdog.child), Arc::clone(&watchdog.cancelled));
-        std::thread::spawn(move || watchdog.run(stdout, tx));
-        Ok(SolverRun {
-            child,
-            cancelled,
-            result: rx,
-            started: Instant::now(),
-            _dir: dir,
-        })
+            })))
+            .address_space_mb(cfg.memory_mb + ADDRESS_SPACE_HEADROOM_MB)
+            .wall_limit(cfg.timeout + WATCHDOG_GRACE)
+            .log_as(label)
+            .thread_names("solver")
+            .spawn()?
+            .answer_later()?;
+        Ok(SolverRun { run, _dir: dir })
     }
 
     /// The outcome once the child has ended; `None` while it runs.
     pub fn try_result(&self) -> Option<Outcome> {
-        match self.result.try_recv() {
-            Ok(r) => Some(r),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(SolverError::WatchdogGone)),
-        }
+        self.run.try_answer().map(|r| r.map_err(SolverError::from))
     }
 
     pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
+        self.run.elapsed()
     }
 
     /// The child's process id (for tests that check it is gone).
     pub fn pid(&self) -> u32 {
-        self.child.lock().unwrap_or_else(|p| p.into_inner()).id()
-    }
-}
-
-/// Waits for a child, kills it past its deadline, and reads its answer.
-struct Watchdog {
-    child: Arc<Mutex<Child>>,
-    /// Set when the run is dropped: the watchdog leaves without an answer.
-    cancelled: Arc<AtomicBool>,
-    hard_deadline: Instant,
-    tag: String,
-}
-
-impl Watchdog {
-    fn run(self, stdout: ChildStdout, tx: Sender<Outcome>) {
-        let (out_tx, out_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let r = BufReader::new(stdout).read_to_string(&mut s).map(|_| s);
-            let _ = out_tx.send(r);
-        });
-        let Some(status) = self.wait() else { return };
-        let stdout = out_rx
-            .recv_timeout(Duration::from_secs(5))
-            .map_err(|_| SolverError::OutputOpen)
-            .and_then(|r| r.map_err(SolverError::ReadOutput));
-        let result = match (status, stdout) {
-            (Err(e), _) | (_, Err(e)) => Err(e),
-            (Ok(status), Ok(out)) => read_result(&out).map_err(|e| SolverError::Exited {
-                status,
-                source: Box::new(e),
-            }),
-        };
-        let _ = tx.send(result);
-    }
-
-    /// The child's exit status, or why there is none; `None` when cancelled.
-    fn wait(&self) -> Option<Result<ExitStatus, SolverError>> {
-        loop {
-            if self.cancelled.load(Ordering::Relaxed) {
-                return None;
-            }
-            let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
-            match c.try_wait() {
-                Ok(Some(st)) => return Some(Ok(st)),
-                Ok(None) if Instant::now() >= self.hard_deadline => {
-                    warn!("{}: the solver overran its timeout; killing it", self.tag);
-                    let _ = c.kill();
-                    let _ = c.wait();
-                    return Some(Err(SolverError::Overran));
-                }
-                Ok(None) => {}
-                Err(e) => return Some(Err(SolverError::Wait(e))),
-            }
-            drop(c);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for SolverRun {
-    fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::Relaxed);
-        let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        if let Ok(None) = c.try_wait() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        self.run.pid()
     }
 }
 
@@ -408,27 +266,6 @@ impl<S> SolverState<S> {
     }
 }
 
-/// Limits the child's address space so a grounding blow-up fails inside the child
-/// instead of swapping the machine.
-fn limit_address_space(cmd: &mut Command, mb: u64) {
-    use std::os::unix::process::CommandExt;
-    let bytes = mb.saturating_mul(1024 * 1024) as libc::rlim_t;
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // setrlimit, which is async-signal-safe; it allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,6 +273,7 @@ mod tests {
 
     #[test]
     fn reads_the_contract_json() {
+        let read_result = crate::child::read_answer::<SolveResult>;
         let out = "progress\n{\"status\":\"solved\",\"goal\":100,\"steps\":2,\"plan\":[\"(move 2 3)\",\"noop\"],\"proven\":\"shortest\",\"mode\":\"full\",\"ground_s\":0.1,\"solve_s\":0.2,\"total_s\":0.3,\"message\":\"\"}\n";
         let o = read_result(out).unwrap();
         assert_eq!(o.status, Status::Solved);

@@ -3,14 +3,14 @@
 //! communities compare solvers with (games solved against time, one line
 //! per run or mode), and a bar chart of arena scores with their 95%
 //! intervals. Drawn with `plotters`.
+//!
+//! The plots take plain values this module defines ([`Series`] of
+//! [`Solved`] games, [`Bar`]s): the benchmarks turn their rows into them.
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
-
-use crate::bench::arena::ArenaResult;
-use crate::bench::solve::BenchRow;
 
 /// What a cactus plot's y axis shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -21,6 +21,13 @@ pub enum TimeAxis {
     PerGame,
 }
 
+/// A game a run solved: the mode that solved it and its time, in seconds.
+#[derive(Clone, Debug)]
+pub struct Solved {
+    pub mode: String,
+    pub seconds: f64,
+}
+
 /// One line of a cactus plot: a label and the times of the games it solved.
 #[derive(Clone, Debug)]
 pub struct Series {
@@ -29,45 +36,38 @@ pub struct Series {
 }
 
 impl Series {
-    /// The rows of a `bench solve` run solved to 100, their total times (a
-    /// best plan below 100 is not a solution to count).
-    pub fn of_rows(label: &str, rows: &[BenchRow]) -> Series {
+    /// The games a run solved, as one line.
+    pub fn new(label: &str, solved: &[Solved]) -> Series {
         Series {
             label: label.to_string(),
-            times: rows
-                .iter()
-                .filter(|r| solved_to_100(r))
-                .map(|r| r.total_s)
-                .collect(),
+            times: solved.iter().map(|s| s.seconds).collect(),
         }
     }
 
     /// One series per mode that solved games in a run (`full`,
     /// `incremental`, ...), for a run whose modes are compared.
-    pub fn per_mode(rows: &[BenchRow]) -> Vec<Series> {
-        let mut modes: Vec<String> = rows
-            .iter()
-            .filter(|r| solved_to_100(r))
-            .map(|r| r.mode.clone().unwrap_or_else(|| "-".into()))
-            .collect();
+    pub fn per_mode(solved: &[Solved]) -> Vec<Series> {
+        let mut modes: Vec<&str> = solved.iter().map(|s| s.mode.as_str()).collect();
         modes.sort();
         modes.dedup();
         modes
             .into_iter()
             .map(|m| {
-                let of_mode: Vec<BenchRow> = rows
-                    .iter()
-                    .filter(|r| r.mode.clone().unwrap_or_else(|| "-".into()) == m)
-                    .cloned()
-                    .collect();
-                Series::of_rows(&m, &of_mode)
+                let of_mode: Vec<Solved> = solved.iter().filter(|s| s.mode == m).cloned().collect();
+                Series::new(m, &of_mode)
             })
             .collect()
     }
 }
 
-fn solved_to_100(r: &BenchRow) -> bool {
-    r.status == "solved" && r.goal == Some(100)
+/// One bar of [`arena_bars`]: a mean score (0..100) with the half width of its
+/// 95% interval, labelled; bars of one `player` share a colour.
+#[derive(Clone, Debug)]
+pub struct Bar {
+    pub label: String,
+    pub player: String,
+    pub mean: f64,
+    pub ci95: f64,
 }
 
 const SIZE: (u32, u32) = (900, 560);
@@ -177,18 +177,15 @@ pub fn cactus(series: &[Series], axis: TimeAxis, title: &str, out: &Path) -> Res
     Ok(())
 }
 
-/// Draws the mean score of each arena result (game, player and opponent)
-/// as a horizontal bar with its 95% interval, the first result on top, one
-/// colour per player measured.
-pub fn arena_bars(results: &[ArenaResult], title: &str, out: &Path) -> Result<()> {
-    let labels: Vec<String> = results
-        .iter()
-        .map(|r| format!("{}: {} vs {}", r.game, r.player, r.opponent))
-        .collect();
-    let mut players: Vec<&str> = results.iter().map(|r| r.player.as_str()).collect();
+/// Draws each bar (an arena result: game, player and opponent) as a
+/// horizontal bar with its 95% interval, the first bar on top, one colour per
+/// player measured.
+pub fn arena_bars(bars: &[Bar], title: &str, out: &Path) -> Result<()> {
+    let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
+    let mut players: Vec<&str> = bars.iter().map(|b| b.player.as_str()).collect();
     players.sort();
     players.dedup();
-    let n = results.len().max(1);
+    let n = bars.len().max(1);
     // Bar i at height n - 1 - i: the first result on top.
     let label_of = |y: &f64| -> String {
         let i = y.round();
@@ -217,19 +214,16 @@ pub fn arena_bars(results: &[ArenaResult], title: &str, out: &Path) -> Result<()
         .x_desc("mean score of the player, with its 95% interval")
         .draw()
         .map_err(failed(out))?;
-    for (i, r) in results.iter().enumerate() {
+    for (i, r) in bars.iter().enumerate() {
         let y = (n - 1 - i) as f64;
         let c = colour(players.iter().position(|p| *p == r.player).unwrap_or(0));
         chart
             .draw_series(std::iter::once(Rectangle::new(
-                [(0.0, y - 0.35), (r.mean_score, y + 0.35)],
+                [(0.0, y - 0.35), (r.mean, y + 0.35)],
                 c.filled(),
             )))
             .map_err(failed(out))?;
-        let (lo, hi) = (
-            (r.mean_score - r.ci95).max(0.0),
-            (r.mean_score + r.ci95).min(100.0),
-        );
+        let (lo, hi) = ((r.mean - r.ci95).max(0.0), (r.mean + r.ci95).min(100.0));
         let whisker = [
             vec![(lo, y), (hi, y)],
             vec![(lo, y - 0.15), (lo, y + 0.15)],
