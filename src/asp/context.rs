@@ -61,11 +61,7 @@ impl SolveContext {
             None => Prover::try_new(prepared.game.clone())?,
         };
         let clock = super::bounds::clock_fluent(crate::reasoner::StateMachine::game(&prover));
-        let engine = if prepared.prover_only {
-            Engine::Prover
-        } else {
-            Engine::Auto
-        };
+        let engine = Engine::for_prepared(&prepared);
         let ground = prepared.ground.take().map(Arc::new);
         let context = SolveContext {
             start,

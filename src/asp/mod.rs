@@ -294,10 +294,10 @@ pub const PROOF_WAIT: Duration = Duration::from_secs(60);
 pub const SEARCH_AFTER: Duration = Duration::from_secs(3);
 
 /// The work the invariant search behind a split (see [`prepare`]) may
-/// do: solve calls that end undecided, of 500 conflicts each. The corpus's
-/// sudoku needs 19 (4.2 s of CPU on the idle 2-core machine); a CPU-time
-/// budget of 10 s ran out beside a loaded core, and the game then had no
-/// engine to play it with.
+/// do: solve calls that end undecided, of 500 conflicts each (the corpus's
+/// sudoku needs 19). A count, not a clock: a CPU-time budget that an idle
+/// machine met ran out beside a loaded core, and the game then had no engine
+/// to play it with.
 const SPLIT_CHUNKS: u64 = 100;
 /// The CPU time the invariant search behind a split may take: a safety net
 /// behind [`SPLIT_CHUNKS`] for calls that take long over few conflicts.

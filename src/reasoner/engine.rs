@@ -33,6 +33,19 @@ pub enum Engine {
     Propnet,
 }
 
+impl Engine {
+    /// The engine for rules [`prepare`] has chosen: the prover when it alone
+    /// runs them (nothing grounds, so no propnet is worth trying), else
+    /// `auto`'s choice. The solver decides by it once per solve.
+    pub fn for_prepared(prepared: &prepare::Prepared) -> Engine {
+        if prepared.prover_only {
+            Engine::Prover
+        } else {
+            Engine::Auto
+        }
+    }
+}
+
 /// Generic code over the chosen engine.
 pub trait MachineVisitor {
     type Output;

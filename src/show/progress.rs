@@ -5,9 +5,9 @@
 //! lines there are the results.
 //!
 //! A run of unknown length (`solve`: horizons, search phases, from several
-//! threads and child processes) says its lines with [`say!`](crate::say);
-//! while a [`Spinner`] runs they go above it (the children's stderr is
-//! relayed through [`say`] then), otherwise straight to stderr.
+//! threads and child processes) reports its lines as `tracing` events
+//! ([`crate::report`]); the executable's [`ProgressLines`] layer says them
+//! with [`say`]: above a running [`Spinner`], otherwise straight to stderr.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,20 +108,6 @@ pub fn say(line: &str) {
         }
         None => eprintln!("{line}"),
     }
-}
-
-/// Whether a [`Spinner`] is running: a child process's stderr must then be
-/// relayed through [`say`] rather than written over it.
-pub fn spinning() -> bool {
-    ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some()
-}
-
-/// [`say`] with `format!` arguments.
-#[macro_export]
-macro_rules! say {
-    ($($arg:tt)*) => {
-        $crate::show::progress::say(&format!($($arg)*))
-    };
 }
 
 /// A spinner with the elapsed time and the last line said, on a terminal's

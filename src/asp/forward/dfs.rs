@@ -84,7 +84,6 @@ pub(super) struct Dfs<'a, M: StateMachine> {
     failed: HashMap<u64, u32>,
     hasher: hashbrown::DefaultHashBuilder,
     stop: &'a AtomicBool,
-    nodes: u64,
     /// The moves from the initial state to the state being searched.
     path: Vec<M::Move>,
     scratch: Vec<M::Move>,
@@ -92,27 +91,41 @@ pub(super) struct Dfs<'a, M: StateMachine> {
     best: Option<(u8, Vec<M::Move>)>,
     /// Break ties among children at random (else in the game's order).
     shuffle: bool,
-    /// The value of `nodes` at which the run is abandoned.
+    /// The value of `count.nodes` at which the run is abandoned.
     budget: u64,
     rng: SmallRng,
+    /// What the rules' analyses steer and prune by.
+    steer: Steer<'a>,
+    /// Some line was given up because goal 100 is out of its reach (by the
+    /// support or the bound): what it would score below 100 is not known.
+    pruned: bool,
+    /// Where each new best plan below 100 goes ([`Event::Fallback`]).
+    tx: &'a mpsc::Sender<Event>,
+    count: Counts,
+}
+
+/// What the analyses of the rules give the depth-first search.
+struct Steer<'a> {
     /// Fluent patterns that rule goal 100 out (see [`blockers`]).
     blockers: Vec<Term>,
     /// What goal 100 still needs of the final state (see [`support`]).
     support: Option<&'a Support>,
-    /// States the support analysed, and those it found dead ends.
-    analysed: u64,
-    dead: u64,
-    /// Some line was given up because goal 100 is out of its reach (by the
-    /// support or the bound): what it would score below 100 is not known.
-    pruned: bool,
     /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
     focus: bool,
     /// The move arguments whose values are each played once (see [`duals`]).
     duals: Vec<Dual>,
     /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
     bound: Option<Bound>,
-    /// Where each new best plan below 100 goes ([`Event::Fallback`]).
-    tx: &'a mpsc::Sender<Event>,
+}
+
+/// What the search has done, for its budget and its progress lines.
+#[derive(Default)]
+struct Counts {
+    /// States searched.
+    nodes: u64,
+    /// States the support analysed, and those it found dead ends.
+    analysed: u64,
+    dead: u64,
     /// Grandchild moves the look-ahead has judged, and those that lose at once.
     looked: u64,
     lost: u64,
@@ -209,24 +222,22 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
             failed: HashMap::new(),
             hasher: hashbrown::DefaultHashBuilder::default(),
             stop,
-            nodes: 0,
             path: Vec::new(),
             scratch: Vec::new(),
             best: None,
             shuffle: false,
             budget: 0,
             rng: SmallRng::seed_from_u64(SEED),
-            focus: !blockers.is_empty() || support.is_some_and(Support::has_groups),
-            blockers,
-            support,
-            analysed: 0,
-            dead: 0,
+            steer: Steer {
+                focus: !blockers.is_empty() || support.is_some_and(Support::has_groups),
+                blockers,
+                support,
+                duals: Vec::new(),
+                bound,
+            },
             pruned: false,
-            duals: Vec::new(),
-            bound,
             tx,
-            looked: 0,
-            lost: 0,
+            count: Counts::default(),
         }
     }
 }
@@ -239,12 +250,13 @@ impl<M: StateMachine> Dfs<'_, M> {
 
     /// For a focused search, the [`duals`] of the initial state `root`.
     pub(super) fn find_duals(&mut self, root: &M::State) {
-        if !self.focus {
+        if !self.steer.focus {
             return;
         }
-        self.duals = duals(self.m, root);
-        if !self.duals.is_empty() && crate::report::wanted() {
+        self.steer.duals = duals(self.m, root);
+        if !self.steer.duals.is_empty() && crate::report::wanted() {
             let shown: Vec<String> = self
+                .steer
                 .duals
                 .iter()
                 .map(|d| format!("argument {} ({} values)", d.pos + 1, d.values.len()))
@@ -269,26 +281,26 @@ impl<M: StateMachine> Dfs<'_, M> {
             // failed states carries over: its entries are facts whatever the
             // order.
             self.shuffle = run > 1;
-            self.budget = self.nodes + luby(run) * RUN_NODES;
+            self.budget = self.count.nodes + luby(run) * RUN_NODES;
             let r = self.search(root, max_steps);
             crate::progress!(
                 "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
                  look-ahead {}: {} of {} moves judged lose at once",
-                self.nodes,
+                self.count.nodes,
                 self.failed.len(),
                 started.elapsed().as_secs_f64(),
                 if self.lookahead_pays() { "on" } else { "off" },
-                self.lost,
-                self.looked,
+                self.count.lost,
+                self.count.looked,
             );
             match r {
                 Search::Won => return End::Won(self.terms(&self.path)),
                 Search::Stopped => return End::Stopped,
                 Search::Abandoned => self.path.clear(),
                 // The focused runs prove nothing: search the game whole.
-                Search::Failed { .. } if self.focus => {
+                Search::Failed { .. } if self.steer.focus => {
                     crate::progress!("[search] the focused search failed: every move from now on");
-                    self.focus = false;
+                    self.steer.focus = false;
                     self.failed.clear();
                     self.path.clear();
                 }
@@ -299,8 +311,8 @@ impl<M: StateMachine> Dfs<'_, M> {
                     crate::progress!(
                         "[search] goal 100 is out of reach: every line again, for the best goal below it"
                     );
-                    self.support = None;
-                    self.bound = None;
+                    self.steer.support = None;
+                    self.steer.bound = None;
                     self.pruned = false;
                     self.failed.clear();
                     self.path.clear();
@@ -338,7 +350,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             Ok(c) => c,
             Err(r) => return r,
         };
-        if self.focus && !self.focus(s, &mut children, analysis.as_ref()) {
+        if self.steer.focus && !self.focus(s, &mut children, analysis.as_ref()) {
             self.fail(key, depth, true);
             return Search::Failed { cut: true };
         }
@@ -364,18 +376,18 @@ impl<M: StateMachine> Dfs<'_, M> {
                 return Some(Search::Failed { cut: d != u32::MAX });
             }
         }
-        self.nodes += 1;
-        if self.nodes >= self.budget {
+        self.count.nodes += 1;
+        if self.count.nodes >= self.budget {
             return Some(Search::Abandoned);
         }
-        if self.nodes.is_multiple_of(1024) {
+        if self.count.nodes.is_multiple_of(1024) {
             if self.stop.load(Ordering::Relaxed) {
                 return Some(Search::Stopped);
             }
-            if self.nodes.is_multiple_of(1 << 20) {
+            if self.count.nodes.is_multiple_of(1 << 20) {
                 crate::progress!(
                     "[search] {} states, {} failed states kept, depth {}",
-                    self.nodes,
+                    self.count.nodes,
                     self.failed.len(),
                     self.path.len()
                 );
@@ -393,15 +405,15 @@ impl<M: StateMachine> Dfs<'_, M> {
         key: u64,
         depth: usize,
     ) -> Result<Option<Analysis>, Search> {
-        match self.support {
+        match self.steer.support {
             Some(support) if self.support_pays() => {
-                self.analysed += 1;
+                self.count.analysed += 1;
                 match support.analyse(&self.m.fluents(s)) {
                     Some(a) => Ok(Some(a)),
                     None => {
                         // Goal 100 is out of reach; what lines from here
                         // would score below it is not known.
-                        self.dead += 1;
+                        self.count.dead += 1;
                         self.pruned = true;
                         self.fail(key, depth, true);
                         Err(Search::Failed { cut: true })
@@ -457,7 +469,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             };
             // Unfocused, every child's moves are counted: now, while its
             // tables are at hand.
-            let count = if self.focus {
+            let count = if self.steer.focus {
                 usize::MAX
             } else {
                 self.m.legal_moves(&next, 0, &mut self.scratch);
@@ -526,8 +538,8 @@ impl<M: StateMachine> Dfs<'_, M> {
                     }
                 })
                 .count();
-            self.looked += afters.len() as u64;
-            self.lost += (afters.len() - child.0 .1) as u64;
+            self.count.looked += afters.len() as u64;
+            self.count.lost += (afters.len() - child.0 .1) as u64;
         }
     }
 
@@ -538,16 +550,16 @@ impl<M: StateMachine> Dfs<'_, M> {
     /// peg solitaire and vectorracer6 far fewer do, and it only made each
     /// state many times dearer: both lost their plans.
     fn lookahead_pays(&self) -> bool {
-        self.looked < LOOKAHEAD_TRIAL || self.lost * 3 >= self.looked
+        self.count.looked < LOOKAHEAD_TRIAL || self.count.lost * 3 >= self.count.looked
     }
 
     /// Whether the support analysis earns its cost: always where it has
     /// unique-value groups to reason over (the focus needs it), else after
     /// its trial while one state in twenty it analyses is a dead end.
     fn support_pays(&self) -> bool {
-        self.support.is_some_and(Support::has_groups)
-            || self.analysed < SUPPORT_TRIAL
-            || self.dead * 20 >= self.analysed
+        self.steer.support.is_some_and(Support::has_groups)
+            || self.count.analysed < SUPPORT_TRIAL
+            || self.count.dead * 20 >= self.count.analysed
     }
 
     /// The focused step on the support's unique-value groups (a constraint
@@ -571,7 +583,8 @@ impl<M: StateMachine> Dfs<'_, M> {
 
     /// Whether the [`bounds`] rule goal 100 out in `s` (not terminal).
     fn out_of_reach(&self, s: &M::State) -> bool {
-        self.bound
+        self.steer
+            .bound
             .as_ref()
             .is_some_and(|b| b.rules_out(&self.m.fluents(s)))
     }
@@ -599,7 +612,7 @@ impl<M: StateMachine> Dfs<'_, M> {
         children: &mut Vec<Child<M>>,
         analysis: Option<&Analysis>,
     ) -> bool {
-        if let (Some(support), Some(a)) = (self.support, analysis) {
+        if let (Some(support), Some(a)) = (self.steer.support, analysis) {
             if support.has_groups() {
                 return self.group_focus(support, a, children);
             }
@@ -608,7 +621,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             .m
             .fluents(s)
             .into_iter()
-            .filter(|f| self.blockers.iter().any(|p| blockers::matches(p, f)))
+            .filter(|f| self.steer.blockers.iter().any(|p| blockers::matches(p, f)))
             .collect();
         if here.is_empty() {
             return true;
@@ -634,7 +647,7 @@ impl<M: StateMachine> Dfs<'_, M> {
         match self.dual_focus(children, fewest) {
             DualPick::Unplayable => return false,
             DualPick::Value(d, value) => {
-                let Dual { relation, pos, .. } = self.duals[d];
+                let Dual { relation, pos, .. } = self.steer.duals[d];
                 children.retain(|(_, mv, _)| {
                     let t = self.m.move_term(mv);
                     t.relation() == Some(relation) && t.args()[pos] == value
@@ -651,7 +664,7 @@ impl<M: StateMachine> Dfs<'_, M> {
     /// The [`duals`]' part of [`Dfs::focus`]: the value not yet played with
     /// the fewest moves, if fewer than `fewest` (the blockers' best).
     fn dual_focus(&self, children: &[Child<M>], fewest: usize) -> DualPick {
-        if self.duals.is_empty() {
+        if self.steer.duals.is_empty() {
             return DualPick::None;
         }
         let played: Vec<Term> = self.path.iter().map(|mv| self.m.move_term(mv)).collect();
@@ -660,7 +673,7 @@ impl<M: StateMachine> Dfs<'_, M> {
             .map(|(_, mv, _)| self.m.move_term(mv))
             .collect();
         let mut best: Option<(usize, &Term, usize)> = None;
-        for (d, dual) in self.duals.iter().enumerate() {
+        for (d, dual) in self.steer.duals.iter().enumerate() {
             let plays = |t: &Term, value: &Term| {
                 t.relation() == Some(dual.relation) && t.args()[dual.pos] == *value
             };

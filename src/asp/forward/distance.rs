@@ -37,111 +37,16 @@ impl Distances {
     /// its first role has no goal 100, or no fluent is a positive distance
     /// away from what goal 100 needs (the estimate would rank nothing).
     pub fn new(game: &Game, g: &GroundProgram) -> Option<Distances> {
-        let pool = &g.pool;
-        let n = g.atoms.len();
-        let functor = |a: AtomId| pool.functor(g.atoms[a as usize]);
-        let arg = |a: AtomId, i: usize| pool.args(g.atoms[a as usize])[i];
-
-        let legal_of = g.legal_of_does();
-
-        // 1. h_add: a rule's body costs the sum of its positive atoms.
-        let mut cost = vec![UNREACHED; n];
-        for a in 0..n as AtomId {
-            if functor(a) == kw::TRUE {
-                cost[a as usize] = 1;
-            }
-        }
-        let body_cost = |cost: &[u32], pos: &[AtomId], skip: Option<AtomId>| -> u32 {
-            let mut sum: u32 = 0;
-            for &p in pos {
-                if Some(p) == skip {
-                    continue;
-                }
-                let p = legal_of[p as usize].unwrap_or(p);
-                let c = cost[p as usize];
-                if c == UNREACHED {
-                    return UNREACHED;
-                }
-                sum = sum.saturating_add(c);
-            }
-            sum
+        let view = View {
+            g,
+            legal_of: g.legal_of_does(),
         };
-        loop {
-            let mut changed = false;
-            for r in &g.rules {
-                let c = body_cost(&cost, &r.pos, None);
-                let h = r.head as usize;
-                if c < cost[h] && functor(r.head) != kw::TRUE {
-                    cost[h] = c;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-
-        // 2. Edges f -> g from the `next` rules, at their cheapest.
-        let mut into: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-        for r in &g.rules {
-            if functor(r.head) != kw::NEXT {
-                continue;
-            }
-            let to = arg(r.head, 0);
-            for &p in &r.pos {
-                if functor(p) != kw::TRUE || arg(p, 0) == to {
-                    continue;
-                }
-                let w = body_cost(&cost, &r.pos, Some(p));
-                if w != UNREACHED {
-                    into.entry(to).or_default().push((arg(p, 0), w));
-                }
-            }
-        }
-
-        // 3. The `true` atoms goal 100 reaches through positive literals.
-        let goal = g.first_role_goal100(game)?;
-        let mut rules_of: HashMap<AtomId, Vec<usize>> = HashMap::new();
-        for (i, r) in g.rules.iter().enumerate() {
-            rules_of.entry(r.head).or_default().push(i);
-        }
-        let mut needed: HashSet<u32> = HashSet::new();
-        let mut seen: HashSet<AtomId> = HashSet::from([goal]);
-        let mut todo = vec![goal];
-        while let Some(a) = todo.pop() {
-            for &i in rules_of.get(&a).map(Vec::as_slice).unwrap_or(&[]) {
-                for &p in &g.rules[i].pos {
-                    if functor(p) == kw::TRUE {
-                        needed.insert(arg(p, 0));
-                    } else if seen.insert(p) {
-                        todo.push(p);
-                    }
-                }
-            }
-        }
-
-        // Dijkstra from the needed fluents along the edges backwards.
-        let mut dist: HashMap<u32, u32> = HashMap::new();
-        let mut heap = BinaryHeap::new();
-        for &f in &needed {
-            dist.insert(f, 0);
-            heap.push(Reverse((0u32, f)));
-        }
-        while let Some(Reverse((d, f))) = heap.pop() {
-            if dist.get(&f).is_some_and(|&x| x < d) {
-                continue;
-            }
-            for &(from, w) in into.get(&f).map(Vec::as_slice).unwrap_or(&[]) {
-                let nd = d.saturating_add(w);
-                if dist.get(&from).is_none_or(|&x| nd < x) {
-                    dist.insert(from, nd);
-                    heap.push(Reverse((nd, from)));
-                }
-            }
-        }
-        let dist: HashMap<Term, u32> = dist
+        let cost = view.move_costs();
+        let into = view.edges(&cost);
+        let needed = view.needed(g.first_role_goal100(game)?);
+        let dist: HashMap<Term, u32> = shortest_from(&needed, &into)
             .into_iter()
-            .map(|(f, d)| (pool.to_term(f), d))
+            .map(|(f, d)| (g.pool.to_term(f), d))
             .collect();
         dist.values().any(|&d| d > 0).then_some(Distances { dist })
     }
@@ -155,6 +60,140 @@ impl Distances {
             .map(|&d| u64::from(d))
             .sum()
     }
+}
+
+/// The ground program as the three steps read it.
+struct View<'a> {
+    g: &'a GroundProgram,
+    /// Each `does` atom's `legal` atom: a move costs what its legality does.
+    legal_of: Vec<Option<AtomId>>,
+}
+
+impl View<'_> {
+    fn functor(&self, a: AtomId) -> crate::gdl::Sym {
+        self.g.pool.functor(self.g.atoms[a as usize])
+    }
+
+    fn arg(&self, a: AtomId, i: usize) -> u32 {
+        self.g.pool.args(self.g.atoms[a as usize])[i]
+    }
+
+    /// The cost of the positive body `pos` (without `skip`): the sum of its
+    /// atoms' costs, a move at its `legal` atom's.
+    fn body_cost(&self, cost: &[u32], pos: &[AtomId], skip: Option<AtomId>) -> u32 {
+        let mut sum: u32 = 0;
+        for &p in pos {
+            if Some(p) == skip {
+                continue;
+            }
+            let p = self.legal_of[p as usize].unwrap_or(p);
+            let c = cost[p as usize];
+            if c == UNREACHED {
+                return UNREACHED;
+            }
+            sum = sum.saturating_add(c);
+        }
+        sum
+    }
+
+    /// 1. h_add: each atom's cost, a rule's body costing the sum of its
+    /// positive atoms, every `true` atom 1.
+    fn move_costs(&self) -> Vec<u32> {
+        let g = self.g;
+        let n = g.atoms.len();
+        let mut cost = vec![UNREACHED; n];
+        for a in 0..n as AtomId {
+            if self.functor(a) == kw::TRUE {
+                cost[a as usize] = 1;
+            }
+        }
+        loop {
+            let mut changed = false;
+            for r in &g.rules {
+                let c = self.body_cost(&cost, &r.pos, None);
+                let h = r.head as usize;
+                if c < cost[h] && self.functor(r.head) != kw::TRUE {
+                    cost[h] = c;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return cost;
+            }
+        }
+    }
+
+    /// 2. Edges f -> g from the `next` rules, at their cheapest: for each
+    /// fluent `g`, the fluents `f` it comes from and the weight of the rest
+    /// of the rule's body.
+    fn edges(&self, cost: &[u32]) -> HashMap<u32, Vec<(u32, u32)>> {
+        let mut into: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        for r in &self.g.rules {
+            if self.functor(r.head) != kw::NEXT {
+                continue;
+            }
+            let to = self.arg(r.head, 0);
+            for &p in &r.pos {
+                if self.functor(p) != kw::TRUE || self.arg(p, 0) == to {
+                    continue;
+                }
+                let w = self.body_cost(cost, &r.pos, Some(p));
+                if w != UNREACHED {
+                    into.entry(to).or_default().push((self.arg(p, 0), w));
+                }
+            }
+        }
+        into
+    }
+
+    /// 3. The fluents (`true` atoms) the atom `goal` reaches through
+    /// positive literals.
+    fn needed(&self, goal: AtomId) -> HashSet<u32> {
+        let g = self.g;
+        let mut rules_of: HashMap<AtomId, Vec<usize>> = HashMap::new();
+        for (i, r) in g.rules.iter().enumerate() {
+            rules_of.entry(r.head).or_default().push(i);
+        }
+        let mut needed: HashSet<u32> = HashSet::new();
+        let mut seen: HashSet<AtomId> = HashSet::from([goal]);
+        let mut todo = vec![goal];
+        while let Some(a) = todo.pop() {
+            for &i in rules_of.get(&a).map(Vec::as_slice).unwrap_or(&[]) {
+                for &p in &g.rules[i].pos {
+                    if self.functor(p) == kw::TRUE {
+                        needed.insert(self.arg(p, 0));
+                    } else if seen.insert(p) {
+                        todo.push(p);
+                    }
+                }
+            }
+        }
+        needed
+    }
+}
+
+/// Dijkstra from the `needed` fluents along the edges `into`, backwards:
+/// each fluent's shortest distance to one of them.
+fn shortest_from(needed: &HashSet<u32>, into: &HashMap<u32, Vec<(u32, u32)>>) -> HashMap<u32, u32> {
+    let mut dist: HashMap<u32, u32> = HashMap::new();
+    let mut heap = BinaryHeap::new();
+    for &f in needed {
+        dist.insert(f, 0);
+        heap.push(Reverse((0u32, f)));
+    }
+    while let Some(Reverse((d, f))) = heap.pop() {
+        if dist.get(&f).is_some_and(|&x| x < d) {
+            continue;
+        }
+        for &(from, w) in into.get(&f).map(Vec::as_slice).unwrap_or(&[]) {
+            let nd = d.saturating_add(w);
+            if dist.get(&from).is_none_or(|&x| nd < x) {
+                dist.insert(from, nd);
+                heap.push(Reverse((nd, from)));
+            }
+        }
+    }
+    dist
 }
 
 #[cfg(test)]
