@@ -11,7 +11,7 @@ pub mod check;
 pub mod encode;
 pub mod inspect;
 pub mod learn;
-pub mod r#match;
+pub mod referee;
 pub mod serve;
 pub mod simulate;
 pub mod solve;

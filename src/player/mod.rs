@@ -1,7 +1,7 @@
 //! The GGP player: an HTTP server that plays real matches (`ggp-asp serve`).
 //!
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
-//! - [`r#match`]: one match per id: the server's handle, and the thread that
+//! - [`session`]: one match per id: the server's handle, and the thread that
 //!   compiles the rules and then runs the match's worker.
 //! - `worker`: our copy of the state, UCT search kept across moves, the clocks
 //!   and, on one-player games, the ASP solver's plans (`plan`) beside it.
@@ -14,13 +14,13 @@
 
 pub mod error;
 pub mod helpers;
-pub mod r#match;
 mod plan;
 pub mod server;
+pub mod session;
 pub mod solver;
 mod worker;
 
 pub use error::MatchError;
 pub use helpers::{HelperPlan, Helpers, RootReport};
-pub use r#match::{Match, MatchConfig};
 pub use server::{Player, ServerConfig, ServerHandle};
+pub use session::{Match, MatchConfig};

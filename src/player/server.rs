@@ -24,7 +24,7 @@ use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 use super::error::MatchError;
-use super::r#match::{Decisions, Match, MatchConfig};
+use super::session::{Decisions, Match, MatchConfig};
 use crate::gdl;
 use crate::protocol::{info_reply, rules_text, Message, SExpr, Start};
 

@@ -18,7 +18,7 @@ use crate::search::Mcts;
 
 use super::error::{Illegal, MatchError};
 use super::plan::{rules_from, search_line, Plan};
-use super::r#match::{Ahead, Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
+use super::session::{Ahead, Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
 use super::solver::{Found, SolverState};
 use crate::protocol::SExpr;
 
