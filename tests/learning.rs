@@ -192,7 +192,7 @@ fn bad_models_are_refused_with_a_message() {
 /// legal replies inside their clocks.
 #[test]
 fn the_http_player_uses_a_model_on_its_rules_only() {
-    use ggp_asp::player::{MatchConfig as PlayerConfig, ServerConfig, ServerHandle};
+    use ggp_asp::player::{Decision, MatchConfig as PlayerConfig, ServerConfig, ServerHandle};
     let model = Arc::new(tictactoe_model());
     let cfg = ServerConfig {
         name: "model-player".into(),
@@ -231,10 +231,7 @@ fn the_http_player_uses_a_model_on_its_rules_only() {
         assert_eq!(rec.end, MatchEnd::Terminal, "{name}");
     }
     let d = h.player.decisions();
-    for want in [
-        "matches played with the model",
-        "matches the model was ignored in (other rules)",
-    ] {
-        assert!(d.contains(&(want.to_string(), 1)), "{want}: {d:?}");
+    for want in [Decision::PlayedWithModel, Decision::ModelIgnored] {
+        assert!(d.contains(&(want, 1)), "{want:?}: {d:?}");
     }
 }

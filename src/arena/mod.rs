@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::gdl::print::{description_to_string, term_to_string};
 use crate::gdl::{Description, Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
+use crate::strategy::{self, ModelUse, UctSetup};
 
 /// What a player knows about its match.
 #[derive(Clone, Debug)]
@@ -340,13 +341,10 @@ pub fn build_player<M: StateMachine + 'static>(
                 PlayerSpec::UctWith(e) => *e,
                 _ => Default::default(),
             };
-            let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+            let setup = uct_setup(seed, cfg)
                 .with_playout_steps(cfg.uct_playout_steps)
                 .with_enhancements(e);
-            if let Some(n) = cfg.iterations {
-                p = p.with_iterations(n);
-            }
-            Box::new(p)
+            Box::new(UctPlayer::new(Arc::clone(machine), setup))
         }
         PlayerSpec::AlphaBeta | PlayerSpec::MaxN => {
             let kind = if *spec == PlayerSpec::AlphaBeta {
@@ -361,16 +359,8 @@ pub fn build_player<M: StateMachine + 'static>(
             Box::new(p)
         }
         PlayerSpec::Auto => {
-            let mut p = AutoPlayer::new(
-                Arc::clone(machine),
-                seed,
-                cfg.uct_threads,
-                cfg.uct_playout_steps,
-            );
-            if let Some(n) = cfg.iterations {
-                p = p.with_iterations(n);
-            }
-            Box::new(p)
+            let uct = uct_setup(seed, cfg).with_playout_steps(cfg.uct_playout_steps);
+            Box::new(AutoPlayer::new(Arc::clone(machine), uct))
         }
         PlayerSpec::NnUct
         | PlayerSpec::NnAlphaBeta
@@ -384,35 +374,37 @@ pub fn build_player<M: StateMachine + 'static>(
                 tracing::warn!("{spec}: {e}; playing plain UCT instead");
                 return build_player(&PlayerSpec::Uct, machine, seed, cfg);
             }
-            if *spec != PlayerSpec::NnAlphaBeta {
-                let p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads);
-                let mut p = match spec {
-                    PlayerSpec::TunedUct => p.with_exploration(model.exploration),
-                    PlayerSpec::NnMix => p.with_model_mixed(Arc::clone(model), NN_MIX_WEIGHT),
-                    PlayerSpec::NnPrior => p.with_model_prior(Arc::clone(model), NN_PRIOR_VISITS),
-                    _ => p.with_model(Arc::clone(model)),
-                };
-                if let Some(n) = cfg.iterations {
-                    p = p.with_iterations(n);
-                }
-                Box::new(p)
-            } else {
-                let net = crate::learn::NetEvaluator::new(Arc::clone(model), &**machine);
-                let leaf: crate::search::minimax::Leaf<M> =
-                    Arc::new(move |machine: &M, state: &M::State, role| {
-                        100.0 * net.value(machine, state, role)
-                    });
+            if *spec == PlayerSpec::NnAlphaBeta {
+                let leaf = strategy::model_leaf(model, &**machine);
                 let mut p =
                     MinimaxPlayer::new(Arc::clone(machine), crate::search::minimax::Kind::Paranoid)
                         .with_leaf(leaf);
                 if let Some(n) = cfg.iterations {
                     p = p.with_nodes(n);
                 }
-                Box::new(p)
+                return Ok(Box::new(p));
             }
+            let used = match spec {
+                PlayerSpec::TunedUct => ModelUse::Exploration,
+                PlayerSpec::NnMix => ModelUse::Mix(NN_MIX_WEIGHT),
+                PlayerSpec::NnPrior => ModelUse::Prior(NN_PRIOR_VISITS),
+                _ => ModelUse::Leaves,
+            };
+            let setup = uct_setup(seed, cfg).with_model(Arc::clone(model), used);
+            Box::new(UctPlayer::new(Arc::clone(machine), setup))
         }
         PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })
+}
+
+/// UCT on the in-process players' threads, seeded with `seed`; with
+/// `cfg.iterations`, that many iterations a move (one thread).
+fn uct_setup(seed: u64, cfg: &MatchConfig) -> UctSetup {
+    let setup = UctSetup::new(cfg.uct_threads, seed);
+    match cfg.iterations {
+        Some(n) => setup.with_iterations(n),
+        None => setup,
+    }
 }
 
 struct Referee<'a> {

@@ -4,7 +4,11 @@
 //! - [`session`]: one match per id: the server's handle, and the thread that
 //!   compiles the rules and then runs the match's worker.
 //! - `worker`: our copy of the state, UCT search kept across moves, the clocks
-//!   and, on one-player games, the ASP solver's plans (`plan`) beside it.
+//!   and, on one-player games, the ASP solver's plans (`plan`) beside it; the
+//!   commands it answers and the fallback move it publishes. Its searchers
+//!   come from the strategy builder ([`crate::strategy`]).
+//! - [`decisions`]: what chose each move ([`Decision`]), counted over a
+//!   server's matches.
 //! - [`solver`]: the solver as a child process with time and memory limits, and a
 //!   match's state of it.
 //! - [`error`]: what goes wrong in a match ([`MatchError`]).
@@ -12,6 +16,7 @@
 //!
 //! The protocol's messages are in [`crate::protocol`], shared with the referee.
 
+pub mod decisions;
 pub mod error;
 pub mod helpers;
 mod plan;
@@ -20,7 +25,8 @@ pub mod session;
 pub mod solver;
 mod worker;
 
+pub use decisions::Decision;
 pub use error::MatchError;
 pub use helpers::{HelperPlan, Helpers, RootReport};
-pub use server::{Player, ServerConfig, ServerHandle};
+pub use server::{Server, ServerConfig, ServerHandle};
 pub use session::{Match, MatchConfig};
