@@ -67,13 +67,13 @@ fn referee(
     id: &str,
 ) -> MatchRecord {
     let g = gdl::load(game).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = arena::MatchConfig {
+    let cfg = arena::RefereeConfig {
         start_clock: Duration::from_secs(start),
         play_clock: Duration::from_secs(play),
         seed,
         kif: Some(kif(game)),
         match_id: Some(id.to_string()),
-        ..arena::MatchConfig::default()
+        ..arena::RefereeConfig::default()
     };
     let specs = players
         .iter()

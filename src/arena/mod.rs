@@ -169,7 +169,7 @@ pub type StepObserver = Arc<dyn Fn(usize, &[String]) + Send + Sync>;
 
 /// How a match is run.
 #[derive(Clone)]
-pub struct MatchConfig {
+pub struct RefereeConfig {
     pub start_clock: Duration,
     pub play_clock: Duration,
     /// Seeds the referee's random replacement moves and the in-process players.
@@ -194,9 +194,9 @@ pub struct MatchConfig {
     pub model: Option<Arc<crate::learn::Model>>,
 }
 
-impl Default for MatchConfig {
+impl Default for RefereeConfig {
     fn default() -> Self {
-        MatchConfig {
+        RefereeConfig {
             start_clock: Duration::from_secs(10),
             play_clock: Duration::from_secs(10),
             seed: 1,
@@ -213,9 +213,10 @@ impl Default for MatchConfig {
     }
 }
 
-/// A problem with a player's answer, and what the referee did about it.
+/// A player's reply the referee could not use (late, illegal or failed), and
+/// what it did about it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct MatchError {
+pub struct ReplyError {
     pub role: String,
     /// The step (0 = the first move; the START reply also counts as step 0).
     pub step: usize,
@@ -241,7 +242,7 @@ pub struct MatchRecord {
     pub players: Vec<String>,
     /// Joint moves, each a list of KIF strings in role order.
     pub moves: Vec<Vec<String>>,
-    pub errors: Vec<MatchError>,
+    pub errors: Vec<ReplyError>,
     /// Role -> goal at the end (`null` when the game gives none or several).
     #[serde(serialize_with = "goals_as_object")]
     pub goals: Vec<(String, Option<u8>)>,
@@ -282,20 +283,28 @@ pub fn game_kif(game: &Game) -> String {
     })
 }
 
-/// One seat of a match: a player to build from its spec, or one built already
-/// (e.g. a test's misbehaving player).
-pub enum Seat {
+/// A player entered in a match: one to build from its spec (`--player`), or
+/// one built already (e.g. a test's misbehaving player).
+pub enum Entrant {
     Spec(PlayerSpec),
     Custom(Box<dyn Player>),
 }
 
 /// Referees one match: `players` in role order.
-pub fn run_match(game: &Game, players: Vec<PlayerSpec>, cfg: &MatchConfig) -> Result<MatchRecord> {
-    run_match_seats(game, players.into_iter().map(Seat::Spec).collect(), cfg)
+pub fn run_match(
+    game: &Game,
+    players: Vec<PlayerSpec>,
+    cfg: &RefereeConfig,
+) -> Result<MatchRecord> {
+    run_match_entrants(game, players.into_iter().map(Entrant::Spec).collect(), cfg)
 }
 
-/// [`run_match`] with seats that may hold ready-made players.
-pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Result<MatchRecord> {
+/// [`run_match`] with entrants that may hold ready-made players.
+pub fn run_match_entrants(
+    game: &Game,
+    players: Vec<Entrant>,
+    cfg: &RefereeConfig,
+) -> Result<MatchRecord> {
     if players.len() != game.roles.len() {
         bail!(
             "the game has {} roles ({}) but {} players were given",
@@ -307,7 +316,7 @@ pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Re
     let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
     tracing::info!("engine: {why}");
     machine.visit(Referee {
-        seats: players,
+        entrants: players,
         cfg,
         game: Arc::new(game.clone()),
         engine: machine.name().to_string(),
@@ -320,7 +329,7 @@ pub fn build_player<M: StateMachine + 'static>(
     spec: &PlayerSpec,
     machine: &Arc<M>,
     seed: u64,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
 ) -> Result<Box<dyn Player>> {
     use strategies::*;
     Ok(match spec {
@@ -399,7 +408,7 @@ pub fn build_player<M: StateMachine + 'static>(
 
 /// UCT on the in-process players' threads, seeded with `seed`; with
 /// `cfg.iterations`, that many iterations a move (one thread).
-fn uct_setup(seed: u64, cfg: &MatchConfig) -> UctSetup {
+fn uct_setup(seed: u64, cfg: &RefereeConfig) -> UctSetup {
     let setup = UctSetup::new(cfg.uct_threads, seed);
     match cfg.iterations {
         Some(n) => setup.with_iterations(n),
@@ -408,8 +417,8 @@ fn uct_setup(seed: u64, cfg: &MatchConfig) -> UctSetup {
 }
 
 struct Referee<'a> {
-    seats: Vec<Seat>,
-    cfg: &'a MatchConfig,
+    entrants: Vec<Entrant>,
+    cfg: &'a RefereeConfig,
     game: Arc<Game>,
     engine: String,
 }
@@ -420,7 +429,7 @@ impl MachineVisitor for Referee<'_> {
     fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<MatchRecord> {
         let cfg = self.cfg;
         let roles = self.game.role_names();
-        let mut players = seat_players(self.seats, &m, cfg, &roles)?;
+        let mut players = entrant_players(self.entrants, &m, cfg, &roles)?;
         let match_id = cfg.match_id.clone().unwrap_or_else(|| {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -459,18 +468,18 @@ impl MachineVisitor for Referee<'_> {
     }
 }
 
-/// The players of `seats` in role order, in-process ones built on `m`.
-fn seat_players<M: StateMachine + 'static>(
-    seats: Vec<Seat>,
+/// The players of `entrants` in role order, in-process ones built on `m`.
+fn entrant_players<M: StateMachine + 'static>(
+    entrants: Vec<Entrant>,
     m: &Arc<M>,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     roles: &[String],
 ) -> Result<Vec<Box<dyn Player>>> {
-    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(seats.len());
-    for (i, seat) in seats.into_iter().enumerate() {
-        let p = match seat {
-            Seat::Custom(p) => p,
-            Seat::Spec(spec) => build_player(&spec, m, cfg.seed.wrapping_add(1 + i as u64), cfg)
+    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(entrants.len());
+    for (i, entrant) in entrants.into_iter().enumerate() {
+        let p = match entrant {
+            Entrant::Custom(p) => p,
+            Entrant::Spec(spec) => build_player(&spec, m, cfg.seed.wrapping_add(1 + i as u64), cfg)
                 .with_context(|| format!("player {} ({})", i + 1, roles[i]))?,
         };
         players.push(p);
@@ -480,7 +489,7 @@ fn seat_players<M: StateMachine + 'static>(
 
 /// What each role's player is told about the match.
 fn match_infos(
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     match_id: &str,
     game: &Arc<Game>,
     roles: &[String],
@@ -506,7 +515,7 @@ fn match_infos(
 struct Log {
     game: Arc<Game>,
     roles: Vec<String>,
-    errors: Vec<MatchError>,
+    errors: Vec<ReplyError>,
     worst: Vec<Duration>,
     rng: SmallRng,
 }
@@ -586,7 +595,7 @@ fn play_moves<M: StateMachine>(
     m: &M,
     players: &mut [Box<dyn Player>],
     infos: &[MatchInfo],
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     log: &mut Log,
 ) -> Result<Played<M::State>> {
     let mut state = m.initial_state();
@@ -634,8 +643,8 @@ fn play_moves<M: StateMachine>(
     })
 }
 
-fn err(role: &str, step: usize, kind: &str, detail: String) -> MatchError {
-    MatchError {
+fn err(role: &str, step: usize, kind: &str, detail: String) -> ReplyError {
+    ReplyError {
         role: role.to_string(),
         step,
         kind: kind.to_string(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::arena::{run_match, MatchConfig, MatchRecord, PlayerSpec};
+use crate::arena::{run_match, MatchRecord, PlayerSpec, RefereeConfig};
 use crate::gdl::Game;
 
 /// One player against one opponent on one game.
@@ -64,7 +64,7 @@ pub fn versus(
     player: &PlayerSpec,
     opponent: &PlayerSpec,
     matches: usize,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     mut on_match: impl FnMut(usize, usize, &MatchRecord),
 ) -> Result<ArenaResult> {
     let n = game.roles.len();
@@ -83,7 +83,7 @@ pub fn versus(
                 }
             })
             .collect();
-        let mcfg = MatchConfig {
+        let mcfg = RefereeConfig {
             seed: cfg.seed.wrapping_add(i as u64 * 7919),
             ..cfg.clone()
         };

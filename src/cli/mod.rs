@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use ggp_asp::arena::MatchError;
+use ggp_asp::arena::ReplyError;
 
 /// The model of a `--model` flag, loaded (refused when the file is not a
 /// model of this build's format).
@@ -50,7 +50,7 @@ pub fn game_name(path: &Path) -> String {
 
 /// A referee's error as `match` and `bench arena` print it, the step counted
 /// from 1.
-pub fn match_error(e: &MatchError) -> String {
+pub fn match_error(e: &ReplyError) -> String {
     format!(
         "{} at step {}: {} ({})",
         e.role,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use ggp_asp::arena::{self, MatchConfig, MatchEnd, MatchRecord, PlayerSpec};
+use ggp_asp::arena::{self, MatchEnd, MatchRecord, PlayerSpec, RefereeConfig};
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
 use ggp_asp::show::{Replay, Style, View};
@@ -73,7 +73,7 @@ impl Args {
                 println!("step {}: ({})", step + 1, joint.join(" "));
             }))
         };
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             start_clock: clock(self.start, "--start")?,
             play_clock: clock(self.play, "--play")?,
             seed: self.seed,
