@@ -269,7 +269,7 @@ impl Drop for SolverRun {
 }
 
 /// A solver run and the step and state it solves from.
-struct Solving<S> {
+struct RunFromState<S> {
     run: SolverRun,
     from: usize,
     state: S,
@@ -291,7 +291,7 @@ pub struct SolverState<S> {
     id: String,
     /// `None` when the solver is off or the game has more than one role.
     cfg: Option<SolverConfig>,
-    run: Option<Solving<S>>,
+    run: Option<RunFromState<S>>,
     /// How long a solver run seems to take (the last one's time, or how long an
     /// abandoned one had run): decides how far ahead the next one starts.
     estimate: Duration,
@@ -359,7 +359,7 @@ impl<S> SolverState<S> {
                     cfg.timeout.as_secs_f64(),
                     cfg.memory_mb
                 );
-                self.run = Some(Solving { run, from, state });
+                self.run = Some(RunFromState { run, from, state });
             }
             Err(e) => {
                 warn!("match {}: {e}; playing by search alone", self.id);
@@ -373,7 +373,7 @@ impl<S> SolverState<S> {
     /// not started again.
     pub fn poll(&mut self) -> Option<Found<S>> {
         let outcome = self.run.as_ref()?.run.try_result()?;
-        let Solving { run, from, state } = self.run.take()?;
+        let RunFromState { run, from, state } = self.run.take()?;
         let took = run.elapsed();
         self.estimate = took;
         let secs = took.as_secs_f64();
