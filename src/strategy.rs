@@ -1,6 +1,6 @@
 //! The strategy builder: how a searcher is set up for a match, in one place
-//! for the referee's in-process players ([`crate::arena::strategies`]) and
-//! the GGP player ([`crate::player`]).
+//! for the referee's in-process players (`arena::strategies`) and the GGP
+//! player (`player::session`), which both import it; it imports neither.
 //!
 //! - [`UctSetup`]: UCT's settings for a match (threads, seed, playout
 //!   steps, enhancements, iterations a move for reproducible play) and a
