@@ -276,7 +276,7 @@ struct RunFromState<S> {
 }
 
 /// A plan the solver found (not yet checked on our engine).
-pub struct Found<S> {
+pub struct UncheckedPlan<S> {
     /// The step and state it starts from.
     pub from: usize,
     pub state: S,
@@ -371,7 +371,7 @@ impl<S> SolverState<S> {
     /// The run's plan once it has ended with one. A run that ended without a
     /// plan (no plan exists, a timeout, a failure) is logged, and the solver is
     /// not started again.
-    pub fn poll(&mut self) -> Option<Found<S>> {
+    pub fn poll(&mut self) -> Option<UncheckedPlan<S>> {
         let outcome = self.run.as_ref()?.run.try_result()?;
         let RunFromState { run, from, state } = self.run.take()?;
         let took = run.elapsed();
@@ -399,7 +399,7 @@ impl<S> SolverState<S> {
                 return None;
             }
         };
-        Some(Found {
+        Some(UncheckedPlan {
             from,
             state,
             took,

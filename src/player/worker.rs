@@ -26,7 +26,7 @@ use super::decisions::{Decision, Decisions};
 use super::error::{Illegal, MatchError};
 use super::helpers::Helpers;
 use super::plan::{rules_from, search_line, Plan};
-use super::solver::{Found, SolverConfig, SolverState};
+use super::solver::{SolverConfig, SolverState, UncheckedPlan};
 use crate::protocol::SExpr;
 
 /// How long the worker searches in one go before it looks at its messages.
@@ -577,7 +577,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                 );
                 continue;
             };
-            let found = Found {
+            let found = UncheckedPlan {
                 from,
                 state,
                 took: Duration::from_secs_f64(hp.result.total_s.max(0.0)),
@@ -604,7 +604,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     /// Checks `found` (from `source`, our own solver when `ours`) on our
     /// engine and follows it; whether it was taken. A wrong plan from our own
     /// solver turns it off for the match.
-    fn take_plan(&mut self, found: Found<M::State>, source: &str, ours: bool) -> bool {
+    fn take_plan(&mut self, found: UncheckedPlan<M::State>, source: &str, ours: bool) -> bool {
         let (from, secs) = (found.from, found.took.as_secs_f64());
         if from < self.step {
             info!(
