@@ -567,7 +567,10 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
         let chosen =
             strategy::meta_choice(&self.machine, &state, info.role, budget, self.uct.clone());
         let mut inner: Box<dyn Player> = match chosen.searcher {
-            Searcher::AlphaBeta(_) => {
+            Searcher::AlphaBeta(proof) => {
+                // The player proves the game again in its own start, on a
+                // table of its own: the profile's is freed first.
+                drop(proof);
                 let mut p = MinimaxPlayer::new(Arc::clone(&self.machine), Kind::Paranoid);
                 if let Some(n) = self.uct.iterations() {
                     p = p.with_nodes(n);
