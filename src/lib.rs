@@ -4,6 +4,7 @@
 //! - [`asp`]: single-player games solved with clingo, plans verified.
 //! - [`reasoner`]: the [`reasoner::StateMachine`] trait and its engines.
 //! - [`search`]: Monte Carlo tree search (decoupled UCT) over any engine.
+//! - [`strategy`]: the strategy builder: the meta-choice and a learned model's wiring, for the referee and the player.
 //! - [`arena`]: a local game manager and in-process players.
 //! - [`bench`](mod@bench): the measurements behind `ggp-asp bench`: engines, search, solver.
 //! - [`player`]: the GGP player, an HTTP server for game managers.
@@ -31,5 +32,6 @@ pub mod report;
 pub mod search;
 pub mod show;
 pub mod simulate;
+pub mod strategy;
 
 pub use gdl::Game;

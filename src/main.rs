@@ -25,7 +25,7 @@ enum Command {
     Inspect(cli::inspect::Args),
     Learn(cli::learn::Args),
     Simulate(cli::simulate::Args),
-    Match(cli::r#match::Args),
+    Match(cli::referee::Args),
     Serve(cli::serve::Args),
     Encode(cli::encode::Args),
     Solve(cli::solve::Args),

@@ -15,8 +15,8 @@ use std::time::Duration;
 use anyhow::Result;
 use common::{prover, puzzle_path};
 use ggp_asp::arena::{
-    run_match, run_match_seats, MatchConfig, MatchEnd, MatchInfo, MatchRecord, Player, PlayerSpec,
-    Seat,
+    run_match, run_match_entrants, Entrant, MatchEnd, MatchInfo, MatchRecord, Player, PlayerSpec,
+    RefereeConfig,
 };
 use ggp_asp::gdl::{self, parser::parse_ground_terms, Term};
 use ggp_asp::reasoner::{Engine, StateMachine};
@@ -25,14 +25,14 @@ use ggp_asp::reasoner::{Engine, StateMachine};
 /// (uct) or playouts (mc), so the clocks only need to fit that work on any
 /// machine, however slow or busy; whether a player answers within its clock
 /// is the subject of [`clock_driven_uct_answers_in_time_where_iterations_are_dear`].
-fn quick(seed: u64) -> MatchConfig {
-    MatchConfig {
+fn quick(seed: u64) -> RefereeConfig {
+    RefereeConfig {
         start_clock: Duration::from_secs(120),
         play_clock: Duration::from_secs(120),
         seed,
         engine: Engine::Prover,
         iterations: Some(200),
-        ..MatchConfig::default()
+        ..RefereeConfig::default()
     }
 }
 
@@ -106,7 +106,7 @@ fn games_that_do_not_ground_are_played_on_rewritten_rules() {
     ] {
         let g = gdl::load(&common::corpus_game(name)).expect("the game loads");
         for engine in [Engine::Auto, Engine::Prover] {
-            let cfg = MatchConfig {
+            let cfg = RefereeConfig {
                 engine,
                 iterations: Some(iterations),
                 ..quick(1)
@@ -135,14 +135,14 @@ fn clock_driven_uct_answers_in_time_where_iterations_are_dear() {
         ("ruleDepthQuadratic", Engine::Auto),
     ] {
         let g = gdl::load(&common::corpus_game(name)).expect("the game loads");
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             start_clock: Duration::from_secs(1),
             play_clock: Duration::from_secs(1),
             seed: 2,
             engine,
             max_steps: 4,
             iterations: None,
-            ..MatchConfig::default()
+            ..RefereeConfig::default()
         };
         let rec = run_match(&g, vec![PlayerSpec::Uct], &cfg).expect("match runs");
         assert_eq!(rec.moves.len(), 4, "{name} {engine:?}");
@@ -159,14 +159,14 @@ fn uct_beats_random_at_tictactoe_and_solves_buttons() {
             vec![PlayerSpec::Random, PlayerSpec::Uct]
         };
         let seat = if seed % 2 == 0 { 0 } else { 1 };
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             iterations: Some(3000),
             ..quick(seed)
         };
         let rec = run_match(&game("tictactoe"), players, &cfg).expect("match runs");
         assert!(rec.score(seat) >= 50, "seed {seed}: uct lost: {rec:?}");
     }
-    let cfg = MatchConfig {
+    let cfg = RefereeConfig {
         iterations: Some(2000),
         ..quick(1)
     };
@@ -211,23 +211,23 @@ impl Player for Faulty {
 fn late_illegal_and_failing_players_get_random_moves() {
     for how in ["illegal", "error", "timeout"] {
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let seats = vec![
-            Seat::Custom(Box::new(Faulty {
+        let entrants = vec![
+            Entrant::Custom(Box::new(Faulty {
                 how,
                 seen: Arc::clone(&seen),
             })),
-            Seat::Spec(PlayerSpec::Random),
+            Entrant::Spec(PlayerSpec::Random),
         ];
         // Only the late player's clock is short; its sleep overruns it by
         // far more than any scheduling delay.
         let cfg = match how {
-            "timeout" => MatchConfig {
+            "timeout" => RefereeConfig {
                 play_clock: Duration::from_millis(300),
                 ..quick(5)
             },
             _ => quick(5),
         };
-        let rec = run_match_seats(&game("tictactoe"), seats, &cfg).expect("match runs");
+        let rec = run_match_entrants(&game("tictactoe"), entrants, &cfg).expect("match runs");
         check_record("tictactoe", &rec);
         assert_eq!(rec.players[0], format!("faulty-{how}"));
         let ours: Vec<_> = rec.errors.iter().filter(|e| e.role == "x").collect();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::puzzle_path;
-use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
+use ggp_asp::arena::{run_match, MatchEnd, PlayerSpec, RefereeConfig};
 use ggp_asp::gdl;
 use ggp_asp::learn::model::VERSION;
 use ggp_asp::learn::train::{learn, Keep, LearnConfig, Target};
@@ -51,13 +51,13 @@ fn a_model_learned_on_tictactoe_loads_and_plays_legal_moves() {
     assert!(a.out.iter().zip(&b.out).all(|(x, y)| (x - y).abs() < 1e-12));
     let g = gdl::load(&puzzle_path("tictactoe")).expect("loads");
     for spec in ["nn-uct", "nn-mix", "nn-prior", "nn-alphabeta", "uct-tuned"] {
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             start_clock: Duration::from_secs(120),
             play_clock: Duration::from_secs(120),
             engine: Engine::Auto,
             iterations: Some(50),
             model: Some(Arc::clone(&loaded)),
-            ..MatchConfig::default()
+            ..RefereeConfig::default()
         };
         let p: PlayerSpec = spec.parse().expect("a player");
         let rec = run_match(&g, vec![p, PlayerSpec::Random], &cfg).expect("runs");
@@ -156,12 +156,12 @@ fn bad_models_are_refused_with_a_message() {
     let other = gdl::load(&puzzle_path("nim")).expect("loads");
     let e = model.check_game(&other).expect_err("other rules");
     assert!(e.to_string().contains("trained on other rules"), "{e}");
-    let cfg = MatchConfig {
+    let cfg = RefereeConfig {
         start_clock: Duration::from_secs(120),
         play_clock: Duration::from_secs(120),
         iterations: Some(30),
         model: Some(Arc::new(model.clone())),
-        ..MatchConfig::default()
+        ..RefereeConfig::default()
     };
     let roles = other.roles.len();
     let rec = run_match(&other, vec![PlayerSpec::NnUct; roles], &cfg).expect("runs");
@@ -192,7 +192,7 @@ fn bad_models_are_refused_with_a_message() {
 /// legal replies inside their clocks.
 #[test]
 fn the_http_player_uses_a_model_on_its_rules_only() {
-    use ggp_asp::player::{MatchConfig as PlayerConfig, ServerConfig, ServerHandle};
+    use ggp_asp::player::{Decision, MatchConfig as PlayerConfig, ServerConfig, ServerHandle};
     let model = Arc::new(tictactoe_model());
     let cfg = ServerConfig {
         name: "model-player".into(),
@@ -218,23 +218,20 @@ fn the_http_player_uses_a_model_on_its_rules_only() {
         let g = gdl::load(&path).expect("loads");
         let mut players = vec![PlayerSpec::Random; g.roles.len()];
         players[0] = url.parse().expect("a player");
-        let mcfg = MatchConfig {
+        let mcfg = RefereeConfig {
             start_clock: Duration::from_secs(5),
             play_clock: Duration::from_secs(1),
             seed: i as u64,
             kif: Some(std::fs::read_to_string(&path).expect("reads")),
             match_id: Some(format!("model{i}")),
-            ..MatchConfig::default()
+            ..RefereeConfig::default()
         };
         let rec = run_match(&g, players, &mcfg).expect("runs");
         assert!(rec.errors.is_empty(), "{name}: {:?}", rec.errors);
         assert_eq!(rec.end, MatchEnd::Terminal, "{name}");
     }
     let d = h.player.decisions();
-    for want in [
-        "matches played with the model",
-        "matches the model was ignored in (other rules)",
-    ] {
-        assert!(d.contains(&(want.to_string(), 1)), "{want}: {d:?}");
+    for want in [Decision::PlayedWithModel, Decision::ModelIgnored] {
+        assert!(d.contains(&(want, 1)), "{want:?}: {d:?}");
     }
 }

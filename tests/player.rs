@@ -12,7 +12,7 @@ use std::time::Duration;
 use ggp_asp::arena::{self, MatchEnd, MatchRecord, PlayerSpec};
 use ggp_asp::gdl;
 use ggp_asp::player::solver::SolverConfig;
-use ggp_asp::player::{MatchConfig, ServerConfig, ServerHandle};
+use ggp_asp::player::{Decision, MatchConfig, ServerConfig, ServerHandle};
 use ggp_asp::protocol::client::{self, Exchange};
 use ggp_asp::protocol::{rules_from_kif, Message, SExpr, Start};
 use ggp_asp::reasoner::Engine;
@@ -67,13 +67,13 @@ fn referee(
     id: &str,
 ) -> MatchRecord {
     let g = gdl::load(game).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = arena::MatchConfig {
+    let cfg = arena::RefereeConfig {
         start_clock: Duration::from_secs(start),
         play_clock: Duration::from_secs(play),
         seed,
         kif: Some(kif(game)),
         match_id: Some(id.to_string()),
-        ..arena::MatchConfig::default()
+        ..arena::RefereeConfig::default()
     };
     let specs = players
         .iter()
@@ -398,11 +398,11 @@ fn a_start_clock_too_short_to_profile_moves_the_profile_to_the_first_play() {
     assert!(rec.goals[0].1.is_some());
     let decisions = h.player.decisions();
     assert!(
-        decisions.contains(&("profiled after ready".to_string(), 1)),
+        decisions.contains(&(Decision::ProfiledAfterReady, 1)),
         "{decisions:?}"
     );
     assert!(
-        decisions.iter().any(|(k, _)| k == "search"),
+        decisions.iter().any(|(k, _)| *k == Decision::Search),
         "{decisions:?}"
     );
 }
@@ -519,7 +519,7 @@ fn a_verified_plan_is_followed_to_goal_100() {
     let rec = referee(&common::puzzle_path("8puzzle"), &[&url], 5, 1, 1, "plan");
     assert_eq!(rec.goals[0].1, Some(100));
     assert_eq!(rec.moves.len(), 30);
-    assert_eq!(h.player.decisions(), vec![("plan".to_string(), 30)]);
+    assert_eq!(h.player.decisions(), vec![(Decision::Plan, 30)]);
 }
 
 #[test]
@@ -542,8 +542,8 @@ fn a_wrong_or_failing_solver_leaves_search_playing() {
         let rec = referee(&common::puzzle_path("blocks"), &[&url], 5, 1, 1, &format!("bad{i}"));
         assert!(rec.goals[0].1.is_some());
         let by = h.player.decisions();
-        assert!(by.iter().all(|(k, _)| k != "plan"), "{by:?}");
-        assert!(by.iter().any(|(k, _)| k == "search"), "{by:?}");
+        assert!(by.iter().all(|(k, _)| *k != Decision::Plan), "{by:?}");
+        assert!(by.iter().any(|(k, _)| *k == Decision::Search), "{by:?}");
     }
 }
 
@@ -628,7 +628,7 @@ fn the_real_solver_plays_puzzles_to_100() {
         let rec = referee(&common::puzzle_path(name), &[&url], 10, 1, i as u64, name);
         assert_eq!(rec.goals[0].1, Some(100), "{name}");
     }
-    assert_eq!(h.player.decisions(), vec![("plan".to_string(), 6 + 18)]);
+    assert_eq!(h.player.decisions(), vec![(Decision::Plan, 6 + 18)]);
 }
 
 #[test]
@@ -645,7 +645,10 @@ fn a_slow_solver_makes_the_player_commit_to_a_line() {
     let (h, url) = server(Some(solver));
     let rec = referee(&common::puzzle_path("maze"), &[&url], 1, 1, 3, "slow");
     let by = h.player.decisions();
-    assert!(by.iter().any(|(k, _)| k == "committed line"), "{by:?}");
+    assert!(
+        by.iter().any(|(k, _)| *k == Decision::CommittedLine),
+        "{by:?}"
+    );
     assert!(rec.goals[0].1.is_some());
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{corpus_game, minimax, prover, puzzle_path, Move, State};
-use ggp_asp::arena::{run_match, MatchConfig, MatchEnd, PlayerSpec};
+use ggp_asp::arena::{run_match, MatchEnd, PlayerSpec, RefereeConfig};
 use ggp_asp::gdl;
 use ggp_asp::reasoner::{Engine, Prover, StateMachine};
 use ggp_asp::search::gifl;
@@ -22,14 +22,14 @@ use ggp_asp::search::minimax::{Kind, Minimax};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-fn quick(seed: u64) -> MatchConfig {
-    MatchConfig {
+fn quick(seed: u64) -> RefereeConfig {
+    RefereeConfig {
         start_clock: Duration::from_secs(120),
         play_clock: Duration::from_secs(120),
         seed,
         engine: Engine::Auto,
         iterations: Some(60),
-        ..MatchConfig::default()
+        ..RefereeConfig::default()
     }
 }
 

@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
+use crate::strategy::{self, ModelUse, UctSetup};
 
 /// What a player knows about its match.
 #[derive(Clone, Debug)]
@@ -167,7 +168,7 @@ pub type StepObserver = Arc<dyn Fn(usize, &[String]) + Send + Sync>;
 
 /// How a match is run.
 #[derive(Clone)]
-pub struct MatchConfig {
+pub struct RefereeConfig {
     pub start_clock: Duration,
     pub play_clock: Duration,
     /// Seeds the referee's random replacement moves and the in-process players.
@@ -192,9 +193,9 @@ pub struct MatchConfig {
     pub model: Option<Arc<crate::learn::Model>>,
 }
 
-impl Default for MatchConfig {
+impl Default for RefereeConfig {
     fn default() -> Self {
-        MatchConfig {
+        RefereeConfig {
             start_clock: Duration::from_secs(10),
             play_clock: Duration::from_secs(10),
             seed: 1,
@@ -211,9 +212,10 @@ impl Default for MatchConfig {
     }
 }
 
-/// A problem with a player's answer, and what the referee did about it.
+/// A player's reply the referee could not use (late, illegal or failed), and
+/// what it did about it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct MatchError {
+pub struct ReplyError {
     pub role: String,
     /// The step (0 = the first move; the START reply also counts as step 0).
     pub step: usize,
@@ -239,7 +241,7 @@ pub struct MatchRecord {
     pub players: Vec<String>,
     /// Joint moves, each a list of KIF strings in role order.
     pub moves: Vec<Vec<String>>,
-    pub errors: Vec<MatchError>,
+    pub errors: Vec<ReplyError>,
     /// Role -> goal at the end (`null` when the game gives none or several).
     #[serde(serialize_with = "goals_as_object")]
     pub goals: Vec<(String, Option<u8>)>,
@@ -271,20 +273,28 @@ fn goals_as_object<S: Serializer, V: Serialize>(
     m.end()
 }
 
-/// One seat of a match: a player to build from its spec, or one built already
-/// (e.g. a test's misbehaving player).
-pub enum Seat {
+/// A player entered in a match: one to build from its spec (`--player`), or
+/// one built already (e.g. a test's misbehaving player).
+pub enum Entrant {
     Spec(PlayerSpec),
     Custom(Box<dyn Player>),
 }
 
 /// Referees one match: `players` in role order.
-pub fn run_match(game: &Game, players: Vec<PlayerSpec>, cfg: &MatchConfig) -> Result<MatchRecord> {
-    run_match_seats(game, players.into_iter().map(Seat::Spec).collect(), cfg)
+pub fn run_match(
+    game: &Game,
+    players: Vec<PlayerSpec>,
+    cfg: &RefereeConfig,
+) -> Result<MatchRecord> {
+    run_match_entrants(game, players.into_iter().map(Entrant::Spec).collect(), cfg)
 }
 
-/// [`run_match`] with seats that may hold ready-made players.
-pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Result<MatchRecord> {
+/// [`run_match`] with entrants that may hold ready-made players.
+pub fn run_match_entrants(
+    game: &Game,
+    players: Vec<Entrant>,
+    cfg: &RefereeConfig,
+) -> Result<MatchRecord> {
     if players.len() != game.roles.len() {
         bail!(
             "the game has {} roles ({}) but {} players were given",
@@ -296,7 +306,7 @@ pub fn run_match_seats(game: &Game, players: Vec<Seat>, cfg: &MatchConfig) -> Re
     let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
     tracing::info!("engine: {why}");
     machine.visit(Referee {
-        seats: players,
+        entrants: players,
         cfg,
         game: Arc::new(game.clone()),
         engine: machine.name().to_string(),
@@ -309,7 +319,7 @@ pub fn build_player<M: StateMachine + 'static>(
     spec: &PlayerSpec,
     machine: &Arc<M>,
     seed: u64,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
 ) -> Result<Box<dyn Player>> {
     use strategies::*;
     Ok(match spec {
@@ -330,13 +340,10 @@ pub fn build_player<M: StateMachine + 'static>(
                 PlayerSpec::UctWith(e) => *e,
                 _ => Default::default(),
             };
-            let mut p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads)
+            let setup = uct_setup(seed, cfg)
                 .with_playout_steps(cfg.uct_playout_steps)
                 .with_enhancements(e);
-            if let Some(n) = cfg.iterations {
-                p = p.with_iterations(n);
-            }
-            Box::new(p)
+            Box::new(UctPlayer::new(Arc::clone(machine), setup))
         }
         PlayerSpec::AlphaBeta | PlayerSpec::MaxN => {
             let kind = if *spec == PlayerSpec::AlphaBeta {
@@ -351,16 +358,8 @@ pub fn build_player<M: StateMachine + 'static>(
             Box::new(p)
         }
         PlayerSpec::Auto => {
-            let mut p = AutoPlayer::new(
-                Arc::clone(machine),
-                seed,
-                cfg.uct_threads,
-                cfg.uct_playout_steps,
-            );
-            if let Some(n) = cfg.iterations {
-                p = p.with_iterations(n);
-            }
-            Box::new(p)
+            let uct = uct_setup(seed, cfg).with_playout_steps(cfg.uct_playout_steps);
+            Box::new(AutoPlayer::new(Arc::clone(machine), uct))
         }
         PlayerSpec::NnUct
         | PlayerSpec::NnAlphaBeta
@@ -374,40 +373,42 @@ pub fn build_player<M: StateMachine + 'static>(
                 tracing::warn!("{spec}: {e}; playing plain UCT instead");
                 return build_player(&PlayerSpec::Uct, machine, seed, cfg);
             }
-            if *spec != PlayerSpec::NnAlphaBeta {
-                let p = UctPlayer::new(Arc::clone(machine), seed, cfg.uct_threads);
-                let mut p = match spec {
-                    PlayerSpec::TunedUct => p.with_exploration(model.exploration),
-                    PlayerSpec::NnMix => p.with_model_mixed(Arc::clone(model), NN_MIX_WEIGHT),
-                    PlayerSpec::NnPrior => p.with_model_prior(Arc::clone(model), NN_PRIOR_VISITS),
-                    _ => p.with_model(Arc::clone(model)),
-                };
-                if let Some(n) = cfg.iterations {
-                    p = p.with_iterations(n);
-                }
-                Box::new(p)
-            } else {
-                let net = crate::learn::NetEvaluator::new(Arc::clone(model), &**machine);
-                let leaf: crate::search::minimax::Leaf<M> =
-                    Arc::new(move |machine: &M, state: &M::State, role| {
-                        100.0 * net.value(machine, state, role)
-                    });
+            if *spec == PlayerSpec::NnAlphaBeta {
+                let leaf = strategy::model_leaf(model, &**machine);
                 let mut p =
                     MinimaxPlayer::new(Arc::clone(machine), crate::search::minimax::Kind::Paranoid)
                         .with_leaf(leaf);
                 if let Some(n) = cfg.iterations {
                     p = p.with_nodes(n);
                 }
-                Box::new(p)
+                return Ok(Box::new(p));
             }
+            let used = match spec {
+                PlayerSpec::TunedUct => ModelUse::Exploration,
+                PlayerSpec::NnMix => ModelUse::Mix(NN_MIX_WEIGHT),
+                PlayerSpec::NnPrior => ModelUse::Prior(NN_PRIOR_VISITS),
+                _ => ModelUse::Leaves,
+            };
+            let setup = uct_setup(seed, cfg).with_model(Arc::clone(model), used);
+            Box::new(UctPlayer::new(Arc::clone(machine), setup))
         }
         PlayerSpec::Http(url) => Box::new(http::HttpPlayer::new(url)?),
     })
 }
 
+/// UCT on the in-process players' threads, seeded with `seed`; with
+/// `cfg.iterations`, that many iterations a move (one thread).
+fn uct_setup(seed: u64, cfg: &RefereeConfig) -> UctSetup {
+    let setup = UctSetup::new(cfg.uct_threads, seed);
+    match cfg.iterations {
+        Some(n) => setup.with_iterations(n),
+        None => setup,
+    }
+}
+
 struct Referee<'a> {
-    seats: Vec<Seat>,
-    cfg: &'a MatchConfig,
+    entrants: Vec<Entrant>,
+    cfg: &'a RefereeConfig,
     game: Arc<Game>,
     engine: String,
 }
@@ -418,7 +419,7 @@ impl MachineVisitor for Referee<'_> {
     fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Result<MatchRecord> {
         let cfg = self.cfg;
         let roles = self.game.role_names();
-        let mut players = seat_players(self.seats, &m, cfg, &roles)?;
+        let mut players = entrant_players(self.entrants, &m, cfg, &roles)?;
         let match_id = cfg.match_id.clone().unwrap_or_else(|| {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -457,18 +458,18 @@ impl MachineVisitor for Referee<'_> {
     }
 }
 
-/// The players of `seats` in role order, in-process ones built on `m`.
-fn seat_players<M: StateMachine + 'static>(
-    seats: Vec<Seat>,
+/// The players of `entrants` in role order, in-process ones built on `m`.
+fn entrant_players<M: StateMachine + 'static>(
+    entrants: Vec<Entrant>,
     m: &Arc<M>,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     roles: &[String],
 ) -> Result<Vec<Box<dyn Player>>> {
-    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(seats.len());
-    for (i, seat) in seats.into_iter().enumerate() {
-        let p = match seat {
-            Seat::Custom(p) => p,
-            Seat::Spec(spec) => build_player(&spec, m, cfg.seed.wrapping_add(1 + i as u64), cfg)
+    let mut players: Vec<Box<dyn Player>> = Vec::with_capacity(entrants.len());
+    for (i, entrant) in entrants.into_iter().enumerate() {
+        let p = match entrant {
+            Entrant::Custom(p) => p,
+            Entrant::Spec(spec) => build_player(&spec, m, cfg.seed.wrapping_add(1 + i as u64), cfg)
                 .with_context(|| format!("player {} ({})", i + 1, roles[i]))?,
         };
         players.push(p);
@@ -478,7 +479,7 @@ fn seat_players<M: StateMachine + 'static>(
 
 /// What each role's player is told about the match.
 fn match_infos(
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     match_id: &str,
     game: &Arc<Game>,
     roles: &[String],
@@ -504,7 +505,7 @@ fn match_infos(
 struct Log {
     game: Arc<Game>,
     roles: Vec<String>,
-    errors: Vec<MatchError>,
+    errors: Vec<ReplyError>,
     worst: Vec<Duration>,
     rng: SmallRng,
 }
@@ -584,7 +585,7 @@ fn play_moves<M: StateMachine>(
     m: &M,
     players: &mut [Box<dyn Player>],
     infos: &[MatchInfo],
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     log: &mut Log,
 ) -> Result<Played<M::State>> {
     let mut state = m.initial_state();
@@ -632,8 +633,8 @@ fn play_moves<M: StateMachine>(
     })
 }
 
-fn err(role: &str, step: usize, kind: &str, detail: String) -> MatchError {
-    MatchError {
+fn err(role: &str, step: usize, kind: &str, detail: String) -> ReplyError {
+    ReplyError {
         role: role.to_string(),
         step,
         kind: kind.to_string(),

@@ -18,11 +18,10 @@ use super::{MatchInfo, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
 use crate::reasoner::StateMachine;
-use crate::search::meta;
 use crate::search::minimax::{Kind, Minimax};
 use crate::search::policy::{playout, Evaluator, GoalEvaluator, MoveStats, RandomPlayout};
-use crate::search::LeafUse;
-use crate::search::{Enhancements, Mcts, SearchConfig};
+use crate::search::{Mcts, SearchConfig};
+use crate::strategy::{self, Searcher, UctSetup};
 
 /// The engine's joint move for the referee's terms.
 fn joint_of<M: StateMachine>(m: &M, terms: &[Term]) -> Result<Vec<M::Move>> {
@@ -351,76 +350,21 @@ impl<M: StateMachine + 'static> Player for McPlayer<M> {
 }
 
 /// UCT ([`crate::search::Mcts`]): searches during the start clock and every play
-/// clock, keeping the tree from move to move.
+/// clock, keeping the tree from move to move; set up (enhancements, a learned
+/// model, iterations a move) by the strategy builder ([`UctSetup`]).
 pub struct UctPlayer<M: StateMachine> {
     machine: Arc<M>,
-    cfg: SearchConfig,
+    setup: UctSetup,
     search: Option<Mcts<M>>,
-    iterations: Option<u64>,
-    /// A learned model: its value scores the leaves (no playouts) and its
-    /// exploration constant replaces the default (`nn-uct`).
-    model: Option<Arc<crate::learn::Model>>,
-    /// Plays with a constant of its own (`uct-tuned`).
-    tuned: bool,
-    /// The model's value is mixed with random playouts' (`nn-mix`) or
-    /// counted as visits of each new node (`nn-prior`) instead of replacing
-    /// them.
-    leaf: Option<LeafUse>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
-    pub fn new(machine: Arc<M>, seed: u64, threads: usize) -> Self {
+    pub fn new(machine: Arc<M>, setup: UctSetup) -> Self {
         UctPlayer {
             machine,
-            cfg: SearchConfig {
-                seed,
-                threads: threads.max(1),
-                ..SearchConfig::default()
-            },
+            setup,
             search: None,
-            iterations: None,
-            model: None,
-            tuned: false,
-            leaf: None,
         }
-    }
-
-    /// Plays plain UCT with exploration constant `c` (`uct-tuned`: a model's
-    /// tuned constant).
-    pub fn with_exploration(mut self, c: f64) -> Self {
-        self.cfg.exploration = c;
-        self.tuned = true;
-        self
-    }
-
-    /// Plays with a learned model and random playouts (`nn-mix`): each
-    /// playout's outcome and the model's value of the state it starts from,
-    /// weighted `1 - weight` and `weight`; the model's exploration constant.
-    pub fn with_model_mixed(mut self, model: Arc<crate::learn::Model>, weight: f64) -> Self {
-        self.cfg.exploration = model.exploration;
-        self.model = Some(model);
-        self.leaf = Some(LeafUse::Mix(weight));
-        self
-    }
-
-    /// Plays with a learned model and random playouts (`nn-prior`): the
-    /// model's value of each node the search adds counts as `visits`
-    /// playouts on the edge into it, and fades as the node's own playouts
-    /// come in; the model's exploration constant.
-    pub fn with_model_prior(mut self, model: Arc<crate::learn::Model>, visits: u32) -> Self {
-        self.cfg.exploration = model.exploration;
-        self.model = Some(model);
-        self.leaf = Some(LeafUse::Prior(visits));
-        self
-    }
-
-    /// Plays with a learned model (`nn-uct`): its value at the leaves, its
-    /// exploration constant.
-    pub fn with_model(mut self, model: Arc<crate::learn::Model>) -> Self {
-        self.cfg.exploration = model.exploration;
-        self.cfg.max_playout_steps = 0;
-        self.model = Some(model);
-        self
     }
 
     /// A new search from the initial state; with GIFL, its features learned
@@ -428,46 +372,15 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
     /// walks when the player counts iterations instead of time).
     fn new_search(&self, deadline: Instant) -> Mcts<M> {
         let state = self.machine.initial_state();
-        let mut s = Mcts::new(Arc::clone(&self.machine), state, self.cfg.clone());
-        if let Some(walks) = self.cfg.enhancements.gifl {
+        let mut s = self.setup.search(Arc::clone(&self.machine), state);
+        if let Some(walks) = self.setup.cfg.enhancements.gifl {
             let now = Instant::now();
             let half = now + deadline.saturating_duration_since(now) / 2;
-            let until = self.iterations.is_none().then_some(half);
+            let until = self.setup.iterations().is_none().then_some(half);
             let n = s.learn_features(walks, until);
             tracing::debug!("gifl: {n} features learned");
         }
-        let net = |m: &Arc<crate::learn::Model>| {
-            Arc::new(crate::learn::NetEvaluator::new(
-                Arc::clone(m),
-                &*self.machine,
-            ))
-        };
-        match (&self.model, self.leaf) {
-            (Some(m), Some(LeafUse::Mix(w))) => s.with_leaf_value(net(m), w),
-            (Some(m), Some(LeafUse::Prior(n))) => s.with_leaf_prior(net(m), n),
-            (Some(m), None) => s.with_evaluator(net(m)),
-            (None, _) => s,
-        }
-    }
-
-    /// Runs exactly `n` iterations per move (one thread) instead of searching to
-    /// the clock, and none at start: reproducible play.
-    pub fn with_iterations(mut self, n: u64) -> Self {
-        self.iterations = Some(n);
-        self.cfg.threads = 1;
-        self
-    }
-
-    /// Cuts playouts off after `n` joint moves (scored by the game's goals there).
-    pub fn with_playout_steps(mut self, n: usize) -> Self {
-        self.cfg.max_playout_steps = n;
-        self
-    }
-
-    /// Runs the search with `e` (RAVE, widening, MAST, cut-off).
-    pub fn with_enhancements(mut self, e: Enhancements) -> Self {
-        self.cfg.enhancements = e;
-        self
+        s
     }
 
     /// The search, for inspection (statistics) after a move.
@@ -480,7 +393,7 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     fn start(&mut self, info: &MatchInfo) -> Result<()> {
         let deadline = MatchInfo::deadline(Instant::now(), info.start_clock);
         let mut s = self.new_search(deadline);
-        if self.iterations.is_none() {
+        if self.setup.iterations().is_none() {
             s.search_until(deadline);
         }
         self.search = Some(s);
@@ -499,7 +412,7 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
             let joint = joint_of(&*self.machine, p)?;
             s.advance(&joint);
         }
-        match self.iterations {
+        match self.setup.iterations() {
             Some(n) => s.search_iterations(n),
             None => s.search_until(deadline),
         }
@@ -514,20 +427,7 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn name(&self) -> String {
-        if let Some(u) = self.leaf {
-            match u {
-                LeafUse::Mix(_) => "nn-mix".into(),
-                LeafUse::Prior(_) => "nn-prior".into(),
-            }
-        } else if self.model.is_some() {
-            "nn-uct".into()
-        } else if self.tuned {
-            "uct-tuned".into()
-        } else if self.cfg.enhancements.is_plain() {
-            "uct".into()
-        } else {
-            format!("uct+{}", self.cfg.enhancements)
-        }
+        self.setup.name()
     }
 }
 
@@ -637,67 +537,50 @@ impl<M: StateMachine> Player for MinimaxPlayer<M> {
 }
 
 /// Meta-choice in process (`auto`): profiles the game in the first part of
-/// the start clock ([`crate::search::meta`]) and plays the configuration
+/// the start clock ([`strategy::meta_choice`]) and plays the configuration
 /// chosen, UCT with enhancements or alpha-beta.
 pub struct AutoPlayer<M: StateMachine> {
     machine: Arc<M>,
-    seed: u64,
-    threads: usize,
-    playout_steps: usize,
-    iterations: Option<u64>,
+    /// UCT's settings, the enhancements left to the choice; its iterations
+    /// a move are alpha-beta's nodes.
+    uct: UctSetup,
     inner: Option<Box<dyn Player>>,
     chosen: String,
 }
 
 impl<M: StateMachine + 'static> AutoPlayer<M> {
-    pub fn new(machine: Arc<M>, seed: u64, threads: usize, playout_steps: usize) -> Self {
+    pub fn new(machine: Arc<M>, uct: UctSetup) -> Self {
         AutoPlayer {
             machine,
-            seed,
-            threads,
-            playout_steps,
-            iterations: None,
+            uct,
             inner: None,
             chosen: String::new(),
         }
-    }
-
-    /// Reproducible play: the chosen UCT runs `n` iterations a move, the
-    /// chosen alpha-beta `n` nodes.
-    pub fn with_iterations(mut self, n: u64) -> Self {
-        self.iterations = Some(n);
-        self
     }
 }
 
 impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
     fn start(&mut self, info: &MatchInfo) -> Result<()> {
         let t0 = Instant::now();
-        // A quarter of the start clock, at most 2 s, to profile the game.
-        let budget = (info.start_clock / 4).min(std::time::Duration::from_secs(2));
+        let budget = strategy::profile_budget(info.start_clock);
         let state = self.machine.initial_state();
-        let p = meta::profile(&self.machine, &state, info.role, budget);
-        let (choice, why) = meta::choose(&p);
-        let mut inner: Box<dyn Player> = match choice {
-            meta::Choice::AlphaBeta => {
+        let chosen =
+            strategy::meta_choice(&self.machine, &state, info.role, budget, self.uct.clone());
+        let mut inner: Box<dyn Player> = match chosen.searcher {
+            Searcher::AlphaBeta(proof) => {
+                // The player proves the game again in its own start, on a
+                // table of its own: the profile's is freed first.
+                drop(proof);
                 let mut p = MinimaxPlayer::new(Arc::clone(&self.machine), Kind::Paranoid);
-                if let Some(n) = self.iterations {
+                if let Some(n) = self.uct.iterations() {
                     p = p.with_nodes(n);
                 }
                 Box::new(p)
             }
-            meta::Choice::Uct(e) => {
-                let mut p = UctPlayer::new(Arc::clone(&self.machine), self.seed, self.threads)
-                    .with_playout_steps(self.playout_steps)
-                    .with_enhancements(e);
-                if let Some(n) = self.iterations {
-                    p = p.with_iterations(n);
-                }
-                Box::new(p)
-            }
+            Searcher::Uct(u) => Box::new(UctPlayer::new(Arc::clone(&self.machine), u)),
         };
         self.chosen = inner.name();
-        tracing::info!("auto: {} ({why})", self.chosen);
+        tracing::info!("auto: {} ({})", self.chosen, chosen.why);
         let rest = MatchInfo {
             start_clock: info.start_clock.saturating_sub(t0.elapsed()),
             ..info.clone()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::arena::{run_match, MatchConfig, MatchRecord, PlayerSpec};
+use crate::arena::{run_match, MatchRecord, PlayerSpec, RefereeConfig};
 use crate::gdl::Game;
 use crate::show::plot;
 
@@ -78,7 +78,7 @@ pub fn versus(
     player: &PlayerSpec,
     opponent: &PlayerSpec,
     matches: usize,
-    cfg: &MatchConfig,
+    cfg: &RefereeConfig,
     mut on_match: impl FnMut(usize, usize, &MatchRecord),
 ) -> Result<ArenaResult> {
     let n = game.roles.len();
@@ -97,7 +97,7 @@ pub fn versus(
                 }
             })
             .collect();
-        let mcfg = MatchConfig {
+        let mcfg = RefereeConfig {
             seed: cfg.seed.wrapping_add(i as u64 * 7919),
             ..cfg.clone()
         };

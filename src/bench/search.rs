@@ -10,10 +10,11 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::gdl::Game;
-use crate::learn::{Model, NetEvaluator};
+use crate::learn::Model;
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, StateMachine};
 use crate::search::policy::{playout, RandomPlayout};
-use crate::search::{Enhancements, Mcts, Parallel, SearchConfig};
+use crate::search::{Enhancements, Parallel, SearchConfig};
+use crate::strategy::{ModelUse, UctSetup};
 
 /// Tree search throughput against raw random playouts (one thread), the search
 /// on `threads` threads shared as `parallel` says.
@@ -135,39 +136,28 @@ impl MachineVisitor for BenchVisitor {
             }
         }
         let playouts_per_s = n as f64 / t0.elapsed().as_secs_f64();
-        let mut cfg = SearchConfig {
+        let mut uct = UctSetup::from_config(SearchConfig {
             threads: self.threads.max(1),
             parallel: self.parallel,
             enhancements: self.enhancements,
             seed: self.seed,
             ..cfg
-        };
-        if let Some((model, mix)) = &self.model {
-            // As the players search: with the tuned constant, and (nn-uct)
-            // no playouts, a new node scored by the network.
-            cfg.exploration = model.exploration;
-            if mix.is_none() {
-                cfg.max_playout_steps = 0;
-            }
+        });
+        // As the players search: with the tuned constant, and (nn-uct) no
+        // playouts, a new node scored by the network.
+        let mut model = None;
+        if let Some((net, mix)) = &self.model {
+            let (used, said) = match mix {
+                Some(w) => (ModelUse::Mix(*w), format!("mixed at {w}")),
+                None => (ModelUse::Leaves, "at the leaves".to_string()),
+            };
+            uct = uct.with_model(Arc::clone(net), used);
+            model = Some(said);
         }
-        let mut search = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+        let mut search = uct.search(Arc::clone(&m), m.initial_state());
         if let Some(walks) = self.enhancements.gifl {
             // Learning is not part of the iterations measured.
             search.learn_features(walks, None);
-        }
-        let mut model = None;
-        if let Some((net, mix)) = &self.model {
-            let net = Arc::new(NetEvaluator::new(Arc::clone(net), &*m));
-            search = match mix {
-                Some(w) => {
-                    model = Some(format!("mixed at {w}"));
-                    search.with_leaf_value(net, *w)
-                }
-                None => {
-                    model = Some("at the leaves".to_string());
-                    search.with_evaluator(net)
-                }
-            };
         }
         let cpu0 = crate::cputime::process();
         search.search_until(Instant::now() + budget);

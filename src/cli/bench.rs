@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 
-use ggp_asp::arena::{MatchConfig, MatchRecord, PlayerSpec};
+use ggp_asp::arena::{MatchRecord, PlayerSpec, RefereeConfig};
 use ggp_asp::bench::arena::{versus, ArenaResult};
 use ggp_asp::bench::playouts::{self, EngineRun, PlayoutsConfig};
 use ggp_asp::bench::search::{search_bench, SearchBench, SearchSetup};
@@ -323,14 +323,14 @@ impl ArenaArgs {
         } else {
             &self.opponents[..]
         };
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             start_clock: self.play,
             play_clock: self.play,
             seed: self.seed,
             engine: self.engine,
             max_steps: self.max_steps,
             model: super::load_model(self.model.as_deref())?,
-            ..MatchConfig::default()
+            ..RefereeConfig::default()
         };
         let total = self.games.len() * opponents.len() * self.matches;
         let mut progress = Progress::new(total as u64, "matches");

@@ -11,7 +11,7 @@ pub mod check;
 pub mod encode;
 pub mod inspect;
 pub mod learn;
-pub mod r#match;
+pub mod referee;
 pub mod serve;
 pub mod simulate;
 pub mod solve;
@@ -21,7 +21,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use ggp_asp::arena::MatchError;
+use ggp_asp::arena::ReplyError;
 
 /// The model of a `--model` flag, loaded (refused when the file is not a
 /// model of this build's format).
@@ -40,7 +40,7 @@ pub fn game_name(path: &Path) -> String {
 
 /// A referee's error as `match` and `bench arena` print it, the step counted
 /// from 1.
-pub fn match_error(e: &MatchError) -> String {
+pub fn match_error(e: &ReplyError) -> String {
     format!(
         "{} at step {}: {} ({})",
         e.role,

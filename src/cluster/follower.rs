@@ -159,29 +159,81 @@ pub fn variant(rank: usize) -> Vec<String> {
     args
 }
 
-/// A follower's solver run for one match.
-struct Solving {
+/// A follower's solver run for one match, from the state at step `from`.
+struct PortfolioRun {
     from: usize,
     run: SolverRun,
+}
+
+/// Whether a follower goes on after reading its orders.
+#[derive(PartialEq)]
+enum Next {
+    GoOn,
+    /// Rank 0 quit.
+    End,
+}
+
+/// A follower rank at work: its matches, its solver runs, the reports it
+/// owes rank 0.
+struct FollowerRank {
+    cluster: Cluster,
+    rank: usize,
+    engine: Engine,
+    /// How this rank solves ([`variant`]), for the log and rank 0.
+    solver_variant: String,
+    matches: HashMap<String, Box<dyn Follower>>,
+    solving: HashMap<String, PortfolioRun>,
+    /// Reports owed: when, for which match and step.
+    due: Vec<(Instant, String, usize)>,
+    /// When rank 0 was last heard from.
+    heard: Instant,
 }
 
 /// A follower's life: follows rank 0's orders and searches its matches
 /// between them, until rank 0 quits or is silent for [`ORPHANED_AFTER`].
 pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
     let rank = cluster.rank();
-    let how = variant(rank).join(" ");
-    let mut matches: HashMap<String, Box<dyn Follower>> = HashMap::new();
-    let mut solving: HashMap<String, Solving> = HashMap::new();
-    // Reports owed: when, for which match and step.
-    let mut due: Vec<(Instant, String, usize)> = Vec::new();
-    let tell = |report: &Report| cluster.send(0, &to_bytes(report));
-    let mut heard = Instant::now();
+    let mut f = FollowerRank {
+        cluster,
+        rank,
+        engine,
+        solver_variant: variant(rank).join(" "),
+        matches: HashMap::new(),
+        solving: HashMap::new(),
+        due: Vec::new(),
+        heard: Instant::now(),
+    };
     loop {
-        while let Some((_, bytes)) = cluster.try_receive() {
+        if f.read_orders() == Next::End {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if now.saturating_duration_since(f.heard) >= ORPHANED_AFTER {
+            warn!(
+                "cluster rank {rank}: nothing from rank 0 for {:.0} s; this rank ends",
+                now.saturating_duration_since(f.heard).as_secs_f64()
+            );
+            return Ok(());
+        }
+        f.report_plans();
+        f.report_roots(now);
+        f.search_a_slice(now);
+    }
+}
+
+impl FollowerRank {
+    fn tell(&self, report: &Report) {
+        self.cluster.send(0, &to_bytes(report));
+    }
+
+    /// Carries out every order waiting, until rank 0 says to quit.
+    fn read_orders(&mut self) -> Next {
+        let rank = self.rank;
+        while let Some((_, bytes)) = self.cluster.try_receive() {
             // Reports are timed from the order's arrival: following the move
             // (compacting a large tree) takes time of its own.
             let arrived = Instant::now();
-            heard = arrived;
+            self.heard = arrived;
             let order = match serde_json::from_slice::<Order>(&bytes) {
                 Ok(o) => o,
                 Err(e) => {
@@ -190,156 +242,198 @@ pub fn follow(cluster: Cluster, engine: Engine) -> Result<()> {
                 }
             };
             debug!("cluster rank {rank}: {}", order.name());
-            match order {
-                Order::Start { id, rules, role } => match build(&rules, &role, engine) {
-                    Ok(m) => {
-                        matches.insert(id, m);
-                    }
-                    Err(e) => tell(&Report::Failed {
-                        id,
-                        why: format!("{e:#}"),
-                    }),
-                },
-                Order::Search {
-                    id,
-                    enhancements,
-                    threads,
-                    seed,
-                } => {
-                    if let Some(m) = matches.get_mut(&id) {
-                        let e = enhancements.parse().unwrap_or_default();
-                        m.configure(e, threads, seed + rank as u64);
-                    }
-                }
-                Order::Play {
-                    id,
-                    step,
-                    joint,
-                    report_in_ms,
-                } => {
-                    let Some(m) = matches.get_mut(&id) else {
-                        continue;
-                    };
-                    match m.play(&joint) {
-                        Ok(()) => {
-                            due.push((arrived + Duration::from_millis(report_in_ms), id, step))
-                        }
-                        Err(why) => {
-                            matches.remove(&id);
-                            solving.remove(&id);
-                            tell(&Report::Failed { id, why });
-                        }
-                    }
-                }
-                Order::Solve {
-                    id,
-                    from,
-                    rules,
-                    timeout_ms,
-                    memory_mb,
-                    threads,
-                } => {
-                    // A newer run replaces the match's old one (dropping a
-                    // run kills its child).
-                    solving.remove(&id);
-                    let exe = match std::env::current_exe() {
-                        Ok(exe) => exe,
-                        Err(e) => {
-                            warn!("cluster rank {rank}: match {id}: cannot find our own executable to solve: {e}");
-                            continue;
-                        }
-                    };
-                    let cfg = SolverConfig {
-                        exe,
-                        timeout: Duration::from_millis(timeout_ms),
-                        memory_mb,
-                        threads,
-                    };
-                    let label = format!("cluster rank {rank} match {id} step {from}");
-                    match SolverRun::start_with(&rules, &cfg, &label, &variant(rank)) {
-                        Ok(run) => {
-                            info!(
-                                "cluster rank {rank}: match {id}: solver ({how}) started from step {from}"
-                            );
-                            solving.insert(id, Solving { from, run });
-                        }
-                        Err(e) => warn!("cluster rank {rank}: match {id}: solver: {e}"),
-                    }
-                }
-                Order::StopSolving { id } => {
-                    if solving.remove(&id).is_some() {
-                        info!(
-                            "cluster rank {rank}: match {id}: solver stopped (rank 0 has a plan)"
-                        );
-                    }
-                }
-                Order::Stop { id } => {
-                    matches.remove(&id);
-                    solving.remove(&id);
-                    due.retain(|(_, i, _)| *i != id);
-                }
-                Order::Ping => tell(&Report::Pong),
-                Order::Beat => tell(&Report::Alive),
-                Order::Quit => return Ok(()),
+            if self.obey(order, arrived) == Next::End {
+                return Next::End;
             }
         }
-        let now = Instant::now();
-        if now.saturating_duration_since(heard) >= ORPHANED_AFTER {
-            warn!(
-                "cluster rank {rank}: nothing from rank 0 for {:.0} s; this rank ends",
-                now.saturating_duration_since(heard).as_secs_f64()
-            );
-            return Ok(());
+        Next::GoOn
+    }
+
+    /// Carries out one order, which arrived at `arrived`.
+    fn obey(&mut self, order: Order, arrived: Instant) -> Next {
+        match order {
+            Order::Start { id, rules, role } => match build(&rules, &role, self.engine) {
+                Ok(m) => {
+                    self.matches.insert(id, m);
+                }
+                Err(e) => self.tell(&Report::Failed {
+                    id,
+                    why: format!("{e:#}"),
+                }),
+            },
+            Order::Search {
+                id,
+                enhancements,
+                threads,
+                seed,
+            } => {
+                if let Some(m) = self.matches.get_mut(&id) {
+                    let e = enhancements.parse().unwrap_or_default();
+                    m.configure(e, threads, seed + self.rank as u64);
+                }
+            }
+            Order::Play {
+                id,
+                step,
+                joint,
+                report_in_ms,
+            } => self.play(
+                id,
+                step,
+                &joint,
+                arrived + Duration::from_millis(report_in_ms),
+            ),
+            Order::Solve {
+                id,
+                from,
+                rules,
+                timeout_ms,
+                memory_mb,
+                threads,
+            } => {
+                let limits = (Duration::from_millis(timeout_ms), memory_mb, threads);
+                self.solve(id, from, &rules, limits);
+            }
+            Order::StopSolving { id } => {
+                if self.solving.remove(&id).is_some() {
+                    info!(
+                        "cluster rank {}: match {id}: solver stopped (rank 0 has a plan)",
+                        self.rank
+                    );
+                }
+            }
+            Order::Stop { id } => {
+                self.matches.remove(&id);
+                self.solving.remove(&id);
+                self.due.retain(|(_, i, _)| *i != id);
+            }
+            Order::Ping => self.tell(&Report::Pong),
+            Order::Beat => self.tell(&Report::Alive),
+            Order::Quit => return Next::End,
         }
-        solving.retain(|id, s| {
+        Next::GoOn
+    }
+
+    /// Follows the joint move of match `id`'s step `step`; the root report
+    /// is due at `report_at`. A move the match cannot follow ends it here.
+    fn play(&mut self, id: String, step: usize, joint: &[String], report_at: Instant) {
+        let Some(m) = self.matches.get_mut(&id) else {
+            return;
+        };
+        match m.play(joint) {
+            Ok(()) => self.due.push((report_at, id, step)),
+            Err(why) => {
+                self.matches.remove(&id);
+                self.solving.remove(&id);
+                self.tell(&Report::Failed { id, why });
+            }
+        }
+    }
+
+    /// Starts this rank's solver on match `id`'s `rules` (from step
+    /// `from`), within `(timeout, memory_mb, threads)`.
+    fn solve(&mut self, id: String, from: usize, rules: &str, limits: (Duration, u64, usize)) {
+        let rank = self.rank;
+        // A newer run replaces the match's old one (dropping a run kills its
+        // child).
+        self.solving.remove(&id);
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(e) => {
+                warn!(
+                    "cluster rank {rank}: match {id}: cannot find our own executable to solve: {e}"
+                );
+                return;
+            }
+        };
+        let (timeout, memory_mb, threads) = limits;
+        let cfg = SolverConfig {
+            exe,
+            timeout,
+            memory_mb,
+            threads,
+        };
+        let label = format!("cluster rank {rank} match {id} step {from}");
+        match SolverRun::start_with(rules, &cfg, &label, &variant(rank)) {
+            Ok(run) => {
+                info!(
+                    "cluster rank {rank}: match {id}: solver ({}) started from step {from}",
+                    self.solver_variant
+                );
+                self.solving.insert(id, PortfolioRun { from, run });
+            }
+            Err(e) => warn!("cluster rank {rank}: match {id}: solver: {e}"),
+        }
+    }
+
+    /// Sends rank 0 the plans of the solver runs that found one, and forgets
+    /// every run that has ended.
+    fn report_plans(&mut self) {
+        let (rank, solved_as) = (self.rank, &self.solver_variant);
+        let cluster = &self.cluster;
+        self.solving.retain(|id, s| {
             let Some(outcome) = s.run.try_result() else {
                 return true;
             };
             match outcome {
                 Ok(r) if r.status == Status::Solved && !r.plan.is_empty() => {
                     info!(
-                        "cluster rank {rank}: match {id}: solver ({how}) found a plan of {} moves from step {} in {:.2}s",
+                        "cluster rank {rank}: match {id}: solver ({solved_as}) found a plan of {} moves from step {} in {:.2}s",
                         r.plan.len(),
                         s.from,
                         s.run.elapsed().as_secs_f64()
                     );
-                    tell(&Report::Plan {
+                    let plan = Report::Plan {
                         id: id.clone(),
                         from: s.from,
-                        variant: how.clone(),
+                        variant: solved_as.clone(),
                         result: r,
-                    });
+                    };
+                    cluster.send(0, &to_bytes(&plan));
                 }
                 Ok(r) => info!(
-                    "cluster rank {rank}: match {id}: solver ({how}): {}",
+                    "cluster rank {rank}: match {id}: solver ({solved_as}): {}",
                     r.status.name()
                 ),
-                Err(e) => warn!("cluster rank {rank}: match {id}: solver ({how}): {e}"),
+                Err(e) => warn!("cluster rank {rank}: match {id}: solver ({solved_as}): {e}"),
             }
             false
         });
-        due.retain(|(at, id, step)| {
+    }
+
+    /// Sends rank 0 the root statistics due by `now`.
+    fn report_roots(&mut self, now: Instant) {
+        let (rank, matches, cluster) = (self.rank, &self.matches, &self.cluster);
+        self.due.retain(|(at, id, step)| {
             if *at > now {
                 return true;
             }
             if let Some(m) = matches.get(id) {
                 debug!("cluster rank {rank}: reports step {step} of {id}");
-                tell(&Report::Root {
+                let root = Report::Root {
                     id: id.clone(),
                     step: *step,
                     moves: m.root(),
-                });
+                };
+                cluster.send(0, &to_bytes(&root));
             }
             false
         });
-        let next_due = due.iter().map(|(at, _, _)| *at).min();
+    }
+
+    /// Searches each match not being solved for a slice (to the next report
+    /// due at the latest), or sleeps a moment when there is none.
+    fn search_a_slice(&mut self, now: Instant) {
+        let next_due = self.due.iter().map(|(at, _, _)| *at).min();
         let until = |slice: Duration| {
             let end = Instant::now() + slice;
             next_due.map_or(end, |d| d.min(end))
         };
         let mut searched = false;
         // A match being solved leaves the cores to its solver.
-        for (_, m) in matches
+        let solving = &self.solving;
+        for (_, m) in self
+            .matches
             .iter_mut()
             .filter(|(id, m)| m.searching() && !solving.contains_key(*id))
         {

@@ -1,10 +1,14 @@
 //! The GGP player: an HTTP server that plays real matches (`ggp-asp serve`).
 //!
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
-//! - [`r#match`]: one match per id: the server's handle, and the thread that
+//! - [`session`]: one match per id: the server's handle, and the thread that
 //!   compiles the rules and then runs the match's worker.
 //! - `worker`: our copy of the state, UCT search kept across moves, the clocks
-//!   and, on one-player games, the ASP solver's plans (`plan`) beside it.
+//!   and, on one-player games, the ASP solver's plans (`plan`) beside it; the
+//!   commands it answers and the fallback move it publishes. Its searchers
+//!   come from the strategy builder ([`crate::strategy`]).
+//! - [`decisions`]: what chose each move ([`Decision`]), counted over a
+//!   server's matches.
 //! - [`solver`]: the solver as a child process with time and memory limits, and a
 //!   match's state of it.
 //! - [`error`]: what goes wrong in a match ([`MatchError`]).
@@ -12,15 +16,17 @@
 //!
 //! The protocol's messages are in [`crate::protocol`], shared with the referee.
 
+pub mod decisions;
 pub mod error;
 pub mod helpers;
-pub mod r#match;
 mod plan;
 pub mod server;
+pub mod session;
 pub mod solver;
 mod worker;
 
+pub use decisions::Decision;
 pub use error::MatchError;
 pub use helpers::{HelperPlan, Helpers, RootReport};
-pub use r#match::{Match, MatchConfig};
-pub use server::{Player, ServerConfig, ServerHandle};
+pub use server::{Server, ServerConfig, ServerHandle};
+pub use session::{Match, MatchConfig};

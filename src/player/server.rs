@@ -23,8 +23,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
+use super::decisions::{Decision, Decisions};
 use super::error::MatchError;
-use super::r#match::{Decisions, Match, MatchConfig};
+use super::session::{Match, MatchConfig};
 use crate::clock::{answer_within, Margin};
 use crate::gdl;
 use crate::protocol::{info_reply, rules_text, Message, SExpr, Start};
@@ -40,8 +41,8 @@ pub struct ServerConfig {
     pub max_body: usize,
 }
 
-/// The state every request handler shares.
-pub struct Player {
+/// The player's server: the state every request handler shares.
+pub struct Server {
     cfg: ServerConfig,
     matches: Mutex<HashMap<String, Arc<Match>>>,
     /// The slowest reply seen per message kind.
@@ -49,9 +50,9 @@ pub struct Player {
     decisions: Decisions,
 }
 
-impl Player {
-    pub fn new(cfg: ServerConfig) -> Player {
-        Player {
+impl Server {
+    pub fn new(cfg: ServerConfig) -> Server {
+        Server {
             cfg,
             matches: Mutex::new(HashMap::new()),
             worst: Mutex::new(HashMap::new()),
@@ -91,15 +92,11 @@ impl Player {
         v
     }
 
-    /// How many of our moves each decider chose ("plan", "search", "only legal
-    /// move", ...), over all matches so far.
-    pub fn decisions(&self) -> Vec<(String, u64)> {
-        self.decisions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect()
+    /// How many of our moves each decider chose (a plan, the search, the
+    /// only legal move, ...), and how the matches were set up, over all
+    /// matches so far.
+    pub fn decisions(&self) -> Vec<(Decision, u64)> {
+        self.decisions.counts()
     }
 
     /// Matches currently held (started and neither stopped nor aborted).
@@ -157,7 +154,7 @@ impl Player {
             &start,
             &self.cfg.matches,
             received + within,
-            Arc::clone(&self.decisions),
+            self.decisions.clone(),
         );
         let m = Arc::new(m);
         match tokio::time::timeout_at((received + within).into(), ready).await {
@@ -290,7 +287,7 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-async fn handle(State(player): State<Arc<Player>>, req: Request) -> Response {
+async fn handle(State(player): State<Arc<Server>>, req: Request) -> Response {
     let received = Instant::now();
     let text = match *req.method() {
         Method::OPTIONS => {
@@ -395,7 +392,7 @@ async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, Failure> {
 /// Serves on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
-    player: Arc<Player>,
+    player: Arc<Server>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let app = Router::new()
@@ -434,7 +431,7 @@ pub async fn serve(
 /// Dropping it shuts the server down.
 pub struct ServerHandle {
     pub addr: SocketAddr,
-    pub player: Arc<Player>,
+    pub player: Arc<Server>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -448,7 +445,7 @@ impl ServerHandle {
             .build()?;
         let listener = rt.block_on(TcpListener::bind(addr))?;
         let addr = listener.local_addr()?;
-        let player = Arc::new(Player::new(cfg));
+        let player = Arc::new(Server::new(cfg));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let p = Arc::clone(&player);
         let thread = std::thread::Builder::new()
@@ -496,7 +493,7 @@ pub fn run(cfg: ServerConfig, addr: SocketAddr) -> anyhow::Result<()> {
             cfg.name,
             listener.local_addr()?
         );
-        let player = Arc::new(Player::new(cfg));
+        let player = Arc::new(Server::new(cfg));
         serve(listener, player, async {
             let _ = tokio::signal::ctrl_c().await;
         })

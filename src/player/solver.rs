@@ -127,14 +127,14 @@ impl SolverRun {
 }
 
 /// A solver run and the step and state it solves from.
-struct Solving<S> {
+struct RunFromState<S> {
     run: SolverRun,
     from: usize,
     state: S,
 }
 
 /// A plan the solver found (not yet checked on our engine).
-pub struct Found<S> {
+pub struct UncheckedPlan<S> {
     /// The step and state it starts from.
     pub from: usize,
     pub state: S,
@@ -149,7 +149,7 @@ pub struct SolverState<S> {
     id: String,
     /// `None` when the solver is off or the game has more than one role.
     cfg: Option<SolverConfig>,
-    run: Option<Solving<S>>,
+    run: Option<RunFromState<S>>,
     /// How long a solver run seems to take (the last one's time, or how long an
     /// abandoned one had run): decides how far ahead the next one starts.
     estimate: Duration,
@@ -217,7 +217,7 @@ impl<S> SolverState<S> {
                     cfg.timeout.as_secs_f64(),
                     cfg.memory_mb
                 );
-                self.run = Some(Solving { run, from, state });
+                self.run = Some(RunFromState { run, from, state });
             }
             Err(e) => {
                 warn!("match {}: {e}; playing by search alone", self.id);
@@ -229,9 +229,9 @@ impl<S> SolverState<S> {
     /// The run's plan once it has ended with one. A run that ended without a
     /// plan (no plan exists, a timeout, a failure) is logged, and the solver is
     /// not started again.
-    pub fn poll(&mut self) -> Option<Found<S>> {
+    pub fn poll(&mut self) -> Option<UncheckedPlan<S>> {
         let outcome = self.run.as_ref()?.run.try_result()?;
-        let Solving { run, from, state } = self.run.take()?;
+        let RunFromState { run, from, state } = self.run.take()?;
         let took = run.elapsed();
         self.estimate = took;
         let secs = took.as_secs_f64();
@@ -257,7 +257,7 @@ impl<S> SolverState<S> {
                 return None;
             }
         };
-        Some(Found {
+        Some(UncheckedPlan {
             from,
             state,
             took,

@@ -1,6 +1,11 @@
 //! A match's worker thread once the rules are compiled: it keeps our copy of the
 //! state, searches (between messages too), follows solver plans on one-player
 //! games, and answers PLAY and STOP.
+//!
+//! This file owns what the worker shares with the server's handle on the
+//! match ([`super::session`], which starts the worker and imports from here,
+//! never the other way): the commands it answers, the fallback move it
+//! publishes, the cancel flag and the decisions' counts.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,6 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::sync::oneshot;
 use tracing::{debug, info, warn};
 
 use crate::gdl::print::term_to_string;
@@ -16,38 +22,94 @@ use crate::reasoner::{RoleIdx, StateMachine};
 use crate::search::minimax::Minimax;
 use crate::search::Mcts;
 
+use super::decisions::{Decision, Decisions};
 use super::error::{Illegal, MatchError};
+use super::helpers::Helpers;
 use super::plan::{rules_from, search_line, Plan};
-use super::r#match::{Ahead, Command, Decisions, Fallback, MatchConfig, REPLY_SLACK, SLICE};
-use super::solver::{Found, SolverState};
+use super::solver::{SolverConfig, SolverState, UncheckedPlan};
 use crate::protocol::SExpr;
 
-pub(super) struct Worker<M: StateMachine> {
-    pub id: String,
-    pub machine: Arc<M>,
-    pub role: RoleIdx,
-    pub state: M::State,
-    /// Joint moves played so far.
+/// How long the worker searches in one go before it looks at its messages.
+const SLICE: Duration = Duration::from_millis(50);
+/// Time between the worker's answer and the server's deadline.
+pub(super) const REPLY_SLACK: Duration = Duration::from_millis(60);
+
+type Reply = oneshot::Sender<Result<String, MatchError>>;
+
+/// What the server asks of the worker.
+pub(super) enum Command {
+    Play {
+        moves: Option<Vec<SExpr>>,
+        deadline: Instant,
+        reply: Reply,
+    },
+    Stop {
+        moves: Option<Vec<SExpr>>,
+        reply: Reply,
+    },
+}
+
+/// A legal move some joint moves on from the state the worker published:
+/// given the manager's joint moves since, in order, ours in the state they
+/// lead to (none when a move does not parse or the game is over on the way).
+/// What the server sends for a worker that has not caught up yet.
+pub(super) type CatchUpMove = Arc<dyn Fn(&[Vec<SExpr>]) -> Option<String> + Send + Sync>;
+
+/// The move the worker would send now, with the number of joint moves it follows.
+#[derive(Default)]
+pub(super) struct Fallback {
     pub step: usize,
-    /// UCT from the current state; its tree follows the moves played.
-    pub search: Mcts<M>,
-    pub cfg: MatchConfig,
+    pub text: Option<String>,
+    /// For a worker still busy when a later PLAY comes (its search, or a
+    /// slow engine, overran): a move for that PLAY's step, computed by the
+    /// server from the joint moves announced since `step`.
+    pub catch_up: Option<CatchUpMove>,
+}
+
+/// What the worker shares with the server: the match's cancel flag and
+/// fallback move (with its handle), the decisions (with every match).
+#[derive(Clone)]
+pub(super) struct ServerLink {
     pub cancelled: Arc<AtomicBool>,
     pub fallback: Arc<Mutex<Fallback>>,
     pub decisions: Decisions,
+}
+
+/// What the worker takes of the server's settings.
+pub(super) struct WorkerConfig {
     /// How long we may think per move.
     pub move_time: Duration,
-    pub solver: SolverState<M::State>,
-    pub plan: Option<Plan<M>>,
-    /// The step and state the helpers' solvers work from (a portfolio beside
-    /// our own run), until a plan is taken.
-    pub portfolio: Option<(usize, M::State)>,
+    /// Search between messages too.
+    pub ponder: bool,
+    /// The solver's limits, for one-player games; `None` turns it off.
+    pub solver: Option<SolverConfig>,
+    /// Processes searching (and solving) the match beside this one.
+    pub helpers: Option<Arc<dyn Helpers>>,
+}
+
+/// A match's worker: our copy of the match and what chooses our moves.
+pub(super) struct Worker<M: StateMachine> {
+    id: String,
+    machine: Arc<M>,
+    role: RoleIdx,
+    state: M::State,
+    /// Joint moves played so far.
+    step: usize,
+    /// UCT from the current state; its tree follows the moves played.
+    search: Mcts<M>,
     /// Alpha-beta, when the meta-choice found it proves the game: its moves
     /// are played, UCT's only where it has none.
-    pub minimax: Option<Minimax<M>>,
+    minimax: Option<Minimax<M>>,
     /// Search playouts when we last replied (or the match started): what the
     /// search did since is pondering, on the opponents' time.
-    pub playouts_at_reply: u64,
+    playouts_at_reply: u64,
+    cfg: WorkerConfig,
+    link: ServerLink,
+    solver: SolverState<M::State>,
+    plan: Option<Plan<M>>,
+    /// The step and state the helpers' solvers work from (a portfolio beside
+    /// our own run), until a plan is taken.
+    portfolio: Option<(usize, M::State)>,
 }
 
 /// The machine's move for a manager's move text: the exact term, or the
@@ -73,7 +135,7 @@ pub(super) fn steps_ahead<M: StateMachine + 'static>(
     machine: Arc<M>,
     state: M::State,
     role: RoleIdx,
-) -> Ahead {
+) -> CatchUpMove {
     Arc::new(move |joints: &[Vec<SExpr>]| {
         let m = &*machine;
         let mut now = state.clone();
@@ -96,6 +158,34 @@ pub(super) fn steps_ahead<M: StateMachine + 'static>(
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
+    /// The worker of match `id` at its start, `role` ours, thinking with
+    /// `search` and, when the meta-choice chose it, `minimax`.
+    pub fn new(
+        id: String,
+        machine: Arc<M>,
+        role: RoleIdx,
+        (search, minimax): (Mcts<M>, Option<Minimax<M>>),
+        cfg: WorkerConfig,
+        link: ServerLink,
+    ) -> Self {
+        let one_player = machine.num_roles() == 1;
+        Worker {
+            solver: SolverState::new(&id, cfg.solver.clone(), one_player),
+            state: search.state().clone(),
+            id,
+            machine,
+            role,
+            step: 0,
+            search,
+            minimax,
+            playouts_at_reply: 0,
+            cfg,
+            link,
+            plan: None,
+            portfolio: None,
+        }
+    }
+
     fn game(&self) -> &Game {
         self.machine.game()
     }
@@ -105,12 +195,12 @@ impl<M: StateMachine + 'static> Worker<M> {
     }
 
     fn cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
+        self.link.cancelled.load(Ordering::Relaxed)
     }
 
     /// Waits until the solver has answered or `until`, whichever is first; the
     /// search only runs in the last part of the wait (see [`Worker::search_or_wait`]).
-    pub fn await_plan(&mut self, until: Instant) {
+    pub(super) fn await_plan(&mut self, until: Instant) {
         let begun = Instant::now();
         while self.solver.running() && !self.cancelled() {
             if Instant::now() >= until {
@@ -144,7 +234,7 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     /// Answers commands until STOP, the server's end of the channel is gone, or
     /// the match is cancelled.
-    pub fn run(&mut self, rx: Receiver<Command>) {
+    pub(super) fn run(&mut self, rx: Receiver<Command>) {
         loop {
             if self.cancelled() {
                 debug!("match {}: worker ends", self.id);
@@ -243,7 +333,7 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     /// Publishes a legal move for the current state so the server has something to
     /// send should the worker be late.
-    pub fn publish_fallback(&self, best: Option<&M::Move>) {
+    pub(super) fn publish_fallback(&self, best: Option<&M::Move>) {
         let text = match best {
             Some(m) => Some(self.move_text(m)),
             None if self.machine.is_terminal(&self.state) => None,
@@ -253,11 +343,11 @@ impl<M: StateMachine + 'static> Worker<M> {
                 .first()
                 .map(|m| self.move_text(m)),
         };
-        let mut fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fb = self.link.fallback.lock().unwrap_or_else(|p| p.into_inner());
         // The state changes with the step only: its closure is made once.
-        if fb.step != self.step || fb.ahead.is_none() {
-            let ahead = steps_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
-            fb.ahead = Some(ahead);
+        if fb.step != self.step || fb.catch_up.is_none() {
+            let catch_up = steps_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
+            fb.catch_up = Some(catch_up);
         }
         fb.step = self.step;
         fb.text = text;
@@ -299,17 +389,13 @@ impl<M: StateMachine + 'static> Worker<M> {
         let playouts_before = self.search.stats().playouts;
         let (mv, by) = self.choose(&legal, think_until);
         let text = self.move_text(&mv);
-        *self
-            .decisions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(by)
-            .or_default() += 1;
+        self.link.decisions.count(by);
         let playouts = self.search.stats().playouts;
         info!(
-            "match {}: step {}: move {text} by {by}; {} playouts ({} while pondering), {:.3}s",
+            "match {}: step {}: move {text} by {}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
+            by.name(),
             playouts.saturating_sub(playouts_before),
             pondered,
             t0.elapsed().as_secs_f64()
@@ -320,7 +406,7 @@ impl<M: StateMachine + 'static> Worker<M> {
 
     /// Our move among `legal` by `think_until`, and what chose it: the plan, the
     /// only legal move, or the search.
-    fn choose(&mut self, legal: &[M::Move], think_until: Instant) -> (M::Move, &'static str) {
+    fn choose(&mut self, legal: &[M::Move], think_until: Instant) -> (M::Move, Decision) {
         let begun = Instant::now();
         loop {
             self.poll_solver();
@@ -328,18 +414,18 @@ impl<M: StateMachine + 'static> Worker<M> {
             let late = now >= think_until || self.cancelled();
             if let Some((m, committed)) = self.plan_move() {
                 if !committed {
-                    return (m, "plan");
+                    return (m, Decision::Plan);
                 }
                 // A committed line is played at the clock's end, to give the
                 // solver the time the line was committed for.
                 if late || !self.solver.running() {
-                    return (m, "committed line");
+                    return (m, Decision::CommittedLine);
                 }
                 std::thread::sleep(SLICE.min(think_until - now));
                 continue;
             }
             if legal.len() == 1 {
-                return (legal[0].clone(), "only legal move");
+                return (legal[0].clone(), Decision::OnlyLegalMove);
             }
             if let Some(ab) = &mut self.minimax {
                 if let Some(m) = ab
@@ -348,7 +434,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                     .and_then(|a| a.best)
                     .filter(|m| legal.contains(m))
                 {
-                    return (m, "alpha-beta (proven)");
+                    return (m, Decision::AlphaBetaProven);
                 }
                 // Not proven from here (a table cleared when full): the
                 // search decides from now on.
@@ -356,15 +442,15 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
             if late {
                 if let Some(m) = self.with_helpers(legal) {
-                    return (self.commit_ahead(m), "search (cluster)");
+                    return (self.commit_ahead(m), Decision::SearchWithCluster);
                 }
                 return match self
                     .search
                     .try_best_move(self.role)
                     .filter(|m| legal.contains(m))
                 {
-                    Some(m) => (self.commit_ahead(m), "search"),
-                    None => (legal[0].clone(), "first legal move (search had none)"),
+                    Some(m) => (self.commit_ahead(m), Decision::Search),
+                    None => (legal[0].clone(), Decision::FirstLegalMove),
                 };
             }
             self.search_or_wait(begun, think_until);
@@ -453,7 +539,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     }
 
     /// Starts the solver from the current state.
-    pub fn start_solver(&mut self) {
+    pub(super) fn start_solver(&mut self) {
         self.start_solver_from(self.step, self.state.clone());
     }
 
@@ -491,7 +577,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                 );
                 continue;
             };
-            let found = Found {
+            let found = UncheckedPlan {
                 from,
                 state,
                 took: Duration::from_secs_f64(hp.result.total_s.max(0.0)),
@@ -518,7 +604,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     /// Checks `found` (from `source`, our own solver when `ours`) on our
     /// engine and follows it; whether it was taken. A wrong plan from our own
     /// solver turns it off for the match.
-    fn take_plan(&mut self, found: Found<M::State>, source: &str, ours: bool) -> bool {
+    fn take_plan(&mut self, found: UncheckedPlan<M::State>, source: &str, ours: bool) -> bool {
         let (from, secs) = (found.from, found.took.as_secs_f64());
         if from < self.step {
             info!(
@@ -595,10 +681,10 @@ impl<M: StateMachine + 'static> Worker<M> {
         if line.is_empty() {
             line.push(chosen);
         }
-        let estimate = self.solver.estimate().max(self.move_time);
+        let estimate = self.solver.estimate().max(self.cfg.move_time);
         // Lead: half again the estimate, in moves; at least one.
-        let wanted = (estimate.as_secs_f64() * 1.5 / self.move_time.as_secs_f64().max(0.001)).ceil()
-            as usize;
+        let wanted = (estimate.as_secs_f64() * 1.5 / self.cfg.move_time.as_secs_f64().max(0.001))
+            .ceil() as usize;
         let Some((plan, end)) = Plan::commit(m, self.step, &self.state, &line, wanted) else {
             // The line ends the game: nothing left to plan for.
             return line[0].clone();
@@ -614,5 +700,37 @@ impl<M: StateMachine + 'static> Worker<M> {
         self.plan = Some(plan);
         self.start_solver_from(self.step + d, end);
         line.swap_remove(0)
+    }
+}
+
+/// How long the speed shown at START is measured (after "ready" is sent,
+/// out of the pondering time).
+const SPEED_TRIAL: Duration = Duration::from_millis(50);
+
+impl<M: StateMachine + 'static> Worker<M> {
+    /// Logs the engine's random playouts and states a second from the
+    /// current state: what the search can expect, visible in the log of
+    /// every match.
+    pub(super) fn log_speed(&self) {
+        use rand::SeedableRng;
+        let (id, machine, state) = (&self.id, &*self.machine, &self.state);
+        let t0 = Instant::now();
+        let deadline = t0 + SPEED_TRIAL;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let (mut playouts, mut states, mut goals) = (0u64, 0u64, Vec::new());
+        while Instant::now() < deadline {
+            let p = machine.playout(state, &mut rng, 10_000, Some(deadline), &mut goals);
+            states += p.steps as u64;
+            if p.cut {
+                break;
+            }
+            playouts += 1;
+        }
+        let secs = t0.elapsed().as_secs_f64().max(1e-9);
+        info!(
+            "match {id}: {:.0} playouts/s, {:.0} states/s ({playouts} random playouts in {secs:.3}s)",
+            playouts as f64 / secs,
+            states as f64 / secs
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use ggp_asp::arena::{self, MatchConfig, MatchEnd, MatchRecord, PlayerSpec};
+use ggp_asp::arena::{self, MatchEnd, MatchRecord, PlayerSpec, RefereeConfig};
 use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::reasoner::Engine;
@@ -75,7 +75,7 @@ impl Args {
                 println!("step {}: ({})", step + 1, joint.join(" "));
             }))
         };
-        let cfg = MatchConfig {
+        let cfg = RefereeConfig {
             start_clock: self.start,
             play_clock: self.play,
             seed: self.seed,

@@ -12,7 +12,6 @@
 //! state is the state the plan expects; when it is not (the search had to move
 //! before the plan arrived), the solver starts again from the current state.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -23,15 +22,17 @@ use tracing::{info, warn};
 
 use crate::clock::{answer_within, Margin};
 use crate::gdl::print::term_to_string;
-use crate::gdl::{self, Term};
+use crate::gdl::{self, Game, Term};
+use crate::learn::Model;
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
-use crate::search::meta;
 use crate::search::minimax::Minimax;
-use crate::search::{Enhancements, Mcts, SearchConfig};
+use crate::search::Mcts;
+use crate::strategy::{self, ModelUse, Searcher, UctSetup};
 
+use super::decisions::{Decision, Decisions};
 use super::error::MatchError;
-use super::solver::{SolverConfig, SolverState};
-use super::worker::Worker;
+use super::solver::SolverConfig;
+use super::worker::{Command, Fallback, ServerLink, Worker, WorkerConfig, REPLY_SLACK};
 use crate::protocol::{SExpr, Start};
 
 /// Settings shared by every match of a server.
@@ -59,12 +60,8 @@ pub struct MatchConfig {
     pub helpers: Option<Arc<dyn super::Helpers>>,
 }
 
-/// How long the worker searches in one go before it looks at its messages.
-pub(super) const SLICE: Duration = Duration::from_millis(50);
 /// Most search nodes per match (several matches may run at once).
 const NODE_LIMIT: usize = 1_000_000;
-/// Time between the worker's answer and the server's deadline.
-pub(super) const REPLY_SLACK: Duration = Duration::from_millis(60);
 /// The server stops waiting for the worker this long before the deadline, so the
 /// fallback reply is out by the deadline even when the timer fires late under load.
 const TIMER_SLACK: Duration = Duration::from_millis(20);
@@ -74,43 +71,6 @@ const TIMER_SLACK: Duration = Duration::from_millis(20);
 pub struct Ready {
     pub roles: usize,
     pub engine: String,
-}
-
-/// How many moves each decider ("plan", "search", "only legal move", ...) chose,
-/// over all matches of a server; how many matches were "profiled after
-/// ready" (the meta-choice's profile moved to the first play clock), and,
-/// with a model, how many were played with it and how many ignored it.
-pub type Decisions = Arc<Mutex<BTreeMap<&'static str, u64>>>;
-
-type Reply = oneshot::Sender<Result<String, MatchError>>;
-
-/// What the server asks of the worker.
-pub(super) enum Command {
-    Play {
-        moves: Option<Vec<SExpr>>,
-        deadline: Instant,
-        reply: Reply,
-    },
-    Stop {
-        moves: Option<Vec<SExpr>>,
-        reply: Reply,
-    },
-}
-
-/// A legal move some joint moves on from the state the worker published:
-/// given the manager's joint moves since, in order, ours in the state they
-/// lead to (none when a move does not parse or the game is over on the way).
-pub(super) type Ahead = Arc<dyn Fn(&[Vec<SExpr>]) -> Option<String> + Send + Sync>;
-
-/// The move the worker would send now, with the number of joint moves it follows.
-#[derive(Default)]
-pub(super) struct Fallback {
-    pub step: usize,
-    pub text: Option<String>,
-    /// For a worker still busy when a later PLAY comes (its search, or a
-    /// slow engine, overran): a move for that PLAY's step, computed by the
-    /// server from the joint moves announced since `step`.
-    pub ahead: Option<Ahead>,
 }
 
 /// The server's handle on one match. Dropping it stops the worker (which kills a
@@ -153,10 +113,12 @@ impl Match {
             role: msg.role.clone(),
             rules,
             cfg: cfg.clone(),
-            cancelled: Arc::clone(&cancelled),
-            fallback: Arc::clone(&fallback),
+            link: ServerLink {
+                cancelled: Arc::clone(&cancelled),
+                fallback: Arc::clone(&fallback),
+                decisions,
+            },
             ready_by,
-            decisions,
             play_clock: msg.play_clock,
         };
         let spawned = std::thread::Builder::new()
@@ -209,15 +171,15 @@ impl Match {
             }
             let fb = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
             let since = all.get(fb.step..).unwrap_or_default().to_vec();
-            (all.len(), fb.ahead.clone(), since)
+            (all.len(), fb.catch_up.clone(), since)
         };
-        let (step, ahead, since) = announced;
+        let (step, catch_up, since) = announced;
         // A legal move for this step, worked out beside the worker from the
         // state it published and the joint moves since: what is sent should
         // the worker still be on an earlier step when the clock runs out (a
         // starved thread, or a search that overran). On a thread of its
         // own: the server never waits on the engine.
-        let ahead = match ahead {
+        let catch_up = match catch_up {
             Some(a) if !since.is_empty() => Some(tokio::task::spawn_blocking(move || a(&since))),
             _ => None,
         };
@@ -232,7 +194,7 @@ impl Match {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(self.no_answer()),
             Err(_) => {
-                if let Some(task) = ahead {
+                if let Some(task) = catch_up {
                     if let Ok(Ok(Some(t))) = tokio::time::timeout_at(deadline.into(), task).await {
                         let behind = self.fallback.lock().unwrap_or_else(|p| p.into_inner()).step;
                         if behind != step {
@@ -313,10 +275,8 @@ struct Setup {
     role: String,
     rules: String,
     cfg: MatchConfig,
-    cancelled: Arc<AtomicBool>,
-    fallback: Arc<Mutex<Fallback>>,
+    link: ServerLink,
     ready_by: Instant,
-    decisions: Decisions,
     play_clock: Duration,
 }
 
@@ -390,85 +350,22 @@ impl MachineVisitor for WorkerStart {
     type Output = ();
     fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
         let state = machine.initial_state();
-        let cfg = self.setup.cfg.clone();
-        let one_player = machine.num_roles() == 1;
-        let model = cfg
-            .model
-            .as_ref()
-            .filter(|m| match m.check_game(machine.game()) {
-                Ok(()) => true,
-                Err(e) => {
-                    info!("match {}: model ignored: {e}", self.setup.id);
-                    false
-                }
-            });
-        if cfg.model.is_some() {
-            let what = if model.is_some() {
-                "matches played with the model"
-            } else {
-                "matches the model was ignored in (other rules)"
-            };
-            *self
-                .setup
-                .decisions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(what)
-                .or_default() += 1;
-        }
-        let (enhancements, minimax) = if cfg.meta && !one_player && model.is_none() {
-            self.choose(&machine, &state)
-        } else {
-            (Enhancements::default(), None)
-        };
-        let mut search_cfg = SearchConfig {
-            threads: cfg.threads.max(1),
-            seed: cfg.seed,
-            node_limit: NODE_LIMIT,
-            enhancements,
-            ..SearchConfig::default()
-        };
-        if let Some(m) = model {
-            info!(
-                "match {}: playing nn-uct with the model ({} hidden units, exploration {:.3})",
-                self.setup.id,
-                m.network.hidden.len(),
-                m.exploration
-            );
-            search_cfg.exploration = m.exploration;
-            search_cfg.max_playout_steps = 0;
-        }
-        // Helpers search without the model: their statistics would not add
-        // up with ours.
-        if let (Some(h), None) = (&cfg.helpers, model) {
-            h.search(&self.setup.id, &enhancements, search_cfg.threads, cfg.seed);
-        }
-        let mut search = Mcts::new(Arc::clone(&machine), state.clone(), search_cfg);
-        if let Some(m) = model {
-            search = search.with_evaluator(Arc::new(crate::learn::NetEvaluator::new(
-                Arc::clone(m),
-                &*machine,
-            )));
-        }
+        let searchers = self.searchers(&machine, &state);
         let setup = &self.setup;
-        let mut w = Worker {
-            id: setup.id.clone(),
-            machine,
-            role: self.role,
-            state,
-            step: 0,
-            search,
-            cfg: setup.cfg.clone(),
-            cancelled: Arc::clone(&setup.cancelled),
-            fallback: Arc::clone(&setup.fallback),
-            decisions: Arc::clone(&setup.decisions),
+        let cfg = WorkerConfig {
             move_time: answer_within(setup.play_clock, Margin::Network(setup.cfg.margin)),
-            solver: SolverState::new(&setup.id, setup.cfg.solver.clone(), one_player),
-            plan: None,
-            portfolio: None,
-            playouts_at_reply: 0,
-            minimax,
+            ponder: setup.cfg.ponder,
+            solver: setup.cfg.solver.clone(),
+            helpers: setup.cfg.helpers.clone(),
         };
+        let mut w = Worker::new(
+            setup.id.clone(),
+            machine,
+            self.role,
+            searchers,
+            cfg,
+            setup.link.clone(),
+        );
         w.publish_fallback(None);
         w.start_solver();
         w.await_plan(
@@ -480,7 +377,7 @@ impl MachineVisitor for WorkerStart {
         if let Some((tx, r)) = self.ready.take() {
             let _ = tx.send(Ok(r));
         }
-        log_speed(&w.id, &*w.machine, &w.state);
+        w.log_speed();
         w.run(self.rx);
     }
 }
@@ -490,89 +387,115 @@ impl MachineVisitor for WorkerStart {
 const MIN_PROFILE: Duration = Duration::from_millis(150);
 
 impl WorkerStart {
-    /// Meta-choice: profiles the game in at most a quarter of the time left
-    /// before "ready" (2 s at most) and says what it chose and why. The
-    /// alpha-beta searcher comes back when it proved the game. When that
-    /// quarter is below [`MIN_PROFILE`], "ready" is sent at once and the
-    /// profile takes a quarter of the first play clock instead (the first
-    /// PLAY waits in the queue; its deadline is kept).
+    /// The match's searchers, from the strategy builder: UCT with the model
+    /// on the rules it was trained on; else, on games of two and more
+    /// players with the meta-choice on, what it chose (alpha-beta beside
+    /// plain UCT when it proved the game); else plain UCT. The helpers
+    /// search as we do, without the model: their statistics would not add
+    /// up with ours.
+    fn searchers<M: StateMachine + 'static>(
+        &mut self,
+        machine: &Arc<M>,
+        state: &M::State,
+    ) -> (Mcts<M>, Option<Minimax<M>>) {
+        let cfg = self.setup.cfg.clone();
+        let one_player = machine.num_roles() == 1;
+        let model = self.model_for(machine.game());
+        let mut uct = UctSetup::new(cfg.threads, cfg.seed).with_node_limit(NODE_LIMIT);
+        let mut minimax = None;
+        if let Some(m) = &model {
+            uct = uct.with_model(Arc::clone(m), ModelUse::Leaves);
+            info!(
+                "match {}: playing {} with the model ({} hidden units, exploration {:.3})",
+                self.setup.id,
+                uct.name(),
+                m.network.hidden.len(),
+                m.exploration
+            );
+        } else if cfg.meta && !one_player {
+            (uct, minimax) = self.choose(machine, state, uct);
+        }
+        if let (Some(h), None) = (&cfg.helpers, &model) {
+            h.search(
+                &self.setup.id,
+                &uct.cfg.enhancements,
+                uct.cfg.threads,
+                cfg.seed,
+            );
+        }
+        (uct.search(Arc::clone(machine), state.clone()), minimax)
+    }
+
+    /// The model, when there is one and it was trained on `game`'s rules;
+    /// counted either way.
+    fn model_for(&self, game: &Game) -> Option<Arc<Model>> {
+        let model = self.setup.cfg.model.as_ref()?;
+        let decisions = &self.setup.link.decisions;
+        match model.check_game(game) {
+            Ok(()) => {
+                decisions.count(Decision::PlayedWithModel);
+                Some(Arc::clone(model))
+            }
+            Err(e) => {
+                info!("match {}: model ignored: {e}", self.setup.id);
+                decisions.count(Decision::ModelIgnored);
+                None
+            }
+        }
+    }
+
+    /// Meta-choice ([`strategy::meta_choice`]): profiles the game in at
+    /// most a quarter of the time left before "ready" (2 s at most) and says
+    /// what it chose and why; UCT as `uct` with the enhancements chosen, and
+    /// the alpha-beta searcher when it proved the game. When that quarter is
+    /// below [`MIN_PROFILE`], "ready" is sent at once and the profile takes
+    /// a quarter of the first play clock instead (the first PLAY waits in
+    /// the queue; its deadline is kept).
     fn choose<M: StateMachine + 'static>(
         &mut self,
         machine: &Arc<M>,
         state: &M::State,
-    ) -> (Enhancements, Option<Minimax<M>>) {
+        uct: UctSetup,
+    ) -> (UctSetup, Option<Minimax<M>>) {
         let left = self
             .setup
             .ready_by
             .saturating_duration_since(Instant::now());
-        let mut budget = (left / 4).min(Duration::from_secs(2));
+        let mut budget = strategy::profile_budget(left);
         if budget < MIN_PROFILE {
             if let Some((tx, r)) = self.ready.take() {
                 let _ = tx.send(Ok(r));
             }
-            budget = (self.setup.play_clock / 4)
-                .min(Duration::from_secs(2))
-                .max(budget);
+            budget = strategy::profile_budget(self.setup.play_clock).max(budget);
             info!(
                 "match {}: the start clock leaves {:.3} s after the compile: ready now, the profile takes {:.3} s of the first play clock",
                 self.setup.id,
                 left.as_secs_f64(),
                 budget.as_secs_f64()
             );
-            *self
-                .setup
+            self.setup
+                .link
                 .decisions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry("profiled after ready")
-                .or_default() += 1;
+                .count(Decision::ProfiledAfterReady);
         }
-        let (profile, ab) = meta::profile_keeping(machine, state, self.role, budget);
-        let (choice, why) = meta::choose(&profile);
-        match choice {
-            meta::Choice::AlphaBeta => {
-                info!("match {}: playing alpha-beta: {why}", self.setup.id);
-                (Enhancements::default(), ab)
+        let chosen = strategy::meta_choice(machine, state, self.role, budget, uct.clone());
+        match chosen.searcher {
+            Searcher::AlphaBeta(ab) => {
+                info!(
+                    "match {}: playing alpha-beta: {}",
+                    self.setup.id, chosen.why
+                );
+                (uct, Some(ab))
             }
-            meta::Choice::Uct(e) => {
-                let name = if e.is_plain() {
-                    "uct".to_string()
-                } else {
-                    format!("uct+{e}")
-                };
-                info!("match {}: playing {name}: {why}", self.setup.id);
-                (e, None)
+            Searcher::Uct(u) => {
+                info!(
+                    "match {}: playing {}: {}",
+                    self.setup.id, chosen.name, chosen.why
+                );
+                (u, None)
             }
         }
     }
-}
-
-/// How long the speed shown at START is measured (after "ready" is sent,
-/// out of the pondering time).
-const SPEED_TRIAL: Duration = Duration::from_millis(50);
-
-/// Logs the engine's random playouts and states a second from `state`: what
-/// the search can expect, visible in the log of every match.
-fn log_speed<M: StateMachine>(id: &str, machine: &M, state: &M::State) {
-    use rand::SeedableRng;
-    let t0 = Instant::now();
-    let deadline = t0 + SPEED_TRIAL;
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-    let (mut playouts, mut states, mut goals) = (0u64, 0u64, Vec::new());
-    while Instant::now() < deadline {
-        let p = machine.playout(state, &mut rng, 10_000, Some(deadline), &mut goals);
-        states += p.steps as u64;
-        if p.cut {
-            break;
-        }
-        playouts += 1;
-    }
-    let secs = t0.elapsed().as_secs_f64().max(1e-9);
-    info!(
-        "match {id}: {:.0} playouts/s, {:.0} states/s ({playouts} random playouts in {secs:.3}s)",
-        playouts as f64 / secs,
-        states as f64 / secs
-    );
 }
 
 #[cfg(test)]
@@ -597,7 +520,7 @@ mod tests {
         let fallback = Fallback {
             step: 0,
             text: Some("(mark 1 1)".into()),
-            ahead: Some(super::super::worker::steps_ahead(
+            catch_up: Some(super::super::worker::steps_ahead(
                 Arc::clone(&m),
                 init.clone(),
                 role,
