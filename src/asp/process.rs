@@ -10,7 +10,7 @@
 //!
 //! The parent writes the [`Job`] as one JSON line on the child's stdin, then the
 //! shared lower bound ([`ClingoWorker::refuted`]) whenever another worker raises it, one
-//! number a line; the child writes [`Wire`] lines on its stdout: the worker's
+//! number a line; the child writes [`WorkerLine`] lines on its stdout: the worker's
 //! events, and its own refutations. A child whose stdin closes (the solve is over,
 //! or its parent died) ends at once; the parent kills it when the solve stops.
 //! Its progress lines go to its stderr, which the parent relays line by line
@@ -33,7 +33,7 @@ use crate::child::{Failure, Line, Running, Spec, Stderr};
 
 /// A line from a worker process.
 #[derive(Serialize, Deserialize)]
-pub enum Wire {
+pub enum WorkerLine {
     Event(Event),
     /// The largest number of moves the worker has proven to hold no winning
     /// plan.
@@ -143,16 +143,16 @@ impl Relay {
                 return ControlFlow::Break(());
             }
         };
-        match serde_json::from_str::<Wire>(text) {
-            Ok(Wire::Refuted(h)) => {
+        match serde_json::from_str::<WorkerLine>(text) {
+            Ok(WorkerLine::Refuted(h)) => {
                 self.refuted.fetch_max(h, Ordering::Relaxed);
                 ControlFlow::Continue(())
             }
-            Ok(Wire::Event(e @ (Event::Done(..) | Event::Failed(..)))) => {
+            Ok(WorkerLine::Event(e @ (Event::Done(..) | Event::Failed(..)))) => {
                 self.last = Some(e);
                 ControlFlow::Break(())
             }
-            Ok(Wire::Event(e)) => {
+            Ok(WorkerLine::Event(e)) => {
                 if let Event::Horizon(_, _, t) | Event::Candidate(_, _, t) = &e {
                     self.last_times = *t;
                 }
@@ -225,12 +225,12 @@ pub fn serve() -> ! {
         let now = refuted.load(Ordering::Relaxed);
         if now > sent {
             sent = now;
-            write_line(&mut out, &Wire::Refuted(now));
+            write_line(&mut out, &WorkerLine::Refuted(now));
         }
         match event {
             Ok(e) => {
                 let last = matches!(e, Event::Done(..) | Event::Failed(..));
-                write_line(&mut out, &Wire::Event(e));
+                write_line(&mut out, &WorkerLine::Event(e));
                 if last {
                     end(0);
                 }
@@ -241,7 +241,7 @@ pub fn serve() -> ! {
     }
 }
 
-fn write_line(out: &mut impl Write, wire: &Wire) {
+fn write_line(out: &mut impl Write, wire: &WorkerLine) {
     let ok = serde_json::to_string(wire)
         .map_err(std::io::Error::other)
         .and_then(|l| writeln!(out, "{l}"))
