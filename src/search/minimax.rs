@@ -441,6 +441,7 @@ impl Bound {
 }
 
 /// Every role's legal moves in `state`; `None` when a role has none.
+#[inline]
 fn all_legal<M: StateMachine>(m: &M, state: &M::State) -> Option<Vec<Vec<M::Move>>> {
     let roles = m.num_roles();
     let mut legal: Vec<Vec<M::Move>> = Vec::with_capacity(roles);
