@@ -1,5 +1,7 @@
 //! Evaluation: the mutable tables behind the prover's lock, loading a state
 //! and a joint move into them, and running components and rules (the joins).
+//! A literal over a relation the goal-directed strategy tables joins with the
+//! answers of the call it makes (calls.rs).
 
 use super::compile::{Access, CRule, Comp, Lit, Program};
 use super::table::{Table, INDEX_MIN_ROWS};
