@@ -27,7 +27,7 @@ use ggp_asp::gdl::{self, print::term_to_string, Game};
 use ggp_asp::reasoner::ground::Limits;
 use ggp_asp::reasoner::propnet::{CompileLimits, PropnetError};
 use ggp_asp::reasoner::prover::Strategy;
-use ggp_asp::reasoner::{AnyMachine, Engine, Propnet, Prover, StateMachine};
+use ggp_asp::reasoner::{AnyMachine, Engine, PlayoutLimits, Propnet, Prover, StateMachine};
 
 use common::lockstep::{compare, texts};
 use common::{manifest_problems, CORPUS};
@@ -361,8 +361,8 @@ fn fast_playout_agrees_with_the_state_machine_methods() {
             let mut goals = Vec::new();
             let mut record = Vec::new();
             let init = net.initial_state();
-            let fast =
-                net.playout_recorded(&init, &mut rng, 200, None, &mut goals, Some(&mut record));
+            let limits = PlayoutLimits::steps(200);
+            let fast = net.playout_recorded(&init, &mut rng, limits, &mut goals, Some(&mut record));
             assert_eq!(record.len(), fast.steps * roles, "{name} seed {seed}");
             let mut s = init;
             for (step, joint) in record.chunks(roles).enumerate() {
@@ -416,8 +416,7 @@ fn steered_playouts_agree_with_the_prover() {
         let p = m.playout_steered(
             &m.initial_state(),
             &mut rng,
-            200,
-            None,
+            PlayoutLimits::steps(200),
             &mut goals,
             &mut record,
             &mut pick,
@@ -458,7 +457,8 @@ fn threads_share_one_network() {
         let mut goals = Vec::new();
         (0..200)
             .map(|_| {
-                let p = net.playout(&net.initial_state(), &mut rng, 100, None, &mut goals);
+                let limits = PlayoutLimits::steps(100);
+                let p = net.playout(&net.initial_state(), &mut rng, limits, &mut goals);
                 (p.steps, goals.clone())
             })
             .collect::<Vec<_>>()

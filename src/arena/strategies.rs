@@ -272,13 +272,16 @@ impl<M: StateMachine + 'static> McPlayer<M> {
                     seen.clear();
                     self.remembered_playout(next, role, deadline, &mut seen)
                 } else {
+                    let limits = crate::reasoner::PlayoutLimits {
+                        max_steps: self.max_playout_steps,
+                        deadline,
+                    };
                     playout(
                         m,
                         next,
                         &RandomPlayout,
                         &mut self.rng,
-                        self.max_playout_steps,
-                        deadline,
+                        limits,
                         None,
                         &mut buf,
                     )

@@ -159,7 +159,8 @@ pub fn timed_playouts<M: StateMachine>(
                     let (mut n, mut steps) = (0u64, 0u64);
                     // At least one playout, so a slow engine still gives a figure.
                     loop {
-                        let p = m.playout(&init, &mut rng, max_steps, None, &mut goals);
+                        let limits = crate::reasoner::PlayoutLimits::steps(max_steps);
+                        let p = m.playout(&init, &mut rng, limits, &mut goals);
                         n += 1;
                         steps += p.steps as u64;
                         if start.elapsed() >= budget {

@@ -119,19 +119,11 @@ impl MachineVisitor for BenchVisitor {
         while t0.elapsed() < budget {
             let s = m.initial_state();
             let deadline = Some(t0 + budget);
-            let max = cfg.max_playout_steps;
-            if playout(
-                &*m,
-                s,
-                &RandomPlayout,
-                &mut rng,
-                max,
+            let limits = crate::reasoner::PlayoutLimits {
+                max_steps: cfg.max_playout_steps,
                 deadline,
-                None,
-                &mut buf,
-            )
-            .is_some()
-            {
+            };
+            if playout(&*m, s, &RandomPlayout, &mut rng, limits, None, &mut buf).is_some() {
                 n += 1;
             }
         }

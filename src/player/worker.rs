@@ -719,7 +719,11 @@ impl<M: StateMachine + 'static> Worker<M> {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         let (mut playouts, mut states, mut goals) = (0u64, 0u64, Vec::new());
         while Instant::now() < deadline {
-            let p = machine.playout(state, &mut rng, 10_000, Some(deadline), &mut goals);
+            let limits = crate::reasoner::PlayoutLimits {
+                max_steps: 10_000,
+                deadline: Some(deadline),
+            };
+            let p = machine.playout(state, &mut rng, limits, &mut goals);
             states += p.steps as u64;
             if p.cut {
                 break;

@@ -42,6 +42,24 @@ pub struct Playout {
     pub cut: bool,
 }
 
+/// Where a playout stops short of a terminal state: after `max_steps` joint
+/// moves, or at `deadline` (see [`StateMachine::playout`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PlayoutLimits {
+    pub max_steps: usize,
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl PlayoutLimits {
+    /// At most `max_steps` joint moves, with no deadline.
+    pub fn steps(max_steps: usize) -> PlayoutLimits {
+        PlayoutLimits {
+            max_steps,
+            deadline: None,
+        }
+    }
+}
+
 /// Checks a deadline before each step of a loop without reading the clock at
 /// every step: the steps between two reads double while reads come less than
 /// 50 µs apart (a fast engine, for which reading the clock every step would
@@ -164,7 +182,7 @@ pub trait StateMachine: Send + Sync {
     fn parse_move(&self, term: &Term) -> Option<Self::Move>;
 
     /// Plays uniformly random joint moves from `state` until a terminal state, a
-    /// role without a legal move, `max_steps` joint moves, or `deadline` (checked
+    /// role without a legal move, or one of `limits` (the deadline is checked
     /// before every step through a [`Pacer`]: one step late at most, and about
     /// half a millisecond; the playout is then `cut`);
     /// `goals` gets each role's goal in the last state. Engines override it with
@@ -173,11 +191,10 @@ pub trait StateMachine: Send + Sync {
         &self,
         state: &Self::State,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<std::time::Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        random_playout(self, state, rng, max_steps, deadline, goals, None, None)
+        random_playout(self, state, rng, limits, goals, Steering::default())
     }
 
     /// [`StateMachine::playout`] that also appends every joint move played to
@@ -187,21 +204,15 @@ pub trait StateMachine: Send + Sync {
         &self,
         state: &Self::State,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<std::time::Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
         record: &mut Vec<Self::Move>,
     ) -> Playout {
-        random_playout(
-            self,
-            state,
-            rng,
-            max_steps,
-            deadline,
-            goals,
-            Some(record),
-            None,
-        )
+        let steer = Steering {
+            record: Some(record),
+            choose: None,
+        };
+        random_playout(self, state, rng, limits, goals, steer)
     }
 
     /// [`StateMachine::playout_recorded`] with each role's move chosen by
@@ -209,27 +220,20 @@ pub trait StateMachine: Send + Sync {
     /// instead of uniformly at random: a policy learned during the search
     /// (MAST) played on the engine's own loop, where stepping through the
     /// trait would reload the state at every call.
-    #[allow(clippy::too_many_arguments)]
     fn playout_steered<R: rand::Rng>(
         &self,
         state: &Self::State,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<std::time::Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
         record: &mut Vec<Self::Move>,
         choose: &mut Chooser<'_, Self::Move, R>,
     ) -> Playout {
-        random_playout(
-            self,
-            state,
-            rng,
-            max_steps,
-            deadline,
-            goals,
-            Some(record),
-            Some(choose),
-        )
+        let steer = Steering {
+            record: Some(record),
+            choose: Some(choose),
+        };
+        random_playout(self, state, rng, limits, goals, steer)
     }
 
     /// Convenience: the legal moves as a new vector.
@@ -244,30 +248,47 @@ pub trait StateMachine: Send + Sync {
 /// (never empty). See [`StateMachine::playout_steered`].
 pub type Chooser<'a, Mv, R> = dyn FnMut(RoleIdx, &[Mv], &mut R) -> usize + 'a;
 
+/// What a playout does beside drawing uniformly random moves: append each
+/// joint move played to `record`, and draw each role's move with `choose`.
+pub(crate) struct Steering<'a, 'c, Mv, R> {
+    pub record: Option<&'a mut Vec<Mv>>,
+    pub choose: Option<&'a mut Chooser<'c, Mv, R>>,
+}
+
+impl<Mv, R> Default for Steering<'_, '_, Mv, R> {
+    fn default() -> Self {
+        Steering {
+            record: None,
+            choose: None,
+        }
+    }
+}
+
 /// The generic loop of [`StateMachine::playout`],
 /// [`StateMachine::playout_recorded`] and [`StateMachine::playout_steered`].
-#[allow(clippy::too_many_arguments)]
 fn random_playout<M: StateMachine + ?Sized, R: rand::Rng>(
     m: &M,
     state: &M::State,
     rng: &mut R,
-    max_steps: usize,
-    deadline: Option<std::time::Instant>,
+    limits: PlayoutLimits,
     goals: &mut Vec<Option<u8>>,
-    mut record: Option<&mut Vec<M::Move>>,
-    mut choose: Option<&mut Chooser<'_, M::Move, R>>,
+    steer: Steering<'_, '_, M::Move, R>,
 ) -> Playout {
+    let Steering {
+        mut record,
+        mut choose,
+    } = steer;
     let mut state = state.clone();
     let mut steps = 0;
     let mut buf = Vec::new();
     let mut joint = Vec::new();
     let mut cut = false;
-    let mut pacer = Pacer::new(deadline);
+    let mut pacer = Pacer::new(limits.deadline);
     let terminal = loop {
         if m.is_terminal(&state) {
             break true;
         }
-        if steps >= max_steps {
+        if steps >= limits.max_steps {
             break false;
         }
         if pacer.passed() {

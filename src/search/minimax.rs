@@ -255,8 +255,8 @@ impl<M: StateMachine> Minimax<M> {
         &mut self,
         state: &M::State,
         depth: u32,
-        mut alpha: f64,
-        mut beta: f64,
+        alpha: f64,
+        beta: f64,
     ) -> Option<(f64, bool)> {
         if !self.tick() {
             return None;
@@ -266,68 +266,33 @@ impl<M: StateMachine> Minimax<M> {
         if m.is_terminal(state) {
             return Some((self.goal(state, self.me), true));
         }
-        let mut first = 0usize;
-        if let Some(e) = self.tt.get(state) {
-            first = e.best as usize;
-            if e.depth >= depth {
-                let v = e.values[0];
-                let complete = e.depth == u32::MAX;
-                match e.bound {
-                    Bound::Exact => return Some((v, complete)),
-                    Bound::Lower if v >= beta => return Some((v, complete)),
-                    Bound::Upper if v <= alpha => return Some((v, complete)),
-                    Bound::Lower => alpha = alpha.max(v),
-                    Bound::Upper => beta = beta.min(v),
-                }
-            }
-        }
+        let (first, mut alpha, beta) = match self.probe(state, depth, alpha, beta) {
+            Probe::Known(v, complete) => return Some((v, complete)),
+            Probe::Search { first, alpha, beta } => (first, alpha, beta),
+        };
         if depth == 0 {
             return Some((self.heuristic(state, self.me), false));
         }
-        let roles = m.num_roles();
-        let mut legal: Vec<Vec<M::Move>> = Vec::with_capacity(roles);
-        for r in 0..roles {
-            let l = m.legal(state, r);
-            if l.is_empty() {
-                // A role without a move: the game cannot go on; score it as
-                // it stands.
-                return Some((self.goal(state, self.me), true));
-            }
-            legal.push(l);
-        }
+        let Some(legal) = all_legal(m, state) else {
+            // A role without a move: the game cannot go on; score it as it
+            // stands.
+            return Some((self.goal(state, self.me), true));
+        };
         let ours = legal[self.me].len();
-        let others: usize = (0..roles)
+        let others: usize = (0..legal.len())
             .filter(|&r| r != self.me)
             .map(|r| legal[r].len())
             .product();
-        let order = (0..ours).map(|k| {
-            if k == 0 {
-                first.min(ours - 1)
-            } else if k <= first.min(ours - 1) {
-                k - 1
-            } else {
-                k
-            }
-        });
         let alpha0 = alpha;
         let mut best = f64::NEG_INFINITY;
         let mut best_i = 0;
         let mut complete = true;
-        let mut joint: Vec<M::Move> = Vec::with_capacity(roles);
-        for a in order {
+        let mut joint: Vec<M::Move> = Vec::with_capacity(legal.len());
+        for a in move_order(first, ours) {
             // The others' reply that is worst for us.
             let mut v = f64::INFINITY;
             for b in 0..others {
-                joint.clear();
-                let mut rest = b;
-                for (r, l) in legal.iter().enumerate() {
-                    if r == self.me {
-                        joint.push(l[a].clone());
-                    } else {
-                        joint.push(l[rest % l.len()].clone());
-                        rest /= l.len();
-                    }
-                }
+                self.reply_joint(&legal, a, b, &mut joint);
                 let next = m.next_state(state, &joint);
                 let (x, c) = self.alphabeta(&next, depth - 1, alpha, v.min(beta))?;
                 complete &= c;
@@ -345,23 +310,55 @@ impl<M: StateMachine> Minimax<M> {
                 break;
             }
         }
-        let bound = if best <= alpha0 {
-            Bound::Upper
-        } else if best >= beta {
-            Bound::Lower
-        } else {
-            Bound::Exact
-        };
         self.tt.insert(
             state.clone(),
             Entry {
                 depth: if complete { u32::MAX } else { depth },
                 values: vec![best],
-                bound,
+                bound: Bound::of(best, alpha0, beta),
                 best: best_i as u32,
             },
         );
         Some((best, complete))
+    }
+
+    /// What the table knows of `state` for an alpha-beta search `depth`
+    /// deep in `(alpha, beta)`: its value, or the window narrowed by its
+    /// bound and the move to try first.
+    #[inline]
+    fn probe(&self, state: &M::State, depth: u32, mut alpha: f64, mut beta: f64) -> Probe {
+        let mut first = 0usize;
+        if let Some(e) = self.tt.get(state) {
+            first = e.best as usize;
+            if e.depth >= depth {
+                let v = e.values[0];
+                let complete = e.depth == u32::MAX;
+                match e.bound {
+                    Bound::Exact => return Probe::Known(v, complete),
+                    Bound::Lower if v >= beta => return Probe::Known(v, complete),
+                    Bound::Upper if v <= alpha => return Probe::Known(v, complete),
+                    Bound::Lower => alpha = alpha.max(v),
+                    Bound::Upper => beta = beta.min(v),
+                }
+            }
+        }
+        Probe::Search { first, alpha, beta }
+    }
+
+    /// Into `joint`: our move `a` and the others' reply `b` (mixed radix
+    /// over their legal lists, the first other role least significant).
+    #[inline]
+    fn reply_joint(&self, legal: &[Vec<M::Move>], a: usize, b: usize, joint: &mut Vec<M::Move>) {
+        joint.clear();
+        let mut rest = b;
+        for (r, l) in legal.iter().enumerate() {
+            if r == self.me {
+                joint.push(l[a].clone());
+            } else {
+                joint.push(l[rest % l.len()].clone());
+                rest /= l.len();
+            }
+        }
     }
 
     /// max^n: every role's value, and whether it is complete.
@@ -386,14 +383,9 @@ impl<M: StateMachine> Minimax<M> {
                 false,
             ));
         }
-        let mut legal: Vec<Vec<M::Move>> = Vec::with_capacity(roles);
-        for r in 0..roles {
-            let l = m.legal(state, r);
-            if l.is_empty() {
-                return Some(((0..roles).map(|r| self.goal(state, r)).collect(), true));
-            }
-            legal.push(l);
-        }
+        let Some(legal) = all_legal(m, state) else {
+            return Some(((0..roles).map(|r| self.goal(state, r)).collect(), true));
+        };
         // Every joint move's values, then the roles choose in order.
         let total: usize = legal.iter().map(Vec::len).product();
         let mut values: Vec<Vec<f64>> = Vec::with_capacity(total);
@@ -425,6 +417,57 @@ impl<M: StateMachine> Minimax<M> {
         );
         Some((v, complete))
     }
+}
+
+/// What the table says of a state before alpha-beta searches it.
+enum Probe {
+    /// Its value (and whether it is complete): no search needed.
+    Known(f64, bool),
+    /// The window to search it in, and the move to try first.
+    Search { first: usize, alpha: f64, beta: f64 },
+}
+
+impl Bound {
+    /// What `best`, found searching in `(alpha, beta)`, says of the value.
+    fn of(best: f64, alpha: f64, beta: f64) -> Bound {
+        if best <= alpha {
+            Bound::Upper
+        } else if best >= beta {
+            Bound::Lower
+        } else {
+            Bound::Exact
+        }
+    }
+}
+
+/// Every role's legal moves in `state`; `None` when a role has none.
+#[inline]
+fn all_legal<M: StateMachine>(m: &M, state: &M::State) -> Option<Vec<Vec<M::Move>>> {
+    let roles = m.num_roles();
+    let mut legal: Vec<Vec<M::Move>> = Vec::with_capacity(roles);
+    for r in 0..roles {
+        let l = m.legal(state, r);
+        if l.is_empty() {
+            return None;
+        }
+        legal.push(l);
+    }
+    Some(legal)
+}
+
+/// The order `ours` moves are tried in: `first` (the previous iteration's
+/// best) first, then the others in order.
+fn move_order(first: usize, ours: usize) -> impl Iterator<Item = usize> {
+    let first = first.min(ours - 1);
+    (0..ours).map(move |k| {
+        if k == 0 {
+            first
+        } else if k <= first {
+            k - 1
+        } else {
+            k
+        }
+    })
 }
 
 /// max^n's choice at a node: role `r` picks, knowing the choices that fixed

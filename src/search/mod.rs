@@ -23,6 +23,7 @@
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
 
 mod append;
+mod descent;
 pub mod enhance;
 pub mod gifl;
 pub mod meta;

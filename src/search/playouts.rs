@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 
+use super::descent::Descent;
 use super::enhance::{DecisivePolicy, Enhancements, MastPolicy, MastTable};
 use super::policy::{playout, Evaluator, PlayoutPolicy, TreePolicy};
-use super::tree::Descent;
-use crate::reasoner::StateMachine;
+use crate::reasoner::{PlayoutLimits, StateMachine};
 
 /// The engine-independent parts a search needs.
 pub(crate) struct Policies<'a, M: StateMachine> {
@@ -29,6 +29,17 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub exploration: f64,
 }
 
+/// What one playout runs with beside the policies: the searching thread's
+/// random numbers and scratch, the iteration's deadline, and MAST's table
+/// (kept only by a tree searched by one thread).
+pub(crate) struct PlayoutRun<'a, M: StateMachine> {
+    pub rng: &'a mut SmallRng,
+    pub deadline: Option<Instant>,
+    pub buf: &'a mut Vec<M::Move>,
+    pub goals: &'a mut Vec<Option<u8>>,
+    pub mast: Option<&'a MastTable<M>>,
+}
+
 /// How a value of the state where a playout starts enters the search.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LeafUse {
@@ -44,48 +55,50 @@ pub enum LeafUse {
 }
 
 impl<M: StateMachine> Policies<'_, M> {
+    /// The limits of a playout that must end by `deadline`.
+    #[inline]
+    fn limits(&self, deadline: Option<Instant>) -> PlayoutLimits {
+        PlayoutLimits {
+            max_steps: self.max_playout_steps,
+            deadline,
+        }
+    }
+
     /// Plays out from `from` with the engine's own loop when it has one and the
     /// policies allow (multi-player games: one-player games record the line);
     /// `None` when the generic loop must run. Values as the goal evaluator gives
     /// them, a role with zero or several goal values scoring 0. `Some(None)`
-    /// when `deadline` cut the playout short (nothing to record), else
+    /// when the deadline cut the playout short (nothing to record), else
     /// `Some(Some(terminal))`.
     pub fn fast_playout(
         &self,
         machine: &M,
         from: &M::State,
-        rng: &mut SmallRng,
-        deadline: Option<Instant>,
-        goals: &mut Vec<Option<u8>>,
+        run: &mut PlayoutRun<M>,
         values: &mut Vec<f64>,
     ) -> Option<Option<bool>> {
         if !(M::FAST_PLAYOUT && self.plain) || machine.num_roles() == 1 {
             return None;
         }
-        let p = machine.playout(from, rng, self.max_playout_steps, deadline, goals);
+        let limits = self.limits(run.deadline);
+        let p = machine.playout(from, run.rng, limits, run.goals);
         if p.cut {
             return Some(None);
         }
-        values.clear();
-        values.extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
+        goal_values(run.goals, values);
         Some(Some(p.terminal))
     }
 
     /// The playout of descent `d` from `from`: values and `terminal` set, and
     /// for RAVE and MAST the joint moves played recorded in `d.tail`. MAST
-    /// playouts (given `mast`) pick moves from the table; both run on the
-    /// engine's own loop when it has one. False when `deadline` cut it short.
-    #[allow(clippy::too_many_arguments)]
+    /// playouts (given `run.mast`) pick moves from the table; both run on the
+    /// engine's own loop when it has one. False when the deadline cut it short.
     pub fn play_out(
         &self,
         machine: &M,
         from: M::State,
         d: &mut Descent<M>,
-        rng: &mut SmallRng,
-        deadline: Option<Instant>,
-        buf: &mut Vec<M::Move>,
-        goals: &mut Vec<Option<u8>>,
-        mast: Option<&MastTable<M>>,
+        run: &mut PlayoutRun<M>,
     ) -> bool {
         let w = match self.leaf {
             Some((leaf, LeafUse::Prior(visits))) => {
@@ -100,11 +113,11 @@ impl<M: StateMachine> Policies<'_, M> {
             None => None,
         };
         let Some((leaf, w)) = w else {
-            return self.play_out_only(machine, from, d, rng, deadline, buf, goals, mast);
+            return self.play_out_only(machine, from, d, run);
         };
         let mut prior = Vec::new();
         leaf.evaluate(machine, &from, false, &mut prior);
-        if !self.play_out_only(machine, from, d, rng, deadline, buf, goals, mast) {
+        if !self.play_out_only(machine, from, d, run) {
             return false;
         }
         for (v, p) in d.values.iter_mut().zip(&prior) {
@@ -113,58 +126,21 @@ impl<M: StateMachine> Policies<'_, M> {
         true
     }
 
-    /// [`Policies::play_out`] without the leaf value.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Policies::play_out`] without the leaf value: on the engine's own
+    /// loop when it has one and the policies allow, else on the generic one.
     fn play_out_only(
         &self,
         machine: &M,
         from: M::State,
         d: &mut Descent<M>,
-        rng: &mut SmallRng,
-        deadline: Option<Instant>,
-        buf: &mut Vec<M::Move>,
-        goals: &mut Vec<Option<u8>>,
-        mast: Option<&MastTable<M>>,
+        run: &mut PlayoutRun<M>,
     ) -> bool {
-        let roles = machine.num_roles();
-        let mast = mast.zip(self.enh.mast);
-        let fast = M::FAST_PLAYOUT && self.plain && roles > 1 && !self.enh.decisive;
+        let fast = M::FAST_PLAYOUT && self.plain && machine.num_roles() > 1 && !self.enh.decisive;
         if self.enh.records() && fast {
-            let p = match mast {
-                None => machine.playout_recorded(
-                    &from,
-                    rng,
-                    self.max_playout_steps,
-                    deadline,
-                    goals,
-                    &mut d.tail,
-                ),
-                Some((table, tau)) => {
-                    let policy = MastPolicy { table, tau };
-                    let mut q = Vec::new();
-                    machine.playout_steered(
-                        &from,
-                        rng,
-                        self.max_playout_steps,
-                        deadline,
-                        goals,
-                        &mut d.tail,
-                        &mut |role, legal, rng| policy.pick(role, legal, &mut q, rng),
-                    )
-                }
-            };
-            if p.cut {
-                return false;
-            }
-            d.values.clear();
-            d.values
-                .extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
-            d.terminal = p.terminal;
-            d.played = true;
-            return true;
+            return self.play_out_recorded(machine, &from, d, run);
         }
         if !self.enh.records() && !self.enh.decisive {
-            match self.fast_playout(machine, &from, rng, deadline, goals, &mut d.values) {
+            match self.fast_playout(machine, &from, run, &mut d.values) {
                 Some(Some(terminal)) => {
                     d.terminal = terminal;
                     d.played = true;
@@ -174,8 +150,54 @@ impl<M: StateMachine> Policies<'_, M> {
                 None => {}
             }
         }
-        // The generic loop: one-player games record their line, learning
-        // searches every joint move.
+        self.play_out_generic(machine, from, d, run)
+    }
+
+    /// The playout of a search that records its moves (RAVE, MAST) on the
+    /// engine's own loop: uniformly random, or steered by MAST's table.
+    fn play_out_recorded(
+        &self,
+        machine: &M,
+        from: &M::State,
+        d: &mut Descent<M>,
+        run: &mut PlayoutRun<M>,
+    ) -> bool {
+        let limits = self.limits(run.deadline);
+        let p = match run.mast.zip(self.enh.mast) {
+            None => machine.playout_recorded(from, run.rng, limits, run.goals, &mut d.tail),
+            Some((table, tau)) => {
+                let policy = MastPolicy { table, tau };
+                let mut q = Vec::new();
+                machine.playout_steered(
+                    from,
+                    run.rng,
+                    limits,
+                    run.goals,
+                    &mut d.tail,
+                    &mut |role, legal, rng| policy.pick(role, legal, &mut q, rng),
+                )
+            }
+        };
+        if p.cut {
+            return false;
+        }
+        goal_values(run.goals, &mut d.values);
+        d.terminal = p.terminal;
+        d.played = true;
+        true
+    }
+
+    /// The generic loop, stepping through the state machine with the
+    /// playout policy (MAST's when it has a table, made decisive when asked).
+    /// One-player games record their line, learning searches every joint
+    /// move.
+    fn play_out_generic(
+        &self,
+        machine: &M,
+        from: M::State,
+        d: &mut Descent<M>,
+        run: &mut PlayoutRun<M>,
+    ) -> bool {
         let mut lines = Vec::new();
         let tree_part = d.line.len();
         let line = if d.one_player {
@@ -187,7 +209,7 @@ impl<M: StateMachine> Policies<'_, M> {
         };
         let mut policy: &dyn PlayoutPolicy<M>;
         let mast_policy;
-        match mast {
+        match run.mast.zip(self.enh.mast) {
             Some((table, tau)) => {
                 mast_policy = MastPolicy { table, tau };
                 policy = &mast_policy;
@@ -199,16 +221,10 @@ impl<M: StateMachine> Policies<'_, M> {
             decisive = DecisivePolicy { inner: policy };
             policy = &decisive;
         }
-        let Some((end, terminal, _)) = playout(
-            machine,
-            from,
-            policy,
-            rng,
-            self.max_playout_steps,
-            deadline,
-            line,
-            buf,
-        ) else {
+        let limits = self.limits(run.deadline);
+        let Some((end, terminal, _)) =
+            playout(machine, from, policy, run.rng, limits, line, run.buf)
+        else {
             return false;
         };
         if self.enh.records() {
@@ -226,4 +242,12 @@ impl<M: StateMachine> Policies<'_, M> {
         d.played = true;
         true
     }
+}
+
+/// Each role's goal scaled to 0..1 into `values` (cleared first), a role
+/// with zero or several goal values scoring 0.
+#[inline]
+fn goal_values(goals: &[Option<u8>], values: &mut Vec<f64>) {
+    values.clear();
+    values.extend(goals.iter().map(|g| g.map_or(0.0, |v| v as f64 / 100.0)));
 }

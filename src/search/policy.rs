@@ -7,7 +7,7 @@
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-use crate::reasoner::{RoleIdx, StateMachine};
+use crate::reasoner::{PlayoutLimits, RoleIdx, StateMachine};
 
 /// One role's statistics for one move of a node: how often it was chosen and the
 /// sum of that role's values (0..1) it led to.
@@ -129,30 +129,27 @@ impl<M: StateMachine> Evaluator<M> for GoalEvaluator {
 }
 
 /// Plays from `state` with `policy` until a terminal state, a role without legal
-/// moves, `max_steps` joint moves or `deadline`. Returns the final state, whether
-/// it is terminal, and the number of joint moves; `None` when the deadline passed
-/// (the result would be a biased sample). With `line`, the joint moves are
-/// appended to it.
-#[allow(clippy::too_many_arguments)]
+/// moves, or one of `limits`. Returns the final state, whether it is terminal,
+/// and the number of joint moves; `None` when the deadline passed (the result
+/// would be a biased sample). With `line`, the joint moves are appended to it.
 pub fn playout<M: StateMachine>(
     machine: &M,
     mut state: M::State,
     policy: &dyn PlayoutPolicy<M>,
     rng: &mut SmallRng,
-    max_steps: usize,
-    deadline: Option<std::time::Instant>,
+    limits: PlayoutLimits,
     mut line: Option<&mut Vec<Vec<M::Move>>>,
     buf: &mut Vec<M::Move>,
 ) -> Option<(M::State, bool, usize)> {
     let roles = machine.num_roles();
     let mut joint = Vec::with_capacity(roles);
     let mut steps = 0;
-    let mut pacer = crate::reasoner::Pacer::new(deadline);
+    let mut pacer = crate::reasoner::Pacer::new(limits.deadline);
     loop {
         if machine.is_terminal(&state) {
             return Some((state, true, steps));
         }
-        if steps >= max_steps {
+        if steps >= limits.max_steps {
             return Some((state, false, steps));
         }
         // Before every step: on a slow engine one step may take milliseconds,

@@ -20,10 +20,11 @@ use hashbrown::{HashMap, HashSet};
 use rand::rngs::SmallRng;
 
 use super::append::AppendOnly;
+use super::descent::Descent;
 use super::drop_elsewhere;
 use super::enhance::{self, Enhancements, MastTable};
 use super::node::{add_u64, atomic_stats, AtomicStats, Node, NodeId};
-use super::playouts::Policies;
+use super::playouts::{PlayoutRun, Policies};
 use super::policy::{Evaluator, MoveStats};
 use crate::reasoner::StateMachine;
 
@@ -95,29 +96,6 @@ pub(crate) struct Tree<M: StateMachine> {
     pub local: Local<M>,
 }
 
-/// One iteration between selection and backup: the path taken (node and the
-/// offset of its move indices in `moves`), the line of joint moves (one-player
-/// games), where the playout starts (`None` when the descent ended in a solved
-/// node) and, once known, the values.
-pub(crate) struct Descent<M: StateMachine> {
-    pub path: Vec<(NodeId, usize)>,
-    pub moves: Vec<usize>,
-    pub line: Vec<Vec<M::Move>>,
-    /// RAVE and MAST: the playout's joint moves, role after role.
-    pub tail: Vec<M::Move>,
-    pub from: Option<M::State>,
-    pub values: Vec<f64>,
-    pub terminal: bool,
-    pub played: bool,
-    pub one_player: bool,
-    /// This descent added the last node of its path to the tree.
-    pub grew: bool,
-    /// [`LeafUse::Prior`]: the new node's value per role, and the visits it
-    /// counts for on the edge into it (empty: none).
-    pub prior: Vec<f64>,
-    pub prior_visits: u64,
-}
-
 /// What selection found: a descent that needs no expansion (it ended in a
 /// solved node), or an edge to expand.
 pub(crate) enum Selected<M: StateMachine> {
@@ -180,17 +158,14 @@ impl<M: StateMachine> Store<M> {
             }
         };
         if let Some(from) = d.from.take() {
-            let mast = (!SHARED && pol.enh.mast.is_some()).then_some(&l.mast);
-            if !pol.play_out(
-                machine,
-                from,
-                &mut d,
-                &mut l.rng,
+            let mut run = PlayoutRun {
+                rng: &mut l.rng,
                 deadline,
-                &mut l.buf,
-                &mut l.goals,
-                mast,
-            ) {
+                buf: &mut l.buf,
+                goals: &mut l.goals,
+                mast: (!SHARED && pol.enh.mast.is_some()).then_some(&l.mast),
+            };
+            if !pol.play_out(machine, from, &mut d, &mut run) {
                 self.undo::<SHARED>(&d);
                 return false;
             }
@@ -215,20 +190,7 @@ impl<M: StateMachine> Store<M> {
         l: &mut Local<M>,
     ) -> Option<Selected<M>> {
         let roles = machine.num_roles();
-        let mut d = Descent {
-            path: Vec::new(),
-            moves: Vec::new(),
-            line: Vec::new(),
-            tail: Vec::new(),
-            from: None,
-            values: Vec::new(),
-            terminal: false,
-            played: false,
-            one_player: roles == 1,
-            grew: false,
-            prior: Vec::new(),
-            prior_visits: 0,
-        };
+        let mut d = Descent::new(roles == 1);
         let mut node: NodeId = 0;
         loop {
             let n = self.node(node);
@@ -240,48 +202,7 @@ impl<M: StateMachine> Store<M> {
             }
             let start = d.moves.len();
             for r in 0..roles {
-                l.snap.clear();
-                let stats = n.role_stats(r);
-                l.snap.extend(stats.iter().map(AtomicStats::get));
-                let i = match pol.enh.rave {
-                    Some(k) if n.moves[r].len() > 1 => {
-                        l.snap_amaf.clear();
-                        if let Some(a) = n.amaf.get() {
-                            l.snap_amaf.extend(a[r].iter().map(AtomicStats::get));
-                        }
-                        enhance::select_rave(
-                            &l.snap,
-                            &l.snap_amaf,
-                            before,
-                            k,
-                            pol.exploration,
-                            pol.enh.widening,
-                            &mut l.rng,
-                        )
-                    }
-                    // Widening without RAVE ranks by MAST's history, which
-                    // only a tree searched by one thread keeps.
-                    _ if pol.enh.widening && pol.enh.mast.is_some() && !SHARED => {
-                        let (mast, moves) = (&l.mast, &n.moves[r]);
-                        enhance::select_widened(
-                            &l.snap,
-                            |i| {
-                                let h = mast.get(r, &moves[i]);
-                                if h.visits > 0 {
-                                    h.mean()
-                                } else {
-                                    0.5
-                                }
-                            },
-                            before,
-                            pol.tree,
-                            &mut l.rng,
-                            &mut l.widen,
-                        )
-                    }
-                    _ => pol.tree.select(&l.snap, before, &mut l.rng),
-                };
-                stats[i].add_visit::<SHARED>();
+                let i = Self::visit_move::<SHARED>(n, r, before, pol, l);
                 d.moves.push(i);
             }
             d.path.push((node, start));
@@ -298,21 +219,85 @@ impl<M: StateMachine> Store<M> {
                 self.undo::<SHARED>(&d);
                 return None;
             }
-            let joint: Vec<M::Move> = n
-                .moves
-                .iter()
-                .zip(idx)
-                .map(|(l, &i)| l[i].clone())
-                .collect();
-            let grow = n.keyable && !self.nodes.is_full();
-            return Some(Selected::Expand(Expansion {
-                d,
-                parent: node,
-                key,
-                state: n.state.clone(),
-                joint,
-                grow,
-            }));
+            return Some(Selected::Expand(self.expansion(d, node, key)));
+        }
+    }
+
+    /// Role `r`'s move at node `n` (visited `before` times until now) by the
+    /// tree policy, RAVE's or widening's when enabled, with the visit
+    /// counted on its edge: an index into the role's moves.
+    #[inline]
+    fn visit_move<const SHARED: bool>(
+        n: &Node<M>,
+        r: usize,
+        before: u64,
+        pol: &Policies<M>,
+        l: &mut Local<M>,
+    ) -> usize {
+        l.snap.clear();
+        let stats = n.role_stats(r);
+        l.snap.extend(stats.iter().map(AtomicStats::get));
+        let i = match pol.enh.rave {
+            Some(k) if n.moves[r].len() > 1 => {
+                l.snap_amaf.clear();
+                if let Some(a) = n.amaf.get() {
+                    l.snap_amaf.extend(a[r].iter().map(AtomicStats::get));
+                }
+                enhance::select_rave(
+                    &l.snap,
+                    &l.snap_amaf,
+                    before,
+                    k,
+                    pol.exploration,
+                    pol.enh.widening,
+                    &mut l.rng,
+                )
+            }
+            // Widening without RAVE ranks by MAST's history, which
+            // only a tree searched by one thread keeps.
+            _ if pol.enh.widening && pol.enh.mast.is_some() && !SHARED => {
+                let (mast, moves) = (&l.mast, &n.moves[r]);
+                enhance::select_widened(
+                    &l.snap,
+                    |i| {
+                        let h = mast.get(r, &moves[i]);
+                        if h.visits > 0 {
+                            h.mean()
+                        } else {
+                            0.5
+                        }
+                    },
+                    before,
+                    pol.tree,
+                    &mut l.rng,
+                    &mut l.widen,
+                )
+            }
+            _ => pol.tree.select(&l.snap, before, &mut l.rng),
+        };
+        stats[i].add_visit::<SHARED>();
+        i
+    }
+
+    /// The expansion of the edge descent `d` ended on: from node `parent`
+    /// (the last of its path) by the joint move of key `key`.
+    fn expansion(&self, d: Descent<M>, parent: NodeId, key: u64) -> Expansion<M> {
+        let n = self.node(parent);
+        let &(_, start) = d.path.last().expect("a descent ends on an edge");
+        let joint: Vec<M::Move> = n
+            .moves
+            .iter()
+            .zip(&d.moves[start..])
+            .map(|(l, &i)| l[i].clone())
+            .collect();
+        let grow = n.keyable && !self.nodes.is_full();
+        Expansion {
+            d,
+            parent,
+            key,
+            state: n.state.clone(),
+            joint,
+            grow,
         }
     }
 

@@ -298,6 +298,22 @@ fn rewrite_rule(
     names: &mut Names,
 ) -> Option<Vec<Rule>> {
     let head_name = symbols.name(rule.head.name()?).to_string();
+    let context: Vec<Literal> = rule
+        .body
+        .iter()
+        .filter(|l| match l {
+            Literal::Pos(t) | Literal::Not(t) => is_static_call(game, t),
+            Literal::Distinct(..) => true,
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    let split = RuleSplit {
+        game,
+        sources,
+        context: &context,
+        head_name: &head_name,
+    };
     let mut out: Vec<Rule> = Vec::new();
     let mut body: Vec<Literal> = Vec::new();
     for (i, lit) in rule.body.iter().enumerate() {
@@ -305,19 +321,7 @@ fn rewrite_rule(
             let Literal::Pos(call) = lit else {
                 return None;
             };
-            let context: Vec<Literal> = rule
-                .body
-                .iter()
-                .filter(|l| match l {
-                    Literal::Pos(t) | Literal::Not(t) => is_static_call(game, t),
-                    Literal::Distinct(..) => true,
-                    _ => false,
-                })
-                .cloned()
-                .collect();
-            let joined = split_call(
-                game, call, sources, &context, &head_name, symbols, names, &mut out,
-            )?;
+            let joined = split.split_call(call, symbols, names, &mut out)?;
             body.push(Literal::Pos(joined));
         } else if let Some((_, s)) = sources.iter().find(|(_, s)| s.literal == i) {
             body.push(Literal::Pos(has_atom(s, symbols, names)));
@@ -463,62 +467,73 @@ struct Disjunct {
     subst: HashMap<Sym, Term>,
 }
 
-/// Splits the static call `call` (its value variables in `sources`): pushes the
-/// part and join rules to `out` and returns the atom that replaces the call.
-#[allow(clippy::too_many_arguments)]
-fn split_call(
-    game: &Game,
-    call: &Term,
-    sources: &HashMap<Sym, Source>,
-    context: &[Literal],
-    head_name: &str,
-    symbols: &mut Symbols,
-    names: &mut Names,
-    out: &mut Vec<Rule>,
-) -> Option<Term> {
-    let values: Vec<Sym> = {
-        let mut vs = Vec::new();
-        call.for_each_var(&mut |v| {
-            if !vs.contains(&v) {
-                vs.push(v)
-            }
-        });
-        vs
-    };
-    let disjuncts = unfold(game, call, &values, symbols, names)?;
-    let key_vars = key_vars(&values, sources);
-    // The rule's static literals over those keys only (sudoku's `(succ ?i
-    // ?i2)` placing a box's cells) bound the join as they bound the rule.
-    let context: Vec<Literal> = context
-        .iter()
-        .filter(|l| {
-            let mut inside = true;
-            l.for_each_var(&mut |v| inside &= key_vars.contains(&v));
-            inside
-        })
-        .cloned()
-        .collect();
-    let joined_name = names.fresh(symbols, &format!("{head_name}_split"));
-    let joined = atom(
-        joined_name,
-        key_vars.iter().map(|v| Term::Var(*v)).collect(),
-    );
-    let join = Join {
-        sources,
-        values: &values,
-        key_vars: &key_vars,
-        head_name,
-    };
-    for d in disjuncts {
-        let mut join_body = join.body(&d, symbols, names, out)?;
-        join_body.extend(context.iter().cloned());
-        out.push(Rule {
-            head: joined.clone(),
-            body: join_body,
-            pos: Default::default(),
-        });
+/// What the split calls of one rule share: the game, the sources of the
+/// rule's value variables, its static literals (the context a join rule
+/// keeps what it can of) and the name its new relations start with.
+struct RuleSplit<'a> {
+    game: &'a Game,
+    sources: &'a HashMap<Sym, Source>,
+    context: &'a [Literal],
+    head_name: &'a str,
+}
+
+impl RuleSplit<'_> {
+    /// Splits the static call `call` (its value variables in `self.sources`):
+    /// pushes the part and join rules to `out` and returns the atom that
+    /// replaces the call.
+    fn split_call(
+        &self,
+        call: &Term,
+        symbols: &mut Symbols,
+        names: &mut Names,
+        out: &mut Vec<Rule>,
+    ) -> Option<Term> {
+        let (game, sources, head_name) = (self.game, self.sources, self.head_name);
+        let values: Vec<Sym> = {
+            let mut vs = Vec::new();
+            call.for_each_var(&mut |v| {
+                if !vs.contains(&v) {
+                    vs.push(v)
+                }
+            });
+            vs
+        };
+        let disjuncts = unfold(game, call, &values, symbols, names)?;
+        let key_vars = key_vars(&values, sources);
+        // The rule's static literals over those keys only (sudoku's `(succ ?i
+        // ?i2)` placing a box's cells) bound the join as they bound the rule.
+        let context: Vec<Literal> = self
+            .context
+            .iter()
+            .filter(|l| {
+                let mut inside = true;
+                l.for_each_var(&mut |v| inside &= key_vars.contains(&v));
+                inside
+            })
+            .cloned()
+            .collect();
+        let joined_name = names.fresh(symbols, &format!("{head_name}_split"));
+        let joined = atom(
+            joined_name,
+            key_vars.iter().map(|v| Term::Var(*v)).collect(),
+        );
+        let join = Join {
+            sources,
+            values: &values,
+            key_vars: &key_vars,
+            head_name,
+        };
+        for d in disjuncts {
+            let mut join_body = join.body(&d, symbols, names, out)?;
+            join_body.extend(context.iter().cloned());
+            out.push(Rule {
+                head: joined.clone(),
+                body: join_body,
+                pos: Default::default(),
+            });
+        }
+        Some(joined)
     }
-    Some(joined)
 }
 
 /// The join's arguments: the key variables of every value's fluent.

@@ -353,6 +353,30 @@ struct Grounder {
     pending: HashSet<TermId>,
 }
 
+/// One rule's join under way: the rule (number `ri`), its literal restricted
+/// to the delta (`usize::MAX`: none), and the bindings with the trail that
+/// undoes them.
+struct RuleJoin<'a> {
+    rule: &'a CRule,
+    ri: usize,
+    delta: usize,
+    b: Vec<TermId>,
+    trail: Vec<u16>,
+}
+
+impl<'a> RuleJoin<'a> {
+    /// Rule `ri` of `rules`, nothing bound yet.
+    fn new(rules: &'a [CRule], ri: usize, delta: usize) -> Self {
+        RuleJoin {
+            rule: &rules[ri],
+            ri,
+            delta,
+            b: vec![UNBOUND; rules[ri].nvars],
+            trail: Vec::new(),
+        }
+    }
+}
+
 /// A bit for each of `n` positive literals (at most [`MAX_BODY`]).
 fn every(n: usize) -> u64 {
     if n == 0 {
@@ -377,17 +401,8 @@ impl Grounder {
             .map(|a| (a.len(), a.len()))
             .collect();
         for &ri in which {
-            let mut b = vec![UNBOUND; rules[ri].nvars];
-            let mut trail = Vec::new();
-            self.run(
-                rules,
-                ri,
-                usize::MAX,
-                every(rules[ri].pos.len()),
-                0,
-                &mut b,
-                &mut trail,
-            )?;
+            let mut join = RuleJoin::new(rules, ri, usize::MAX);
+            self.run(&mut join, every(rules[ri].pos.len()), 0)?;
         }
         loop {
             // Atoms found last round become this round's delta.
@@ -406,9 +421,8 @@ impl Grounder {
                     if lo == hi {
                         continue;
                     }
-                    let mut b = vec![UNBOUND; r.nvars];
-                    let mut trail = Vec::new();
-                    self.run(rules, ri, d, every(r.pos.len()), 0, &mut b, &mut trail)?;
+                    let mut join = RuleJoin::new(rules, ri, d);
+                    self.run(&mut join, every(r.pos.len()), 0)?;
                 }
             }
         }
@@ -525,31 +539,27 @@ impl Grounder {
         Ok(())
     }
 
-    /// Joins the positive literals in `todo` (a bit per literal) under `b`, then
-    /// emits the instance. The order is chosen as the join goes: literal `delta`
-    /// first (restricted to the delta; literals before it in the body to old
-    /// atoms), then always the literal with the fewest candidates under the
-    /// bindings so far; each `distinct` is checked as soon as its variables are
-    /// bound (`checked` has a bit per `distinct` done).
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &mut self,
-        rules: &[CRule],
-        ri: usize,
-        delta: usize,
-        todo: u64,
-        mut checked: u64,
-        b: &mut Vec<TermId>,
-        trail: &mut Vec<u16>,
-    ) -> Result<(), GroundError> {
-        let r = &rules[ri];
+    /// Joins the positive literals in `todo` (a bit per literal) under
+    /// `join.b`, then emits the instance. The order is chosen as the join
+    /// goes: literal `join.delta` first (restricted to the delta; literals
+    /// before it in the body to old atoms), then always the literal with the
+    /// fewest candidates under the bindings so far; each `distinct` is
+    /// checked as soon as its variables are bound (`checked` has a bit per
+    /// `distinct` done).
+    fn run(&mut self, join: &mut RuleJoin, todo: u64, mut checked: u64) -> Result<(), GroundError> {
+        let (r, delta) = (join.rule, join.delta);
         for (k, (x, y)) in r.distinct.iter().enumerate() {
             if checked >> k & 1 == 1 {
                 continue;
             }
-            let bound = r.distinct_vars[k].iter().all(|&v| b[v as usize] != UNBOUND);
+            let bound = r.distinct_vars[k]
+                .iter()
+                .all(|&v| join.b[v as usize] != UNBOUND);
             if bound || todo == 0 {
-                let (tx, ty) = (x.find(b, &self.model.pool), y.find(b, &self.model.pool));
+                let (tx, ty) = (
+                    x.find(&join.b, &self.model.pool),
+                    y.find(&join.b, &self.model.pool),
+                );
                 // A term never interned differs from every interned one.
                 if tx.is_some() && tx == ty {
                     return Ok(());
@@ -558,7 +568,7 @@ impl Grounder {
             }
         }
         if todo == 0 {
-            return self.emit(ri, r, b);
+            return self.emit(join.ri, r, &join.b);
         }
         let i = if delta < 64 && todo >> delta & 1 == 1 {
             delta
@@ -569,7 +579,7 @@ impl Grounder {
                 let j = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 let (rel, pat) = &r.pos[j];
-                let bucket = self.bucket(*rel, pat, b);
+                let bucket = self.bucket(*rel, pat, &join.b);
                 let n = self.bucket_size(&bucket, *rel);
                 if n < best.0 {
                     best = (n, j);
@@ -587,7 +597,7 @@ impl Grounder {
         if lo >= hi {
             return Ok(());
         }
-        let cands: Vec<u32> = match self.bucket(*rel, pat, b) {
+        let cands: Vec<u32> = match self.bucket(*rel, pat, &join.b) {
             Bucket::All => (lo as u32..hi as u32).collect(),
             Bucket::Empty => Vec::new(),
             Bucket::One(p) => vec![p],
@@ -600,7 +610,7 @@ impl Grounder {
                 }
             },
         };
-        let mark = trail.len();
+        let mark = join.trail.len();
         let todo = todo & !(1 << i);
         for p in cands {
             if !(lo..hi).contains(&(p as usize)) {
@@ -608,10 +618,10 @@ impl Grounder {
             }
             self.tick()?;
             let t = self.model.rel_atoms[*rel as usize][p as usize];
-            if pat.unify(t, b, trail, &self.model.pool) {
-                self.run(rules, ri, delta, todo, checked, b, trail)?;
+            if pat.unify(t, &mut join.b, &mut join.trail, &self.model.pool) {
+                self.run(join, todo, checked)?;
             }
-            undo(b, trail, mark);
+            undo(&mut join.b, &mut join.trail, mark);
         }
         Ok(())
     }

@@ -61,7 +61,7 @@ use rand::Rng;
 
 use super::ground::{ground, GroundError, GroundProgram, Limits};
 use super::terms::{TermId, TermPool};
-use super::{Chooser, Playout, RoleIdx, StateMachine};
+use super::{Chooser, Playout, PlayoutLimits, RoleIdx, StateMachine, Steering};
 use crate::gdl::{Game, Term};
 use eval::{Gates, Programs};
 use outputs::Outputs;
@@ -289,23 +289,25 @@ impl Propnet {
         max_steps: usize,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        self.playout_recorded(state, rng, max_steps, None, goals, None)
+        self.playout_recorded(state, rng, PlayoutLimits::steps(max_steps), goals, None)
     }
 
-    /// [`Propnet::playout_from`], also appending each joint move played to
-    /// `record` when given (for tests: the moves can be replayed and checked).
+    /// [`Propnet::playout_from`] within `limits`, also appending each joint
+    /// move played to `record` when given (for tests: the moves can be
+    /// replayed and checked).
     pub fn playout_recorded<R: Rng>(
         &self,
         state: &PropnetState,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
         record: Option<&mut Vec<u32>>,
     ) -> Playout {
-        self.with_scratch(|s| {
-            self.playout_in(s, state, rng, max_steps, deadline, goals, record, None)
-        })
+        let steer = Steering {
+            record,
+            choose: None,
+        };
+        self.with_scratch(|s| self.playout_in(s, state, rng, limits, goals, steer))
     }
 
     /// Words of a state's bitset.
@@ -416,46 +418,36 @@ impl StateMachine for Propnet {
         &self,
         state: &PropnetState,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
     ) -> Playout {
-        self.playout_recorded(state, rng, max_steps, deadline, goals, None)
+        self.playout_recorded(state, rng, limits, goals, None)
     }
 
     fn playout_recorded<R: Rng>(
         &self,
         state: &PropnetState,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
         record: &mut Vec<PropnetMove>,
     ) -> Playout {
-        Propnet::playout_recorded(self, state, rng, max_steps, deadline, goals, Some(record))
+        Propnet::playout_recorded(self, state, rng, limits, goals, Some(record))
     }
 
     fn playout_steered<R: Rng>(
         &self,
         state: &PropnetState,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
         record: &mut Vec<PropnetMove>,
         choose: &mut Chooser<'_, PropnetMove, R>,
     ) -> Playout {
-        self.with_scratch(|s| {
-            self.playout_in(
-                s,
-                state,
-                rng,
-                max_steps,
-                deadline,
-                goals,
-                Some(record),
-                Some(choose),
-            )
-        })
+        let steer = Steering {
+            record: Some(record),
+            choose: Some(choose),
+        };
+        self.with_scratch(|s| self.playout_in(s, state, rng, limits, goals, steer))
     }
 }

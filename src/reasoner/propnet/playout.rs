@@ -4,14 +4,13 @@
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
 
 use rand::Rng;
 
 use super::lit::Node;
 use super::scratch::Scratch;
 use super::{Propnet, PropnetState};
-use crate::reasoner::{Chooser, Pacer, Playout};
+use crate::reasoner::{Chooser, Pacer, Playout, PlayoutLimits, Steering};
 
 /// Networks whose scratch a thread keeps at once (a player runs one match's
 /// network per thread; tests and benchmarks a few).
@@ -247,19 +246,20 @@ impl Propnet {
     }
 
     /// A playout from `state` in scratch `s` (see
-    /// [`Propnet::playout_recorded`]): random, or steered by `choose`.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Propnet::playout_recorded`]): random, or steered by `steer`.
     pub(super) fn playout_in<R: Rng>(
         &self,
         s: &mut Scratch,
         state: &PropnetState,
         rng: &mut R,
-        max_steps: usize,
-        deadline: Option<Instant>,
+        limits: PlayoutLimits,
         goals: &mut Vec<Option<u8>>,
-        mut record: Option<&mut Vec<u32>>,
-        mut choose: Option<&mut Chooser<'_, u32, R>>,
+        steer: Steering<'_, '_, u32, R>,
     ) -> Playout {
+        let Steering {
+            mut record,
+            mut choose,
+        } = steer;
         self.load(s, state);
         if self.incremental && !(s.has_start && s.start.cur == s.cur) {
             s.save_start();
@@ -268,12 +268,12 @@ impl Propnet {
         let mut steps = 0;
         let mut joint = std::mem::take(&mut s.joint);
         let mut cut = false;
-        let mut pacer = Pacer::new(deadline);
+        let mut pacer = Pacer::new(limits.deadline);
         let terminal = loop {
             if s.vals[self.out.terminal.idx()] == 1 {
                 break true;
             }
-            if steps >= max_steps {
+            if steps >= limits.max_steps {
                 break false;
             }
             // A network whose recursive parts are solved every step may take

@@ -1,7 +1,9 @@
 //! Evaluation: the mutable tables behind the prover's lock, loading a state
 //! and a joint move into them, and running components and rules (the joins).
+//! A literal over a relation the goal-directed strategy tables joins with the
+//! answers of the call it makes (calls.rs).
 
-use super::compile::{CRule, Comp, Lit, Program};
+use super::compile::{Access, CRule, Comp, Lit, Program};
 use super::table::{Table, INDEX_MIN_ROWS};
 use super::topdown::{CallRef, TopDown};
 use super::{ProverState, RelId};
@@ -18,15 +20,9 @@ pub(super) struct Db {
     pub(super) pool: TermPool,
     pub(super) tables: Vec<Table>,
     pub(super) hasher: hashbrown::DefaultHashBuilder,
-    /// The state whose state-phase relations are in the tables.
-    pub(super) loaded: Option<ProverState>,
-    /// Which state components have run for it (they run when a question
-    /// needs them, see [`Db::ensure`]).
-    pub(super) done: Vec<bool>,
-    /// The state-phase rows of states loaded before, newest first (see
-    /// [`Db::load_state`]), and the term ids they hold together.
-    pub(super) recent: std::collections::VecDeque<(ProverState, Vec<Vec<TermId>>)>,
-    pub(super) recent_cells: usize,
+    /// The state whose rows are in the tables, and the rows of states
+    /// loaded before.
+    pub(super) loaded: Loaded,
     /// Scratch for bindings and derived tuples.
     pub(super) bindings: Vec<TermId>,
     pub(super) scratch: Vec<TermId>,
@@ -40,11 +36,7 @@ pub(super) struct Db {
     /// bound: its one possible answer), and `found` says it has it.
     pub(super) once: bool,
     pub(super) found: bool,
-    /// Work left before [`Prover::bounded`] gives up (none: no bound): join
-    /// steps, derived tuples and calls, each weighted by what it costs.
-    pub(super) work_left: Option<u64>,
-    /// Work done so far, in the same units (the strategies' trial compares it).
-    pub(super) work_done: u64,
+    pub(super) work: Work,
     /// The goal-directed strategy's calls and plans, when it is the one
     /// used ([`super::topdown`]); bottom-up otherwise.
     pub(super) td: Option<Box<TopDown>>,
@@ -52,13 +44,52 @@ pub(super) struct Db {
     pub(super) topdown: bool,
 }
 
+/// The state whose state-phase relations are in the tables, and the rows of
+/// the states loaded before it.
+#[derive(Default)]
+pub(super) struct Loaded {
+    pub(super) state: Option<ProverState>,
+    /// Which state components have run for it (they run when a question
+    /// needs them, see [`Db::ensure`]).
+    pub(super) done: Vec<bool>,
+    /// The state-phase rows of states loaded before, newest first (see
+    /// [`Db::load_state`]), and the term ids they hold together.
+    pub(super) recent: std::collections::VecDeque<(ProverState, Vec<Vec<TermId>>)>,
+    pub(super) recent_cells: usize,
+}
+
+impl Loaded {
+    /// No state loaded, none remembered.
+    pub(super) fn forget(&mut self) {
+        self.state = None;
+        self.recent.clear();
+        self.recent_cells = 0;
+    }
+}
+
+/// The evaluation's work: join steps, derived tuples and calls, each
+/// weighted by what it costs.
+#[derive(Default)]
+pub(super) struct Work {
+    /// Left before [`super::Prover::bounded`] gives up (none: no bound).
+    pub(super) left: Option<u64>,
+    /// Done so far (the strategies' trial compares it).
+    pub(super) done: u64,
+}
+
+/// One rule's join under way: the rule, its variables' bindings (what the
+/// join binds on the way down it unbinds on the way back) and the head
+/// tuples derived so far.
+pub(super) struct Join<'a> {
+    pub(super) rule: &'a CRule,
+    pub(super) b: &'a mut [TermId],
+    pub(super) out: &'a mut Vec<TermId>,
+}
+
 /// What storing a derived tuple costs beside a join step (hashing it into
 /// its table, and taking it out again with the state), for the work count
 /// that compares the prover's strategies.
 pub(super) const TUPLE_WORK: u64 = 4;
-/// What a goal-directed call costs beside a join step (finding it by its key,
-/// a table when new).
-pub(super) const CALL_WORK: u64 = 8;
 
 /// How many term ids one static relation (or one rule's output) may hold: about
 /// 120 MB, far above real games' needs (checkers' largest static table holds a
@@ -72,10 +103,7 @@ impl Db {
             pool,
             tables: arities.iter().map(|&a| Table::new(a)).collect(),
             hasher: hashbrown::DefaultHashBuilder::default(),
-            loaded: None,
-            done: Vec::new(),
-            recent: std::collections::VecDeque::new(),
-            recent_cells: 0,
+            loaded: Loaded::default(),
             bindings: Vec::new(),
             scratch: Vec::new(),
             delta: None,
@@ -83,8 +111,7 @@ impl Db {
             overflow: None,
             once: false,
             found: false,
-            work_left: None,
-            work_done: 0,
+            work: Work::default(),
             td: None,
             topdown: false,
         }
@@ -113,11 +140,11 @@ impl Db {
     /// goes back and forth between a state and its children gets them back
     /// by re-inserting rows instead of running the rules again.
     pub(super) fn load_state(&mut self, prog: &Program, state: &ProverState) {
-        if self.loaded.as_ref() == Some(state) {
+        if self.loaded.state.as_ref() == Some(state) {
             return;
         }
         let h = self.hasher;
-        if let Some(old) = self.loaded.take() {
+        if let Some(old) = self.loaded.state.take() {
             self.remember(prog, old);
         }
         if let Some(td) = self.td.as_mut() {
@@ -128,8 +155,8 @@ impl Db {
             let keep = t.static_len;
             t.truncate(&h, keep);
         }
-        if let Some(i) = self.recent.iter().position(|(s, _)| s == state) {
-            let (_, rows) = &self.recent[i];
+        if let Some(i) = self.loaded.recent.iter().position(|(s, _)| s == state) {
+            let (_, rows) = &self.loaded.recent[i];
             for (&r, rows) in prog.dynamic_rels.iter().zip(rows) {
                 let t = &mut self.tables[r];
                 if t.arity == 0 {
@@ -142,18 +169,18 @@ impl Db {
                     }
                 }
             }
-            self.done.fill(true);
+            self.loaded.done.fill(true);
         } else {
             for &f in state {
                 self.tables[prog.true_rel].insert(&h, &[f]);
             }
-            self.done.fill(false);
+            self.loaded.done.fill(false);
         }
         for &r in &prog.dynamic_rels {
             let t = &mut self.tables[r];
             t.state_len = t.len();
         }
-        self.loaded = Some(state.clone());
+        self.loaded.state = Some(state.clone());
     }
 
     /// Runs the state components in `needs` (all when `None`) that have not
@@ -167,9 +194,9 @@ impl Db {
         let mut ran = false;
         for k in 0..count {
             let i = needs.map_or(k, |n| n[k]);
-            if !self.done[i] {
+            if !self.loaded.done[i] {
                 self.run_component(prog, &prog.state_comps[i]);
-                self.done[i] = true;
+                self.loaded.done[i] = true;
                 ran = true;
             }
         }
@@ -184,7 +211,8 @@ impl Db {
     /// Keeps the state-phase rows of `state` (the loaded one) among the
     /// recent, unless they are there already or too many.
     pub(super) fn remember(&mut self, prog: &Program, state: ProverState) {
-        if !self.done.iter().all(|&d| d) || self.recent.iter().any(|(s, _)| *s == state) {
+        let loaded = &self.loaded;
+        if !loaded.done.iter().all(|&d| d) || loaded.recent.iter().any(|(s, _)| *s == state) {
             return;
         }
         let rows: Vec<Vec<TermId>> = prog
@@ -200,11 +228,12 @@ impl Db {
         if cells > RECENT_CELLS {
             return;
         }
-        self.recent_cells += cells;
-        self.recent.push_front((state, rows));
-        while self.recent.len() > RECENT_STATES || self.recent_cells > RECENT_CELLS {
-            if let Some((_, rows)) = self.recent.pop_back() {
-                self.recent_cells -= rows.iter().map(Vec::len).sum::<usize>();
+        let loaded = &mut self.loaded;
+        loaded.recent_cells += cells;
+        loaded.recent.push_front((state, rows));
+        while loaded.recent.len() > RECENT_STATES || loaded.recent_cells > RECENT_CELLS {
+            if let Some((_, rows)) = loaded.recent.pop_back() {
+                loaded.recent_cells -= rows.iter().map(Vec::len).sum::<usize>();
             }
         }
     }
@@ -277,7 +306,12 @@ impl Db {
         // Every instance is wanted, whatever call this runs under.
         let saved = (self.once, self.found);
         (self.once, self.found) = (false, false);
-        self.join(rule, 0, &mut bindings, &mut out);
+        let mut join = Join {
+            rule,
+            b: &mut bindings,
+            out: &mut out,
+        };
+        self.join(&mut join, 0);
         (self.once, self.found) = saved;
         let h = self.hasher;
         let arity = rule.head_args.len();
@@ -300,156 +334,186 @@ impl Db {
         changed
     }
 
-    pub(super) fn join(
-        &mut self,
-        rule: &CRule,
-        i: usize,
-        b: &mut Vec<TermId>,
-        out: &mut Vec<TermId>,
-    ) {
+    /// Joins the body of `j.rule` from literal `i` on under `j.b`, each
+    /// instance that gets to the end of the body adding its head's tuple to
+    /// `j.out`.
+    pub(super) fn join(&mut self, j: &mut Join, i: usize) {
         if self.overflow.is_some() || self.found {
             return;
         }
-        if !self.charge(1, rule.head) {
+        if !self.charge(1, j.rule.head) {
             return;
         }
-        let Some(lit) = rule.body.get(i) else {
-            self.found = self.once;
-            if rule.head_args.is_empty() {
-                out.push(0);
-            } else {
-                for p in &rule.head_args {
-                    let id = p.build(b, &mut self.pool);
-                    out.push(id);
-                }
-                if self.guard && out.len() > MAX_STATIC_CELLS {
-                    self.overflow = Some(rule.head);
-                }
-            }
+        let Some(lit) = j.rule.body.get(i) else {
+            self.emit(j);
             return;
         };
         match lit {
             Lit::Distinct(a, c) => {
-                let (x, y) = (a.find(b, &self.pool), c.find(b, &self.pool));
+                let (x, y) = (a.find(j.b, &self.pool), c.find(j.b, &self.pool));
                 // An instance that is not in the pool differs from every term in it.
                 if x != y || x.is_none() {
-                    self.join(rule, i + 1, b, out);
+                    self.join(j, i + 1);
                 }
             }
             Lit::Not { rel, args } if self.is_tabled(*rel) => {
-                let matched = match self.literal_call(*rel, args, b) {
-                    None => false,
-                    Some(c) => {
-                        // Stratified: what is negated never waits on the caller.
-                        debug_assert!(self.td.as_ref().is_some_and(|td| td.is_complete(c)));
-                        self.answered(c, args, b)
-                    }
-                };
-                if !matched {
-                    self.join(rule, i + 1, b, out);
+                if !self.call_matches(*rel, args, j.b) {
+                    self.join(j, i + 1);
                 }
             }
             Lit::Pos { rel, args, .. } if self.is_tabled(*rel) => {
-                let Some(c) = self.literal_call(*rel, args, b) else {
-                    return;
-                };
-                let mut trail: Vec<u16> = Vec::new();
-                let mut r = 0;
-                // Answers added while we iterate (recursion) are seen in the
-                // leader's next round.
-                let n = self.td.as_ref().expect("tabled").answers(c).len();
-                while r < n {
-                    trail.clear();
-                    let ok = {
-                        let t = self.td.as_ref().expect("tabled").answers(c);
-                        t.row(r)
-                            .iter()
-                            .zip(args)
-                            .all(|(&v, p)| p.unify(v, b, &mut trail, &self.pool))
-                    };
-                    if ok {
-                        self.join(rule, i + 1, b, out);
-                    }
-                    for &v in trail.iter() {
-                        b[v as usize] = UNBOUND;
-                    }
-                    if self.found {
-                        break;
-                    }
-                    r += 1;
-                }
+                self.join_answers(j, i, *rel, args);
             }
             Lit::Not { rel, args } => {
-                if !self.exists(*rel, args, b) {
-                    self.join(rule, i + 1, b, out);
+                if !self.exists(*rel, args, j.b) {
+                    self.join(j, i + 1);
                 }
             }
             Lit::Pos { rel, args, access } => {
-                let rel = *rel;
-                if args.is_empty() {
-                    if self.tables[rel].len() > 0 {
-                        self.join(rule, i + 1, b, out);
+                self.join_rows(j, i, *rel, args, access.as_ref());
+            }
+        }
+    }
+
+    /// The end of the body: the head's tuple under the bindings goes to the
+    /// output (and a join that wants one answer has it).
+    #[inline]
+    fn emit(&mut self, j: &mut Join) {
+        self.found = self.once;
+        let rule = j.rule;
+        if rule.head_args.is_empty() {
+            j.out.push(0);
+        } else {
+            for p in &rule.head_args {
+                let id = p.build(j.b, &mut self.pool);
+                j.out.push(id);
+            }
+            if self.guard && j.out.len() > MAX_STATIC_CELLS {
+                self.overflow = Some(rule.head);
+            }
+        }
+    }
+
+    /// Whether the call a negated literal over tabled `rel` makes has an
+    /// answer matching `args` under `b`.
+    #[inline]
+    fn call_matches(&mut self, rel: RelId, args: &[Pat], b: &mut [TermId]) -> bool {
+        match self.literal_call(rel, args, b) {
+            None => false,
+            Some(c) => {
+                // Stratified: what is negated never waits on the caller.
+                debug_assert!(self.td.as_ref().is_some_and(|td| td.is_complete(c)));
+                self.answered(c, args, b)
+            }
+        }
+    }
+
+    /// Joins literal `i`, `rel(args)` over tabled `rel`, on with each answer
+    /// of the call it makes.
+    fn join_answers(&mut self, j: &mut Join, i: usize, rel: RelId, args: &[Pat]) {
+        let Some(c) = self.literal_call(rel, args, j.b) else {
+            return;
+        };
+        let mut trail: Vec<u16> = Vec::new();
+        let mut r = 0;
+        // Answers added while we iterate (recursion) are seen in the
+        // leader's next round.
+        let n = self.td.as_ref().expect("tabled").answers(c).len();
+        while r < n {
+            trail.clear();
+            let ok = {
+                let t = self.td.as_ref().expect("tabled").answers(c);
+                t.row(r)
+                    .iter()
+                    .zip(args)
+                    .all(|(&v, p)| p.unify(v, j.b, &mut trail, &self.pool))
+            };
+            if ok {
+                self.join(j, i + 1);
+            }
+            for &v in trail.iter() {
+                j.b[v as usize] = UNBOUND;
+            }
+            if self.found {
+                break;
+            }
+            r += 1;
+        }
+    }
+
+    /// Joins literal `i`, `rel(args)` over `rel`'s table: a membership test
+    /// when every argument is bound, else the rows an index on `access`
+    /// gives, or every row.
+    fn join_rows(
+        &mut self,
+        j: &mut Join,
+        i: usize,
+        rel: RelId,
+        args: &[Pat],
+        access: Option<&Access>,
+    ) {
+        if args.is_empty() {
+            if self.tables[rel].len() > 0 {
+                self.join(j, i + 1);
+            }
+            return;
+        }
+        let mut trail: Vec<u16> = Vec::new();
+        // In a semi-naive round, one recursive literal sees only new rows.
+        let (lo, hi) = match self.delta {
+            Some((d, lo, hi)) if d == i => (lo, hi),
+            _ => (0, usize::MAX),
+        };
+        // Every argument bound: a membership test on the table's set
+        // (an index keyed on whole rows would hold a bucket per row).
+        if access.is_some() {
+            if let Some(tuple) = self.bound_tuple(args, j.b) {
+                let t = &self.tables[rel];
+                if let Some(r) = t.position(&self.hasher, &tuple) {
+                    if (lo..hi).contains(&r) {
+                        self.join(j, i + 1);
                     }
-                    return;
                 }
-                let mut trail: Vec<u16> = Vec::new();
-                // In a semi-naive round, one recursive literal sees only new rows.
-                let (lo, hi) = match self.delta {
-                    Some((j, lo, hi)) if j == i => (lo, hi),
-                    _ => (0, usize::MAX),
-                };
-                // Every argument bound: a membership test on the table's set
-                // (an index keyed on whole rows would hold a bucket per row).
-                if access.is_some() {
-                    if let Some(tuple) = self.bound_tuple(args, b) {
-                        let t = &self.tables[rel];
-                        if let Some(r) = t.position(&self.hasher, &tuple) {
-                            if (lo..hi).contains(&r) {
-                                self.join(rule, i + 1, b, out);
-                            }
-                        }
-                        return;
+                return;
+            }
+        }
+        match access {
+            Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
+                let mut key = Vec::with_capacity(acc.parts.len());
+                for p in &acc.parts {
+                    match p.find(j.b, &self.pool) {
+                        Some(v) => key.push(v),
+                        None => return,
                     }
                 }
-                match access {
-                    Some(acc) if self.tables[rel].len() >= INDEX_MIN_ROWS => {
-                        let mut key = Vec::with_capacity(acc.parts.len());
-                        for p in &acc.parts {
-                            match p.find(b, &self.pool) {
-                                Some(v) => key.push(v),
-                                None => return,
-                            }
-                        }
-                        let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
-                        let from = all.partition_point(|&r| (r as usize) < lo);
-                        let to = all.partition_point(|&r| (r as usize) < hi);
-                        let rows: Vec<u32> = all[from..to].to_vec();
-                        for r in rows {
-                            self.try_row(rule, i, rel, r as usize, args, b, out, &mut trail);
-                        }
-                    }
-                    _ => {
-                        // Rows added while we iterate (recursion) are seen next round.
-                        let n = self.tables[rel].len().min(hi);
-                        for r in lo..n {
-                            self.try_row(rule, i, rel, r, args, b, out, &mut trail);
-                        }
-                    }
+                let all = self.tables[rel].lookup(&self.pool, acc.slot, &key);
+                let from = all.partition_point(|&r| (r as usize) < lo);
+                let to = all.partition_point(|&r| (r as usize) < hi);
+                let rows: Vec<u32> = all[from..to].to_vec();
+                for r in rows {
+                    self.try_row(j, i, rel, r as usize, args, &mut trail);
+                }
+            }
+            _ => {
+                // Rows added while we iterate (recursion) are seen next round.
+                let n = self.tables[rel].len().min(hi);
+                for r in lo..n {
+                    self.try_row(j, i, rel, r, args, &mut trail);
                 }
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn try_row(
+    /// Joins on past literal `i`, `rel(args)`, with row `r` of `rel`'s
+    /// table when it matches.
+    #[inline]
+    fn try_row(
         &mut self,
-        rule: &CRule,
+        j: &mut Join,
         i: usize,
         rel: RelId,
         r: usize,
         args: &[Pat],
-        b: &mut Vec<TermId>,
-        out: &mut Vec<TermId>,
         trail: &mut Vec<u16>,
     ) {
         trail.clear();
@@ -458,17 +522,14 @@ impl Db {
         let ok = args
             .iter()
             .zip(row)
-            .all(|(p, &v)| p.unify(v, b, trail, &self.pool));
+            .all(|(p, &v)| p.unify(v, j.b, trail, &self.pool));
         if ok {
-            let saved: Vec<u16> = std::mem::take(trail);
-            self.join(rule, i + 1, b, out);
-            for v in saved {
-                b[v as usize] = UNBOUND;
-            }
-        } else {
-            for &v in trail.iter() {
-                b[v as usize] = UNBOUND;
-            }
+            // The join below keeps trails of its own: this one still holds
+            // what the row bound when it returns.
+            self.join(j, i + 1);
+        }
+        for &v in trail.iter() {
+            j.b[v as usize] = UNBOUND;
         }
     }
 
@@ -477,8 +538,8 @@ impl Db {
     /// the bound is spent.
     #[inline]
     pub(super) fn charge(&mut self, units: u64, rel: RelId) -> bool {
-        self.work_done += units;
-        if let Some(left) = self.work_left.as_mut() {
+        self.work.done += units;
+        if let Some(left) = self.work.left.as_mut() {
             if *left < units {
                 *left = 0;
                 self.overflow = Some(rel);

@@ -20,6 +20,7 @@
 //! The prover is the oracle the faster engines are tested against: it favours
 //! obvious correctness, and is fast enough to be used on games too large to ground.
 
+mod calls;
 mod compile;
 mod eval;
 mod table;
@@ -200,7 +201,7 @@ impl Prover {
         }
         sizes[program.true_rel] = init.len().max(1) as f64;
         program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
-        db.done = vec![false; program.state_comps.len()];
+        db.loaded.done = vec![false; program.state_comps.len()];
         db.td = Some(Box::new(TopDown::new(&game, rels, sizes, lazy)));
         if db.is_tabled_static(init_rel) {
             db.topdown = true;
@@ -252,9 +253,7 @@ impl Prover {
             t.truncate(&h, keep);
             t.state_len = keep;
         }
-        db.loaded = None;
-        db.recent.clear();
-        db.recent_cells = 0;
+        db.loaded.forget();
         if let Some(td) = db.td.as_mut() {
             td.clear_state();
         }
@@ -272,7 +271,7 @@ impl Prover {
             self.set_strategy(Strategy::GoalDirected);
             return Strategy::GoalDirected;
         }
-        let work = |db: &Db| db.work_done;
+        let work = |db: &Db| db.work.done;
         let measure = |strategy: Strategy, budget: u64| -> Option<(u64, usize)> {
             self.set_strategy(strategy);
             let start = work(&self.db.lock().unwrap_or_else(|e| e.into_inner()));
@@ -312,7 +311,7 @@ impl Prover {
         db.load_state(&self.program, state);
         db.ensure(&self.program, needs);
         let r = f(&mut db, &self.program);
-        if db.work_left.is_none() && db.overflow.take().is_some() {
+        if db.work.left.is_none() && db.overflow.take().is_some() {
             // Only goal-directed calls nested past their depth bound stop
             // evaluation outside [`Prover::bounded`]: the answer is
             // incomplete; forget it, so later questions start afresh.
@@ -336,10 +335,10 @@ impl Prover {
     /// without hanging. Meant for a prover no other thread uses yet: calls
     /// from other threads meanwhile would share the budget.
     pub fn bounded<R>(&self, join_steps: u64, f: impl FnOnce(&Self) -> R) -> Option<R> {
-        self.db.lock().unwrap_or_else(|e| e.into_inner()).work_left = Some(join_steps);
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).work.left = Some(join_steps);
         let r = f(self);
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        db.work_left = None;
+        db.work.left = None;
         if db.overflow.take().is_none() {
             return Some(r);
         }

@@ -31,14 +31,12 @@ use std::hash::BuildHasher;
 use hashbrown::HashMap;
 
 use super::compile::{compile_called, register_slots, CRule, Relations};
-use super::eval::{Db, CALL_WORK, TUPLE_WORK};
 use super::table::Table;
 use super::RelId;
 use crate::gdl::{kw, Game, Phase, Relation, Rule};
-use crate::reasoner::pattern::{Pat, Resolved, UNBOUND};
 use crate::reasoner::terms::{TermId, TermPool};
 
-/// Calls nested deeper than this stop the evaluation (see [`Db::call`]).
+/// Calls nested deeper than this stop the evaluation (see [`Lookup::TooDeep`]).
 /// A call takes a few hundred bytes of the thread's stack; list programs
 /// written for top-down provers nest as deep as their lists are long.
 pub(super) const MAX_CALL_DEPTH: usize = 1_000;
@@ -56,7 +54,7 @@ pub(super) type Mask = u64;
 
 /// Whether `mask` binds every one of `arity` positions: the call has one
 /// possible answer, so its first is its last.
-fn bound_all(mask: Mask, arity: usize) -> bool {
+pub(super) fn bound_all(mask: Mask, arity: usize) -> bool {
     match arity {
         0 => true,
         1..=64 => mask == u64::MAX >> (64 - arity),
@@ -196,9 +194,21 @@ pub(super) struct TopDown {
     pub(super) tabled: Vec<bool>,
     /// How long each tabled relation's calls hold.
     life: Vec<Life>,
+    planner: Planner,
+    statics: Store,
+    state: Store,
+    moves: Store,
+    fix: Fixpoint,
+    /// Spare buffers for derived tuples, and for bindings (all unbound).
+    buffers: Vec<Vec<TermId>>,
+    bindings: Vec<Vec<TermId>>,
+}
+
+/// The game's rules, compiled per binding pattern of their head when first
+/// called.
+struct Planner {
     /// Rules (indices into the game's rules) per head relation.
     rules_of: Vec<Vec<usize>>,
-    /// The game's rules, compiled per binding pattern when first called.
     rules: Vec<Rule>,
     /// Join every body in the order written (see [`TopDown::new`]).
     in_order: bool,
@@ -207,9 +217,12 @@ pub(super) struct TopDown {
     rel_plans: HashMap<(RelId, Mask), Arc<Vec<CRule>>>,
     rels: Relations,
     sizes: Vec<f64>,
-    statics: Store,
-    state: Store,
-    moves: Store,
+}
+
+/// Linear tabling's bookkeeping: the calls under evaluation, the leaders'
+/// rounds, and the incomplete calls waiting for their leader.
+#[derive(Default)]
+struct Fixpoint {
     stack: Vec<Frame>,
     /// Rounds of leaders' fixpoint iterations so far.
     round: u64,
@@ -217,9 +230,25 @@ pub(super) struct TopDown {
     added: u64,
     /// Incomplete calls waiting for their leader.
     members: Vec<CallRef>,
-    /// Spare buffers for derived tuples, and for bindings (all unbound).
-    buffers: Vec<Vec<TermId>>,
-    bindings: Vec<Vec<TermId>>,
+}
+
+/// What a call made needs before its answers are read.
+pub(super) enum Lookup {
+    /// Nothing: it is complete, or its answers are final, or it is being
+    /// evaluated (the caller now depends on it).
+    Ready,
+    /// Its rules must run now ([`TopDown::enter`]).
+    Evaluate,
+    /// It would nest deeper than [`MAX_CALL_DEPTH`].
+    TooDeep,
+}
+
+/// Where a call's evaluation started: its stack depth, and the first of the
+/// incomplete calls that wait for it.
+#[derive(Clone, Copy)]
+pub(super) struct Entered {
+    depth: u32,
+    mark: usize,
 }
 
 impl TopDown {
@@ -261,20 +290,19 @@ impl TopDown {
         TopDown {
             tabled,
             life,
-            rules_of,
-            rules: game.rules.clone(),
-            in_order: lazy,
-            plans: HashMap::new(),
-            rel_plans: HashMap::new(),
-            rels,
-            sizes,
+            planner: Planner {
+                rules_of,
+                rules: game.rules.clone(),
+                in_order: lazy,
+                plans: HashMap::new(),
+                rel_plans: HashMap::new(),
+                rels,
+                sizes,
+            },
             state: Store::default(),
             moves: Store::default(),
             statics: Store::default(),
-            stack: Vec::new(),
-            round: 0,
-            added: 0,
-            members: Vec::new(),
+            fix: Fixpoint::default(),
             buffers: Vec::new(),
             bindings: Vec::new(),
         }
@@ -293,8 +321,8 @@ impl TopDown {
         }
         self.state.clear();
         self.moves.clear();
-        self.stack.clear();
-        self.members.clear();
+        self.fix.stack.clear();
+        self.fix.members.clear();
     }
 
     /// Forgets the calls of the joint move (a new one is loaded).
@@ -338,6 +366,191 @@ impl TopDown {
         self.store_of(c.life).calls[c.ix as usize].status == Status::Complete
     }
 
+    /// The plans of every rule of `rel` called with the positions in `mask`
+    /// bound, in the order of the rules.
+    pub(super) fn plans_for(
+        &mut self,
+        rel: RelId,
+        mask: Mask,
+        pool: &mut TermPool,
+        tables: &mut [Table],
+    ) -> Arc<Vec<CRule>> {
+        self.planner.plans_for(rel, mask, pool, tables)
+    }
+
+    /// The arity of `rel`.
+    #[inline]
+    pub(super) fn arity(&self, rel: RelId) -> usize {
+        self.planner.rels.arities[rel]
+    }
+
+    /// Whether call `c` (made with `mask`) binds every argument and has its
+    /// answer: then it is final, however far its recursion got.
+    fn saturated(&self, c: CallRef, mask: Mask) -> bool {
+        let call = &self.store_of(c.life).calls[c.ix as usize];
+        call.answers.len() > 0 && bound_all(mask, self.arity(call.rel))
+    }
+
+    /// Records that the call on top of the stack consumed an unfinished call
+    /// whose evaluation reaches down to stack depth `low`.
+    fn depends(&mut self, low: u32) {
+        if let Some(f) = self.fix.stack.last_mut() {
+            f.low = f.low.min(low);
+            f.cyclic = true;
+        }
+    }
+
+    /// The call of `rel` with the positions in `mask` bound to `key` (in
+    /// order), found or made, and what it needs.
+    pub(super) fn lookup(
+        &mut self,
+        h: &hashbrown::DefaultHashBuilder,
+        rel: RelId,
+        mask: Mask,
+        key: &[TermId],
+    ) -> (CallRef, Lookup) {
+        let life = self.life[rel];
+        let arity = self.arity(rel);
+        let (ix, _) = self.store(life).find_or_add(h, rel, mask, key, arity);
+        let c = CallRef { life, ix };
+        if self.saturated(c, mask) {
+            // Its one answer is in, and no round can take it back.
+            return (c, Lookup::Ready);
+        }
+        let current = self.fix.round + 1;
+        match self.call_mut(c).status {
+            Status::Complete => return (c, Lookup::Ready),
+            Status::Active(depth) => {
+                self.depends(depth);
+                return (c, Lookup::Ready);
+            }
+            Status::Incomplete { round, low } if round == current => {
+                self.depends(low);
+                return (c, Lookup::Ready);
+            }
+            Status::Incomplete { .. } => {}
+        }
+        if self.fix.stack.len() >= MAX_CALL_DEPTH {
+            return (c, Lookup::TooDeep);
+        }
+        (c, Lookup::Evaluate)
+    }
+
+    /// Puts call `c` on the evaluation stack, active.
+    pub(super) fn enter(&mut self, c: CallRef) -> Entered {
+        let depth = self.fix.stack.len() as u32;
+        self.fix.stack.push(Frame {
+            low: depth,
+            cyclic: false,
+        });
+        self.call_mut(c).status = Status::Active(depth);
+        Entered {
+            depth,
+            mark: self.fix.members.len(),
+        }
+    }
+
+    /// Answers added so far, by every call.
+    #[inline]
+    pub(super) fn added(&self) -> u64 {
+        self.fix.added
+    }
+
+    /// After a round of call `c`'s rules (made with `mask`, entered `at`;
+    /// `before`: the answers added before the round; `stopped`: the
+    /// evaluation was cut short): true when the call, a leader whose round
+    /// added answers, must run another; else it is off the stack, final or
+    /// waiting incomplete for its leader.
+    pub(super) fn end_round(
+        &mut self,
+        c: CallRef,
+        mask: Mask,
+        at: Entered,
+        before: u64,
+        stopped: bool,
+    ) -> bool {
+        let f = *self.fix.stack.last().expect("the call's frame");
+        if self.saturated(c, mask) {
+            // Final, leader or not. The calls it left incomplete may
+            // lack answers that rounds it no longer runs would add:
+            // they are evaluated afresh when next called (round 0 is
+            // never current).
+            self.settle(c, at, Status::Incomplete { round: 0, low: 0 });
+            return false;
+        }
+        if f.low < at.depth {
+            // The current round is numbered one above the rounds done.
+            let round = self.fix.round + 1;
+            self.call_mut(c).status = Status::Incomplete { round, low: f.low };
+            self.fix.members.push(c);
+            self.fix.stack.pop();
+            self.depends(f.low);
+            return false;
+        }
+        if !f.cyclic || self.fix.added == before || stopped {
+            // A leader at its fixpoint: the calls waiting for it are
+            // complete with it.
+            self.settle(c, at, Status::Complete);
+            return false;
+        }
+        self.fix.round += 1;
+        self.fix.stack.last_mut().expect("the call's frame").cyclic = false;
+        true
+    }
+
+    /// Takes call `c` off the stack, complete, and gives the incomplete
+    /// calls that waited for it `waiting`.
+    fn settle(&mut self, c: CallRef, at: Entered, waiting: Status) {
+        for i in at.mark..self.fix.members.len() {
+            let m = self.fix.members[i];
+            self.call_mut(m).status = waiting;
+        }
+        self.fix.members.truncate(at.mark);
+        self.call_mut(c).status = Status::Complete;
+        self.fix.stack.pop();
+    }
+
+    /// Adds the tuples of `out` (`arity` terms each; one empty tuple when
+    /// `out` is not empty, for arity 0) to call `c`'s answers.
+    pub(super) fn add_answers(
+        &mut self,
+        h: &hashbrown::DefaultHashBuilder,
+        c: CallRef,
+        out: &[TermId],
+        arity: usize,
+    ) {
+        let answers = &mut self.call_mut(c).answers;
+        let mut added = 0;
+        if arity == 0 {
+            if !out.is_empty() && answers.insert(h, &[]) {
+                added += 1;
+            }
+        } else {
+            for t in out.chunks(arity) {
+                if answers.insert(h, t) {
+                    added += 1;
+                }
+            }
+        }
+        self.fix.added += added;
+    }
+
+    /// Spare buffers for a call's derived tuples and bindings (all
+    /// unbound): a playout makes thousands of calls a state.
+    pub(super) fn take_buffers(&mut self) -> (Vec<TermId>, Vec<TermId>) {
+        let out = self.buffers.pop().unwrap_or_default();
+        let b = self.bindings.pop().unwrap_or_default();
+        (out, b)
+    }
+
+    /// Gives back what [`TopDown::take_buffers`] took.
+    pub(super) fn give_buffers(&mut self, out: Vec<TermId>, b: Vec<TermId>) {
+        self.buffers.push(out);
+        self.bindings.push(b);
+    }
+}
+
+impl Planner {
     /// The plans of every rule of `rel` called with the positions in `mask`
     /// bound, in the order of the rules.
     fn plans_for(
@@ -385,253 +598,5 @@ impl TopDown {
         let plan = Arc::new(plan);
         self.plans.insert((ri, mask), Arc::clone(&plan));
         plan
-    }
-
-    /// Whether call `c` (made with `mask`) binds every argument and has its
-    /// answer: then it is final, however far its recursion got.
-    fn saturated(&self, c: CallRef, mask: Mask) -> bool {
-        let call = &self.store_of(c.life).calls[c.ix as usize];
-        call.answers.len() > 0 && bound_all(mask, self.rels.arities[call.rel])
-    }
-
-    /// Records that the call on top of the stack consumed an unfinished call
-    /// whose evaluation reaches down to stack depth `low`.
-    fn depends(&mut self, low: u32) {
-        if let Some(f) = self.stack.last_mut() {
-            f.low = f.low.min(low);
-            f.cyclic = true;
-        }
-    }
-}
-
-impl Db {
-    fn td(&mut self) -> &mut TopDown {
-        self.td.as_mut().expect("the goal-directed strategy")
-    }
-
-    /// Calls `rel` with the positions in `mask` bound to `key` (in order),
-    /// evaluating it unless it is complete or being evaluated.
-    pub(super) fn call(&mut self, rel: RelId, mask: Mask, key: &[TermId]) -> CallRef {
-        self.charge(CALL_WORK, rel);
-        let h = self.hasher;
-        let td = self.td();
-        let life = td.life[rel];
-        let arity = td.rels.arities[rel];
-        let (ix, _) = td.store(life).find_or_add(&h, rel, mask, key, arity);
-        let c = CallRef { life, ix };
-        if td.saturated(c, mask) {
-            // Its one answer is in, and no round can take it back.
-            return c;
-        }
-        let current = td.round + 1;
-        match td.call_mut(c).status {
-            Status::Complete => return c,
-            Status::Active(depth) => {
-                td.depends(depth);
-                return c;
-            }
-            Status::Incomplete { round, low } if round == current => {
-                td.depends(low);
-                return c;
-            }
-            Status::Incomplete { .. } => {}
-        }
-        if td.stack.len() >= MAX_CALL_DEPTH {
-            // Recursion this deep is a program that does not end top-down
-            // (a call that asks ever deeper terms): stop it as a spent work
-            // bound stops it, rather than overflow the thread's stack.
-            self.overflow = Some(rel);
-            return c;
-        }
-        self.solve(rel, mask, key, c);
-        c
-    }
-
-    /// Evaluates a call: a leader to its fixpoint, a call that depends on an
-    /// active ancestor for one round.
-    fn solve(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
-        let td = self.td();
-        let depth = td.stack.len() as u32;
-        td.stack.push(Frame {
-            low: depth,
-            cyclic: false,
-        });
-        let mark = td.members.len();
-        td.call_mut(c).status = Status::Active(depth);
-        loop {
-            let before = self.td().added;
-            self.run_rules(rel, mask, key, c);
-            let stopped = self.overflow.is_some();
-            let td = self.td();
-            let f = *td.stack.last().expect("the call's frame");
-            if td.saturated(c, mask) {
-                // Final, leader or not. The calls it left incomplete may
-                // lack answers that rounds it no longer runs would add:
-                // they are evaluated afresh when next called (round 0 is
-                // never current).
-                for i in mark..td.members.len() {
-                    let m = td.members[i];
-                    td.call_mut(m).status = Status::Incomplete { round: 0, low: 0 };
-                }
-                td.members.truncate(mark);
-                td.call_mut(c).status = Status::Complete;
-                td.stack.pop();
-                return;
-            }
-            if f.low < depth {
-                // The current round is numbered one above the rounds done.
-                let round = td.round + 1;
-                td.call_mut(c).status = Status::Incomplete { round, low: f.low };
-                td.members.push(c);
-                td.stack.pop();
-                td.depends(f.low);
-                return;
-            }
-            if !f.cyclic || td.added == before || stopped {
-                break;
-            }
-            td.round += 1;
-            td.stack.last_mut().expect("the call's frame").cyclic = false;
-        }
-        let td = self.td();
-        for i in mark..td.members.len() {
-            let m = td.members[i];
-            td.call_mut(m).status = Status::Complete;
-        }
-        td.members.truncate(mark);
-        td.call_mut(c).status = Status::Complete;
-        td.stack.pop();
-    }
-
-    /// Runs every rule of `rel` with the call's bound arguments in its head.
-    fn run_rules(&mut self, rel: RelId, mask: Mask, key: &[TermId], c: CallRef) {
-        let td = self.td.as_mut().expect("the goal-directed strategy");
-        let plans = td.plans_for(rel, mask, &mut self.pool, &mut self.tables);
-        // Buffers are reused: a playout makes thousands of calls a state.
-        let mut out = self.td().buffers.pop().unwrap_or_default();
-        let mut b = self.td().bindings.pop().unwrap_or_default();
-        let mut trail = Vec::new();
-        let arity = self.td().rels.arities[rel];
-        let saved = (self.once, self.found);
-        self.once = bound_all(mask, arity);
-        for plan in plans.iter() {
-            self.found = false;
-            // Rules whose head cannot take the call's values are passed over
-            // before any binding (a relation of many rules, one per case).
-            let mut bound = key.iter();
-            let fits = plan.head_args.iter().enumerate().all(|(j, p)| {
-                if j >= 64 || mask & (1 << j) == 0 {
-                    return true;
-                }
-                let v = *bound.next().expect("a value per bound position");
-                p.may_match(v, &self.pool)
-            });
-            if !fits {
-                continue;
-            }
-            // Every slot is unbound between rules (the join unbinds what it
-            // binds, the head's bindings are undone below): the buffer is
-            // only ever grown.
-            if b.len() < plan.nvars {
-                b.resize(plan.nvars, UNBOUND);
-            }
-            let mut bound = key.iter();
-            trail.clear();
-            let ok = plan.head_args.iter().enumerate().all(|(j, p)| {
-                if j >= 64 || mask & (1 << j) == 0 {
-                    return true;
-                }
-                let v = *bound.next().expect("a value per bound position");
-                p.unify(v, &mut b, &mut trail, &self.pool)
-            });
-            out.clear();
-            if ok {
-                self.join(plan, 0, &mut b, &mut out);
-            }
-            for &v in &trail {
-                b[v as usize] = UNBOUND;
-            }
-            if !ok {
-                continue;
-            }
-            let h = self.hasher;
-            let arity = plan.head_args.len();
-            self.charge((out.len() / arity.max(1)) as u64 * TUPLE_WORK, rel);
-            let td = self.td();
-            let answers = &mut td.call_mut(c).answers;
-            let mut added = 0;
-            if arity == 0 {
-                if !out.is_empty() && answers.insert(&h, &[]) {
-                    added += 1;
-                }
-            } else {
-                for t in out.chunks(arity) {
-                    if answers.insert(&h, t) {
-                        added += 1;
-                    }
-                }
-            }
-            td.added += added;
-            if self.overflow.is_some() || self.found {
-                // A bound call's answer is in: its other rules can add nothing.
-                break;
-            }
-        }
-        (self.once, self.found) = saved;
-        let td = self.td();
-        td.buffers.push(out);
-        td.bindings.push(b);
-    }
-
-    /// A question's call when the goal-directed strategy is in use (`None`:
-    /// bottom-up, the answer is `rel`'s table).
-    pub(super) fn ask(&mut self, rel: RelId, mask: Mask, key: &[TermId]) -> Option<CallRef> {
-        self.topdown.then(|| self.call(rel, mask, key))
-    }
-
-    /// The rows answering a question: the call's, or `rel`'s table.
-    pub(super) fn answers(&self, c: Option<CallRef>, rel: RelId) -> &Table {
-        match (c, self.td.as_ref()) {
-            (Some(c), Some(td)) => td.answers(c),
-            _ => &self.tables[rel],
-        }
-    }
-
-    /// The call a literal over a tabled relation makes under bindings `b`
-    /// (always one: `Option` for the callers' sake).
-    pub(super) fn literal_call(
-        &mut self,
-        rel: RelId,
-        args: &[Pat],
-        b: &[TermId],
-    ) -> Option<CallRef> {
-        // The key on the stack for the usual arities.
-        const INLINE: usize = 16;
-        let mut mask: Mask = 0;
-        let mut inline = [0; INLINE];
-        let mut heap = Vec::new();
-        let mut n = 0;
-        for (j, p) in args.iter().enumerate().take(64) {
-            let v = match p.resolve(b, &self.pool) {
-                Resolved::Known(v) => v,
-                // A term no rule has built yet: the callee may still hold
-                // it (a list program appends to it), so it is built.
-                Resolved::Absent => p.build(b, &mut self.pool),
-                Resolved::Unknown => continue,
-            };
-            mask |= 1 << j;
-            if args.len() <= INLINE {
-                inline[n] = v;
-            } else {
-                heap.push(v);
-            }
-            n += 1;
-        }
-        let key = if args.len() <= INLINE {
-            &inline[..n]
-        } else {
-            &heap[..]
-        };
-        Some(self.call(rel, mask, key))
     }
 }
