@@ -96,7 +96,7 @@ impl View<'_> {
         sum
     }
 
-    /// 1. h_add: each atom's cost, a rule's body costing the sum of its
+    /// Step 1, h_add: each atom's cost, a rule's body costing the sum of its
     /// positive atoms, every `true` atom 1.
     fn move_costs(&self) -> Vec<u32> {
         let g = self.g;
@@ -123,7 +123,7 @@ impl View<'_> {
         }
     }
 
-    /// 2. Edges f -> g from the `next` rules, at their cheapest: for each
+    /// Step 2, edges f -> g from the `next` rules, at their cheapest: for each
     /// fluent `g`, the fluents `f` it comes from and the weight of the rest
     /// of the rule's body.
     fn edges(&self, cost: &[u32]) -> HashMap<u32, Vec<(u32, u32)>> {
@@ -146,7 +146,7 @@ impl View<'_> {
         into
     }
 
-    /// 3. The fluents (`true` atoms) the atom `goal` reaches through
+    /// Step 3, the fluents (`true` atoms) the atom `goal` reaches through
     /// positive literals.
     fn needed(&self, goal: AtomId) -> HashSet<u32> {
         let g = self.g;
