@@ -50,7 +50,7 @@ pub enum SolverError {
 }
 
 /// What a solver run ends with.
-type Outcome = Result<SolveResult, SolverError>;
+type SolverAnswer = Result<SolveResult, SolverError>;
 
 /// A running solver child. Dropping it kills the child.
 pub struct SolverRun {
@@ -112,7 +112,7 @@ impl SolverRun {
     }
 
     /// The outcome once the child has ended; `None` while it runs.
-    pub fn try_result(&self) -> Option<Outcome> {
+    pub fn try_result(&self) -> Option<SolverAnswer> {
         self.run.try_answer().map(|r| r.map_err(SolverError::from))
     }
 

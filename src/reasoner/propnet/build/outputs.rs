@@ -11,7 +11,7 @@ use crate::reasoner::propnet::PropnetError;
 use crate::reasoner::terms::TermId;
 
 /// The outputs as found on the atoms, before the legal gates are split.
-pub(super) struct Found {
+pub(super) struct FoundOutputs {
     /// Per role: (node, move), in atom order.
     pub(super) legal: Vec<Vec<(Node, u32)>>,
     /// Per role: (node, value), ascending by value.
@@ -25,10 +25,10 @@ pub(super) struct Found {
 
 impl Builder {
     /// The outputs of every atom.
-    pub(super) fn find_outputs(&mut self) -> Result<Found, PropnetError> {
+    pub(super) fn find_outputs(&mut self) -> Result<FoundOutputs, PropnetError> {
         let nroles = self.roles.len();
         let nf = self.terms.fluents.len();
-        let mut found = Found {
+        let mut found = FoundOutputs {
             legal: vec![Vec::new(); nroles],
             goals: vec![Vec::new(); nroles],
             next: vec![Node::FALSE; nf],
