@@ -351,11 +351,11 @@ impl Coordinator {
                 self.horizon = self.horizon.max(h);
                 self.times = times;
             }
-            Ok(Event::Candidate(mode, found, times)) => {
+            Ok(Event::Candidate(kind, found, times)) => {
                 let found = without_detours(&self.context, found);
                 let note = match verify::verify(&*self.context.prover, &found.plan, found.goal) {
                     Ok(note) => note,
-                    Err(e) => return Some(self.error(mode, times, e)),
+                    Err(e) => return Some(self.error(kind, times, e)),
                 };
                 let better = self
                     .candidate
@@ -365,10 +365,10 @@ impl Coordinator {
                     crate::progress!(
                         "[solve] plan of {} moves (not proven), from {}",
                         found.plan.len(),
-                        mode.name()
+                        kind.name()
                     );
                     self.candidate = Some(Verified {
-                        kind: mode,
+                        kind,
                         found,
                         times,
                         note,
@@ -386,26 +386,26 @@ impl Coordinator {
                     }
                 }
             }
-            Ok(Event::Fallback(mode, found)) => {
-                let _ = w.fallback_tx.send((mode, found));
+            Ok(Event::Fallback(kind, found)) => {
+                let _ = w.fallback_tx.send((kind, found));
             }
-            Ok(Event::Done(mode, outcome, times)) => {
+            Ok(Event::Done(kind, outcome, times)) => {
                 w.running -= 1;
-                w.proving -= usize::from(mode.proves());
+                w.proving -= usize::from(kind.proves());
                 match outcome {
-                    Verdict::Plan(found) => return Some(self.finish(mode, found, times)),
+                    Verdict::Plan(found) => return Some(self.finish(kind, found, times)),
                     Verdict::NoPlan { horizon, message } => {
                         self.horizon = self.horizon.max(horizon);
-                        return Some(self.result(Status::NoPlan, Some(mode), times, message));
+                        return Some(self.result(Status::NoPlan, Some(kind), times, message));
                     }
                     Verdict::Stopped => {}
                 }
             }
-            Ok(Event::Failed(mode, e, times)) => {
+            Ok(Event::Failed(kind, e, times)) => {
                 w.running -= 1;
-                w.proving -= usize::from(mode.proves());
+                w.proving -= usize::from(kind.proves());
                 self.times = times;
-                w.failures.push(format!("{}: {e}", mode.name()));
+                w.failures.push(format!("{}: {e}", kind.name()));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => w.running = 0,
@@ -547,10 +547,10 @@ impl Coordinator {
         }
     }
 
-    fn error(&self, mode: WorkerKind, times: Times, e: String) -> SolveResult {
+    fn error(&self, kind: WorkerKind, times: Times, e: String) -> SolveResult {
         self.result(
             Status::Error,
-            Some(mode),
+            Some(kind),
             times,
             format!("the plan does not replay on the prover: {e}"),
         )

@@ -53,7 +53,7 @@ pub fn spawn(
     refuted: &Arc<AtomicUsize>,
     tx: &mpsc::Sender<Event>,
 ) -> Result<u32, String> {
-    let mode = job.kind;
+    let kind = job.kind;
     let line = serde_json::to_string(job).map_err(|e| format!("cannot encode the job: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.arg("worker");
@@ -62,7 +62,7 @@ pub fn spawn(
     let mut run = Spec::new(cmd, "the worker process")
         .stdin_piped()
         .stderr(Stderr::Progress)
-        .thread_names(&format!("asp-{}", mode.name()))
+        .thread_names(&format!("asp-{}", kind.name()))
         .spawn()
         .map_err(|e| match e.failure {
             Failure::Spawn { source, .. } => {
@@ -72,7 +72,7 @@ pub fn spawn(
         })?;
     let pid = run.pid();
     let mut relay = Relay {
-        mode,
+        kind,
         refuted: Arc::clone(refuted),
         tx: tx.clone(),
         last_times: Times::default(),
@@ -83,7 +83,7 @@ pub fn spawn(
     let stdin = run.take_stdin().ok_or("no stdin of the worker")?;
     let (stop, refuted) = (Arc::clone(stop), Arc::clone(refuted));
     std::thread::Builder::new()
-        .name(format!("asp-{}-in", mode.name()))
+        .name(format!("asp-{}-in", kind.name()))
         .spawn(move || feed(run, stdin, line, &stop, &refuted))
         .map_err(|e| e.to_string())?;
     Ok(pid)
@@ -120,7 +120,7 @@ fn feed(
 /// without its final word (a crash, the memory limit's kill) is reported as
 /// failed.
 struct Relay {
-    mode: WorkerKind,
+    kind: WorkerKind,
     refuted: Arc<AtomicUsize>,
     tx: mpsc::Sender<Event>,
     /// The times of the worker's last horizon or candidate, for a failure's
@@ -168,7 +168,7 @@ impl Relay {
     }
 
     fn failed(&self, msg: String) -> Event {
-        Event::Failed(self.mode, msg, self.last_times)
+        Event::Failed(self.kind, msg, self.last_times)
     }
 }
 

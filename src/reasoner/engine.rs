@@ -156,18 +156,10 @@ impl AnyMachine {
         }
     }
 
-    /// [`AnyMachine::build`] without the rewrites: the engine on the rules
-    /// as given.
-    pub fn build_as_written(
-        game: Game,
-        engine: Engine,
-    ) -> Result<(AnyMachine, String), EngineError> {
-        Self::as_written(game, engine, None).0
-    }
-
-    /// [`AnyMachine::build_as_written`] on `game`'s ground program when the
-    /// caller has it (the solver's preparation grounds the rules it
-    /// chooses): a propnet is compiled from it, not ground again.
+    /// [`AnyMachine::build`] without the rewrites: the engine on the rules as
+    /// given, compiled from `game`'s ground program when the caller has it
+    /// (the solver's preparation grounds the rules it chooses), not ground
+    /// again.
     pub fn build_on_ground(
         game: Game,
         engine: Engine,
@@ -176,7 +168,7 @@ impl AnyMachine {
         Self::as_written(game, engine, ground).0
     }
 
-    /// [`AnyMachine::build_as_written`], and how grounding the rules stopped
+    /// [`AnyMachine::build_on_ground`], and how grounding the rules stopped
     /// when a propnet was tried and they did not ground (so that the
     /// rewrites' trials need not find out again).
     fn as_written(

@@ -174,14 +174,15 @@ pub fn run(
 
 /// The engine of the search on the solve's own rules: the searches' shared
 /// engine when it is a propnet (immutable, read by any number of threads);
-/// one of its own otherwise, since a prover evaluates behind one lock and
-/// two searches on it would take turns.
+/// one of its own when it is a prover or a hybrid, which evaluate behind one
+/// lock (two searches on it would take turns). When no engine builds, the
+/// shared build's error: another build of the same rules would fail alike.
 fn own_engine(
     context: &SolveContext,
     ground: Option<&GroundProgram>,
 ) -> Result<(AnyMachine, String), String> {
-    match context.machine(ground) {
-        Ok((AnyMachine::Propnet(net), why)) => Ok((AnyMachine::Propnet(net), why)),
+    match context.machine(ground)? {
+        shared @ (AnyMachine::Propnet(_), _) => Ok(shared),
         _ => AnyMachine::build_on_ground(context.game.clone(), context.engine, ground.cloned())
             .map_err(|e| e.to_string()),
     }
