@@ -17,6 +17,7 @@
 pub mod arena;
 pub mod asp;
 pub mod bench;
+pub mod cancel;
 pub mod child;
 pub mod clock;
 #[cfg(feature = "mpi")]

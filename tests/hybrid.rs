@@ -161,3 +161,39 @@ fn amazons_runs_on_a_hybrid_that_agrees_with_the_prover() {
     }
     assert!(s.on_network());
 }
+
+/// The prover built lazily (goal-directed, static relations computed on
+/// demand: the engine a match answers with while its chosen engine builds)
+/// against the prover as `auto` builds it, in lockstep, on games of every
+/// kind, with static relations large and small.
+#[test]
+fn the_lazy_prover_agrees_with_the_prover() {
+    let games = [
+        "ticTacToe",
+        "connectFourSimultaneous",
+        "3pConnectFour",
+        "breakthrough",
+        "8puzzle",
+        "checkers",
+        "chess_200",
+        "amazons",
+        "blocksWorld",
+        "Othello",
+        "hanoi",
+        "knightThrough",
+        "max_knights",
+        "mummymaze2p",
+    ];
+    for name in games {
+        let game = gdl::load(&corpus_game(name)).expect("loads");
+        let eager = Prover::try_new(game.clone()).expect("builds");
+        let lazy = Prover::try_lazy(game).expect("builds");
+        let out = compare(&eager, &lazy, 3, 60, 7, Duration::from_secs(3))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            out.states > 10,
+            "{name}: only {} states compared",
+            out.states
+        );
+    }
+}

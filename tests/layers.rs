@@ -28,7 +28,7 @@ use std::path::Path;
 /// its own layer and of the layers below. The same order, with what each
 /// layer is, is in docs/design.md (checked by [`design_states_the_layers`]).
 const LAYERS: &[&[&str]] = &[
-    &["cputime", "priority", "report", "clock", "child"],
+    &["cputime", "priority", "report", "clock", "child", "cancel"],
     &["gdl"],
     &["reasoner"],
     &["simulate", "search", "asp", "protocol"],

@@ -10,6 +10,7 @@
 //! - [`Propnet`]: the compiled engine, a propositional network over the ground
 //!   rules ([`ground`]); many times faster, checked against the prover in tests.
 
+pub mod anytime;
 pub mod engine;
 pub mod ground;
 pub mod hybrid;

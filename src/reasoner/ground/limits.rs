@@ -66,7 +66,9 @@ impl GroundError {
             GroundError::TooMuchMemory { join_steps, .. }
             | GroundError::TooSlow { join_steps, .. } => Some(*join_steps),
             GroundError::TooMuchWork { limit, .. } => Some(*limit),
-            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) => None,
+            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) | GroundError::Cancelled => {
+                None
+            }
         }
     }
 }
@@ -80,7 +82,9 @@ impl GroundError {
             GroundError::TooMuchMemory { heaviest, .. }
             | GroundError::TooSlow { heaviest, .. }
             | GroundError::TooMuchWork { heaviest, .. } => &heaviest.0,
-            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) => &[],
+            GroundError::LongRule { .. } | GroundError::TopDownOnly(_) | GroundError::Cancelled => {
+                &[]
+            }
         }
     }
 
@@ -123,4 +127,8 @@ pub enum GroundError {
     LongRule { line: u32, limit: usize },
     #[error("the rules of {0} are read top-down only (a head variable that only their calls bind, over no finite domain): they have no ground instances")]
     TopDownOnly(String),
+    /// The thread's work was cancelled ([`crate::cancel`]): nobody waits for
+    /// this grounding any more.
+    #[error("grounding was cancelled")]
+    Cancelled,
 }

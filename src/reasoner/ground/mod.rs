@@ -529,12 +529,17 @@ impl Grounder {
                 heaviest: Heaviest::default(),
             });
         }
-        if self.ticks.is_multiple_of(4096) && self.start.elapsed() > self.limits.max_time {
-            return Err(GroundError::TooSlow {
-                limit: self.limits.max_time,
-                join_steps: self.ticks,
-                heaviest: Heaviest::default(),
-            });
+        if self.ticks.is_multiple_of(4096) {
+            if self.start.elapsed() > self.limits.max_time {
+                return Err(GroundError::TooSlow {
+                    limit: self.limits.max_time,
+                    join_steps: self.ticks,
+                    heaviest: Heaviest::default(),
+                });
+            }
+            if crate::cancel::requested() {
+                return Err(GroundError::Cancelled);
+            }
         }
         Ok(())
     }

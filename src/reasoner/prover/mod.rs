@@ -105,7 +105,7 @@ impl Prover {
     /// Builds the prover, or says which static relation grew past the size guard
     /// (some games define static relations with billions of facts).
     pub fn try_new(game: Game) -> Result<Prover, ProverError> {
-        let prover = Prover::build(game)?;
+        let prover = Prover::build(game, false)?;
         prover.choose_strategy();
         if !prover.game.top_down.is_empty() {
             // Rules read top-down may not end (nothing bounds them before
@@ -135,12 +135,23 @@ impl Prover {
                 .collect();
             return Err(ProverError::TopDownOnly(names.join(", ")));
         }
-        let prover = Prover::build(game)?;
+        let prover = Prover::build(game, false)?;
         prover.set_strategy(strategy);
         Ok(prover)
     }
 
-    fn build(game: Game) -> Result<Prover, ProverError> {
+    /// Builds the prover at once: goal-directed, its static relations
+    /// computed on demand (only the rows a question needs, kept) instead of
+    /// whole before the first question, and no trial. The engine that
+    /// answers while the others prepare ([`super::anytime`]): some games'
+    /// static relations are too large to compute whole, or slow to.
+    pub fn try_lazy(game: Game) -> Result<Prover, ProverError> {
+        let prover = Prover::build(game, true)?;
+        prover.set_strategy(Strategy::GoalDirected);
+        Ok(prover)
+    }
+
+    fn build(game: Game, lazy: bool) -> Result<Prover, ProverError> {
         let rels = Relations::of(&game);
         let rel_of = |r: Relation| rels.id(r);
         let dynamic = rels.dynamic(&game);
@@ -166,7 +177,7 @@ impl Prover {
         let mut program = Program::new(rules, &rels, &dynamic, &mut db.tables);
         // A game read top-down computes its static relations with rules on
         // demand (some have no finite extent); the facts are tables.
-        let lazy = !game.top_down.is_empty();
+        let lazy = lazy || !game.top_down.is_empty();
         let facts_only = |c: &&crate::gdl::normal::Component| {
             c.rules.iter().all(|&ri| {
                 let r = &game.rules[ri];

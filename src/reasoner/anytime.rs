@@ -1,0 +1,185 @@
+//! Anytime engines: a match cannot wait for its engine. The engine `auto`
+//! chooses (a propnet, a hybrid, a prover on rewritten rules, after their
+//! races) may take seconds to build on a large game, longer than a start
+//! clock; the prover built lazily answers at once. [`first_engine`] is that
+//! prover; [`Building`] builds the chosen engine on a thread of its own,
+//! to replace the first one when it is ready. Dropping a [`Building`]
+//! cancels the build ([`crate::cancel`]): a match that ended does not keep
+//! a core busy grounding its rules.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::engine::{AnyMachine, Engine, EngineError};
+use super::Prover;
+use crate::gdl::Game;
+
+/// The engine that answers from the moment the rules are read: the prover,
+/// goal-directed, computing static relations on demand ([`Prover::try_lazy`]),
+/// so no preparation stands before its first answer. On rules read
+/// top-down it is the prover with its trial ([`Prover::try_new`]): such rules
+/// may not end, and the trial finds out within a bound of work.
+pub fn first_engine(game: &Game) -> Result<(AnyMachine, String), EngineError> {
+    let (prover, why) = if game.top_down.is_empty() {
+        (
+            Prover::try_lazy(game.clone())?,
+            "prover (goal-directed, static relations on demand), while the chosen engine builds",
+        )
+    } else {
+        (
+            Prover::try_new(game.clone())?,
+            "prover (goal-directed), while the chosen engine builds",
+        )
+    };
+    Ok((AnyMachine::Prover(Arc::new(prover)), why.to_string()))
+}
+
+/// An engine built in the background, and how long it took.
+pub struct Built {
+    pub machine: AnyMachine,
+    /// What was chosen and why ([`AnyMachine::build`]'s note).
+    pub note: String,
+    pub took: Duration,
+}
+
+/// What a build ends with.
+pub type BuildResult = Result<Built, EngineError>;
+
+/// The engine `engine` chooses for a game, being built on a thread of its
+/// own. Dropping it cancels the build.
+pub struct Building {
+    rx: Receiver<BuildResult>,
+    cancel: Arc<AtomicBool>,
+    started: Instant,
+    /// The build has answered (or its thread is gone): nothing more comes.
+    done: bool,
+}
+
+impl Building {
+    /// Starts building `engine`'s choice for `game` ([`AnyMachine::build`]).
+    pub fn start(game: Game, engine: Engine) -> Building {
+        let (tx, rx) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
+        let started = Instant::now();
+        let spawned = std::thread::Builder::new()
+            .name("engine build".into())
+            .spawn(move || {
+                let built = crate::cancel::within(flag, || AnyMachine::build(game, engine));
+                let built = built.map(|(machine, note)| Built {
+                    machine,
+                    note,
+                    took: started.elapsed(),
+                });
+                let _ = tx.send(built);
+            });
+        let done = match spawned {
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!("cannot start the engine build's thread: {e}");
+                true
+            }
+        };
+        Building {
+            rx,
+            cancel,
+            started,
+            done,
+        }
+    }
+
+    /// The build's outcome, once, when it has ended; `None` while it runs
+    /// (and after its outcome was taken).
+    pub fn poll(&mut self) -> Option<BuildResult> {
+        if self.done {
+            return None;
+        }
+        match self.rx.try_recv() {
+            Ok(r) => {
+                self.done = true;
+                Some(r)
+            }
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => {
+                self.done = true;
+                None
+            }
+        }
+    }
+
+    /// [`Building::poll`], waiting until `until` at most.
+    pub fn wait(&mut self, until: Instant) -> Option<BuildResult> {
+        if self.done {
+            return None;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(left) {
+            Ok(r) => {
+                self.done = true;
+                Some(r)
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.done = true;
+                None
+            }
+        }
+    }
+
+    /// Whether the build is still running (its outcome not yet taken).
+    pub fn pending(&self) -> bool {
+        !self.done
+    }
+
+    /// How long since the build started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+impl Drop for Building {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reasoner::StateMachine;
+
+    fn corpus(name: &str) -> Game {
+        crate::gdl::load(std::path::Path::new(&format!("../shared/games/{name}"))).expect("loads")
+    }
+
+    /// On games whose static relations the prover cannot compute whole
+    /// (mummymaze1p, past the size guard) or computes slowly (sudoku), the
+    /// first engine still builds and answers: legal moves at the start.
+    #[test]
+    fn the_first_engine_answers_where_the_eager_prover_cannot() {
+        for name in ["mummymaze1p.kif", "sudoku.kif"] {
+            let game = corpus(name);
+            let (m, _) = first_engine(&game).expect("builds");
+            let AnyMachine::Prover(p) = m else {
+                panic!("{name}: the first engine is the prover")
+            };
+            let s = p.initial_state();
+            assert!(
+                !p.legal(&s, 0).is_empty(),
+                "{name}: legal moves at the start"
+            );
+        }
+    }
+
+    /// A build gives its outcome once: the engine `auto` chooses.
+    #[test]
+    fn a_build_answers_once() {
+        let mut b = Building::start(corpus("ticTacToe.kif"), Engine::Auto);
+        let built = b.wait(Instant::now() + Duration::from_secs(600));
+        let built = built.expect("an outcome").expect("builds");
+        assert_eq!(built.machine.name(), "propnet");
+        assert!(b.poll().is_none() && !b.pending());
+    }
+}
