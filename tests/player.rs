@@ -472,6 +472,58 @@ fn corpus_games_over_http() {
     }
 }
 
+/// Games whose chosen engine takes far longer to build than the clocks
+/// (their preparation is slow by its work: sudoku's and mummymaze1p's static
+/// relations are too large to compute whole, amazons grounds past its
+/// limits before a hybrid is raced): at a 1 s start clock and 1 s play
+/// clocks the player answers ready in time and a legal move at every turn,
+/// on the prover while the engine builds; on the longer match the engine
+/// built replaces the prover mid-match and the search goes on over it.
+#[test]
+fn a_legal_move_at_every_turn_while_the_engine_builds() {
+    let (h, url) = server(None);
+    for (name, steps) in [("sudoku", 24), ("mummymaze1p", 6), ("amazons", 6)] {
+        let path = corpus(name);
+        let g = gdl::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut players = vec!["random"; g.roles.len()];
+        players[0] = &url;
+        let cfg = arena::RefereeConfig {
+            start_clock: Duration::from_secs(1),
+            play_clock: Duration::from_secs(1),
+            seed: 3,
+            // The referee's own engine: the prover, so that its preparation
+            // does not eat the match's time.
+            engine: Engine::Prover,
+            max_steps: steps,
+            kif: Some(kif(&path)),
+            match_id: Some(format!("slow-{name}")),
+            ..arena::RefereeConfig::default()
+        };
+        let specs = players
+            .iter()
+            .map(|p| p.parse::<PlayerSpec>().unwrap())
+            .collect();
+        let rec = arena::run_match(&g, specs, &cfg).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert!(rec.errors.is_empty(), "{name}: {:?}", rec.errors);
+        assert!(
+            rec.moves.len() >= steps.min(4),
+            "{name}: {} moves",
+            rec.moves.len()
+        );
+    }
+    let decisions = h.player.decisions();
+    let count = |d: Decision| {
+        decisions
+            .iter()
+            .find(|(k, _)| *k == d)
+            .map_or(0, |(_, n)| *n)
+    };
+    assert_eq!(count(Decision::StartedOnFirstEngine), 3, "{decisions:?}");
+    assert!(count(Decision::EngineReplaced) >= 1, "{decisions:?}");
+    assert!(count(Decision::Search) >= 10, "{decisions:?}");
+    assert_eq!(count(Decision::FirstLegalMove), 0, "{decisions:?}");
+}
+
 /// A stand-in for `ggp-asp solve` (a shell script): whatever it is asked, it runs
 /// `body` (which may print a JSON result), so the player's side of the solver
 /// contract — plans, failures, hangs — is tested without clingo.

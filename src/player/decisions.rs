@@ -26,6 +26,11 @@ pub enum Decision {
     /// A match whose meta-choice profile moved to the first play clock (the
     /// start clock was too short).
     ProfiledAfterReady,
+    /// A match that started on the first engine (the prover) while the
+    /// engine chosen for its game was building.
+    StartedOnFirstEngine,
+    /// A match that moved to the engine chosen for its game once built.
+    EngineReplaced,
     /// A match played with the learned model.
     PlayedWithModel,
     /// A match the learned model was ignored in (other rules).
@@ -44,6 +49,10 @@ impl Decision {
             Decision::Search => "search",
             Decision::FirstLegalMove => "first legal move (search had none)",
             Decision::ProfiledAfterReady => "profiled after ready",
+            Decision::StartedOnFirstEngine => {
+                "matches started on the prover while their engine built"
+            }
+            Decision::EngineReplaced => "matches moved to their engine once built",
             Decision::PlayedWithModel => "matches played with the model",
             Decision::ModelIgnored => "matches the model was ignored in (other rules)",
         }

@@ -2,7 +2,10 @@
 //!
 //! - [`server`]: axum/hyper on tokio; one request, one message, one reply.
 //! - [`session`]: one match per id: the server's handle, and the thread that
-//!   compiles the rules and then runs the match's worker.
+//!   starts the match on the first engine ready (the engine chosen for the
+//!   game, or the prover while that one builds) and runs its workers.
+//! - `handover`: a match moved mid-match to the engine chosen for its game,
+//!   once built: what the next worker takes over, replayed on its engine.
 //! - `worker`: our copy of the state, UCT search kept across moves, the clocks
 //!   and, on one-player games, the ASP solver's plans (`plan`) beside it; the
 //!   commands it answers and the fallback move it publishes. Its searchers
@@ -18,6 +21,7 @@
 
 pub mod decisions;
 pub mod error;
+mod handover;
 pub mod helpers;
 mod plan;
 pub mod server;

@@ -1,5 +1,12 @@
 //! One match: its game, our role, our copy of the state, and the worker thread that
-//! compiles the rules, thinks (between messages too) and answers PLAY and STOP.
+//! thinks (between messages too) and answers PLAY and STOP.
+//!
+//! No preparation stands between a PLAY and a legal move: the engine chosen
+//! for the game ([`crate::reasoner::anytime`]) builds on a thread of its own;
+//! when it is not built within a part of the start clock ([`patience`]), the
+//! match starts on the prover, which answers at once, and moves to the
+//! chosen engine when it is built ([`super::handover`]), the match's state
+//! and the solver's run kept.
 //!
 //! The async server talks to a [`Match`] only through channels, so no search or
 //! compiling ever runs on the executor. Every PLAY carries a deadline (receive
@@ -24,6 +31,7 @@ use crate::clock::{answer_within, Margin};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{self, Game, Term};
 use crate::learn::Model;
+use crate::reasoner::anytime::{self, Building};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
 use crate::search::minimax::Minimax;
 use crate::search::Mcts;
@@ -31,8 +39,11 @@ use crate::strategy::{self, ModelUse, Searcher, UctSetup};
 
 use super::decisions::{Decision, Decisions};
 use super::error::MatchError;
+use super::handover::Trajectory;
 use super::solver::SolverConfig;
-use super::worker::{Command, Fallback, ServerLink, Worker, WorkerConfig, REPLY_SLACK};
+use super::worker::{
+    Command, Ended, EngineInUse, Fallback, ServerLink, Worker, WorkerConfig, REPLY_SLACK,
+};
 use crate::protocol::{SExpr, Start};
 
 /// Settings shared by every match of a server.
@@ -280,11 +291,29 @@ struct Setup {
     play_clock: Duration,
 }
 
+/// How long the match waits for the engine chosen for its game before it
+/// starts on the first engine (the prover, which answers at once): a
+/// quarter of the start clock, 2 s at most. A game that builds within it
+/// plays on its chosen engine from the start; one that takes longer starts
+/// on the prover (on one-player games, the solver with it) and moves to the
+/// chosen engine when it is built.
+fn patience(start_left: Duration) -> Duration {
+    (start_left / 4).min(Duration::from_secs(2))
+}
+
+/// Play clocks a build may run past the start clock before it is given up
+/// and the match stays on the first engine.
+const BUILD_PLAY_CLOCKS: u32 = 10;
+
 impl Setup {
     fn run(self, rx: Receiver<Command>, ready: oneshot::Sender<Result<Ready, MatchError>>) {
         let t0 = Instant::now();
-        let (machine, role, engine_note) = match self.compile() {
-            Ok(built) => built,
+        let started = self.load().and_then(|(game, role)| {
+            let (machine, note, engine) = self.engines(game, t0)?;
+            Ok((machine, role, note, engine))
+        });
+        let (machine, role, engine_note, engine) = match started {
+            Ok(started) => started,
             Err(e) => {
                 warn!("match {}: {e}", self.id);
                 let _ = ready.send(Err(e));
@@ -305,19 +334,20 @@ impl Setup {
             role,
             t0.elapsed().as_secs_f64()
         );
-        let r = Ready {
-            roles: game.roles.len(),
-            engine: machine.name().to_string(),
+        let mut drive = Drive {
+            setup: &self,
+            role,
+            rx: &rx,
+            ready: Some(ready),
         };
         machine.visit(WorkerStart {
-            setup: self,
-            role,
-            rx,
-            ready: Some((ready, r)),
+            drive: &mut drive,
+            engine,
         });
     }
 
-    fn compile(&self) -> Result<(AnyMachine, RoleIdx, String), MatchError> {
+    /// The rules and our role in them, or why the match cannot be played.
+    fn load(&self) -> Result<(Game, RoleIdx), MatchError> {
         let game =
             gdl::load_bytes(self.rules.as_bytes(), "START rules").map_err(MatchError::Rules)?;
         // Refused now rather than answered "ready" and failed at the first PLAY.
@@ -333,52 +363,221 @@ impl Setup {
                 role: self.role.clone(),
                 roles: game.role_names().join(" "),
             })?;
-        let (machine, note) =
-            AnyMachine::build(game, self.cfg.engine).map_err(MatchError::Engine)?;
-        Ok((machine, role, note))
+        Ok((game, role))
+    }
+
+    /// The engine the match starts on, what it is, and the build of the
+    /// engine chosen for the game when that is not it yet: the chosen one
+    /// when it is built within [`patience`], else the first engine
+    /// ([`anytime::first_engine`], built meanwhile) with the build going on.
+    /// Only when no first engine builds does the match wait for the chosen
+    /// one.
+    fn engines(
+        &self,
+        game: Game,
+        t0: Instant,
+    ) -> Result<(AnyMachine, String, EngineInUse), MatchError> {
+        let mut building = Building::start(game.clone(), self.cfg.engine);
+        let first = anytime::first_engine(&game);
+        let until = t0 + patience(self.ready_by.saturating_duration_since(t0));
+        let settled = |machine: AnyMachine, note| {
+            let engine = EngineInUse {
+                name: machine.name(),
+                building: None,
+                build_until: None,
+            };
+            (machine, note, engine)
+        };
+        match (building.wait(until), first) {
+            (Some(Ok(built)), _) => Ok(settled(built.machine, built.note)),
+            (Some(Err(e)), Ok((machine, note))) => Ok(settled(
+                machine,
+                format!("{note}; the chosen engine does not build: {e}"),
+            )),
+            (None, Ok((machine, note))) => {
+                self.link.decisions.count(Decision::StartedOnFirstEngine);
+                let engine = EngineInUse {
+                    name: machine.name(),
+                    building: Some(building),
+                    build_until: Some(self.ready_by + self.play_clock * BUILD_PLAY_CLOCKS),
+                };
+                Ok((machine, note, engine))
+            }
+            (Some(Err(e)), Err(_)) => Err(MatchError::Engine(e)),
+            (None, Err(first)) => {
+                info!(
+                    "match {}: no engine answers at once ({first}); waiting for the chosen one",
+                    self.id
+                );
+                match building.wait(Instant::now() + Duration::from_secs(24 * 3600)) {
+                    Some(Ok(built)) => Ok(settled(built.machine, built.note)),
+                    Some(Err(e)) => Err(MatchError::Engine(e)),
+                    None => Err(MatchError::Engine(first)),
+                }
+            }
+        }
     }
 }
 
-struct WorkerStart {
-    setup: Setup,
+/// What drives a match's workers, one engine after another: the setup, our
+/// role, the server's commands, and "ready" until it is sent.
+struct Drive<'a> {
+    setup: &'a Setup,
     role: RoleIdx,
-    rx: Receiver<Command>,
-    ready: Option<(oneshot::Sender<Result<Ready, MatchError>>, Ready)>,
+    rx: &'a Receiver<Command>,
+    ready: Option<oneshot::Sender<Result<Ready, MatchError>>>,
 }
 
-impl MachineVisitor for WorkerStart {
-    type Output = ();
-    fn visit<M: StateMachine + 'static>(mut self, machine: Arc<M>) {
-        let state = machine.initial_state();
-        let searchers = self.searchers(&machine, &state);
-        let setup = &self.setup;
-        let cfg = WorkerConfig {
+impl Drive<'_> {
+    fn worker_config(&self) -> WorkerConfig {
+        let setup = self.setup;
+        WorkerConfig {
             move_time: answer_within(setup.play_clock, Margin::Network(setup.cfg.margin)),
             ponder: setup.cfg.ponder,
             solver: setup.cfg.solver.clone(),
             helpers: setup.cfg.helpers.clone(),
+        }
+    }
+
+    /// Sends "ready" (once), naming the engine it is sent on.
+    fn send_ready(&mut self, roles: usize, engine: &str) {
+        if let Some(tx) = self.ready.take() {
+            let _ = tx.send(Ok(Ready {
+                roles,
+                engine: engine.to_string(),
+            }));
+        }
+    }
+
+    /// Runs `w` until the match ends: the rest of the start clock first,
+    /// then the commands. When the engine chosen for the game is built, the
+    /// match goes on over it ([`Resume`]); should it not replay there, it
+    /// stays on `w`.
+    fn run<M: StateMachine + 'static>(&mut self, mut w: Worker<M>) {
+        loop {
+            let ended = if self.ready.is_some() {
+                let until = self
+                    .setup
+                    .ready_by
+                    .checked_sub(REPLY_SLACK)
+                    .unwrap_or(self.setup.ready_by);
+                match w.await_ready(until) {
+                    Some(built) => Ended::Switch(built),
+                    None => {
+                        self.send_ready(w.roles(), w.engine_name());
+                        w.log_speed();
+                        continue;
+                    }
+                }
+            } else {
+                w.run(self.rx)
+            };
+            let Ended::Switch(built) = ended else {
+                return;
+            };
+            info!(
+                "match {}: the chosen engine is built after {:.3}s: {}",
+                self.setup.id,
+                built.took.as_secs_f64(),
+                built.note
+            );
+            let name = built.machine.name();
+            match built.machine.visit(Resume {
+                drive: self,
+                old: w,
+                name,
+            }) {
+                Ok(()) => return,
+                Err(back) => w = back,
+            }
+        }
+    }
+}
+
+/// Starts a match's first worker, on `engine`.
+struct WorkerStart<'a, 'b> {
+    drive: &'a mut Drive<'b>,
+    engine: EngineInUse,
+}
+
+impl MachineVisitor for WorkerStart<'_, '_> {
+    type Output = ();
+    fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) {
+        let drive = self.drive;
+        let state = machine.initial_state();
+        let searchers = if self.engine.building.is_some() {
+            // The first engine: plain UCT until the chosen engine comes
+            // (the meta-choice profiles that one).
+            drive.plain_uct(&machine, &state)
+        } else {
+            drive.searchers(&machine, &state, self.engine.name)
         };
         let mut w = Worker::new(
-            setup.id.clone(),
-            machine,
-            self.role,
+            drive.setup.id.clone(),
+            (machine, self.engine),
+            drive.role,
             searchers,
-            cfg,
-            setup.link.clone(),
+            drive.worker_config(),
+            drive.setup.link.clone(),
         );
         w.publish_fallback(None);
         w.start_solver();
-        w.await_plan(
-            self.setup
-                .ready_by
-                .checked_sub(REPLY_SLACK)
-                .unwrap_or(self.setup.ready_by),
+        drive.run(w);
+    }
+}
+
+/// Moves a match from worker `old` to a new one on the engine visited:
+/// `Err(old)` when the match does not replay there (it stays on `old`).
+struct Resume<'a, 'b, O: StateMachine> {
+    drive: &'a mut Drive<'b>,
+    old: Worker<O>,
+    /// The new engine's name.
+    name: &'static str,
+}
+
+impl<O: StateMachine + 'static> MachineVisitor for Resume<'_, '_, O> {
+    type Output = Result<(), Worker<O>>;
+    fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> Result<(), Worker<O>> {
+        let drive = self.drive;
+        let carried = self.old.carried();
+        let trajectory = match Trajectory::replay(&*machine, &carried) {
+            Ok(t) => t,
+            Err(e) => {
+                warn!(
+                    "match {}: the match does not replay on the chosen engine ({e}); the {} plays on",
+                    drive.setup.id,
+                    self.old.engine_name()
+                );
+                return Err(self.old);
+            }
+        };
+        let state = trajectory
+            .at(carried.history.len())
+            .expect("the history's states are replayed")
+            .clone();
+        drive.setup.link.decisions.count(Decision::EngineReplaced);
+        let searchers = drive.searchers(&machine, &state, self.name);
+        let engine = EngineInUse {
+            name: self.name,
+            building: None,
+            build_until: None,
+        };
+        let mut w = Worker::new(
+            drive.setup.id.clone(),
+            (machine, engine),
+            drive.role,
+            searchers,
+            drive.worker_config(),
+            drive.setup.link.clone(),
         );
-        if let Some((tx, r)) = self.ready.take() {
-            let _ = tx.send(Ok(r));
+        w.take_over(carried, self.old.into_solver(), &trajectory);
+        w.publish_fallback(None);
+        w.resume_solver();
+        if drive.ready.is_none() {
+            w.log_speed();
         }
-        w.log_speed();
-        w.run(self.rx);
+        drive.run(w);
+        Ok(())
     }
 }
 
@@ -386,7 +585,7 @@ impl MachineVisitor for WorkerStart {
 /// measures nothing (checkers at a 1 s start clock, most of it compiling).
 const MIN_PROFILE: Duration = Duration::from_millis(150);
 
-impl WorkerStart {
+impl Drive<'_> {
     /// The match's searchers, from the strategy builder: UCT with the model
     /// on the rules it was trained on; else, on games of two and more
     /// players with the meta-choice on, what it chose (alpha-beta beside
@@ -397,6 +596,7 @@ impl WorkerStart {
         &mut self,
         machine: &Arc<M>,
         state: &M::State,
+        engine: &str,
     ) -> (Mcts<M>, Option<Minimax<M>>) {
         let cfg = self.setup.cfg.clone();
         let one_player = machine.num_roles() == 1;
@@ -413,7 +613,7 @@ impl WorkerStart {
                 m.exploration
             );
         } else if cfg.meta && !one_player {
-            (uct, minimax) = self.choose(machine, state, uct);
+            (uct, minimax) = self.choose(machine, state, uct, engine);
         }
         if let (Some(h), None) = (&cfg.helpers, &model) {
             h.search(
@@ -424,6 +624,17 @@ impl WorkerStart {
             );
         }
         (uct.search(Arc::clone(machine), state.clone()), minimax)
+    }
+
+    /// Plain UCT, for the first engine while the chosen one builds.
+    fn plain_uct<M: StateMachine + 'static>(
+        &self,
+        machine: &Arc<M>,
+        state: &M::State,
+    ) -> (Mcts<M>, Option<Minimax<M>>) {
+        let cfg = &self.setup.cfg;
+        let uct = UctSetup::new(cfg.threads, cfg.seed).with_node_limit(NODE_LIMIT);
+        (uct.search(Arc::clone(machine), state.clone()), None)
     }
 
     /// The model, when there is one and it was trained on `game`'s rules;
@@ -456,6 +667,7 @@ impl WorkerStart {
         machine: &Arc<M>,
         state: &M::State,
         uct: UctSetup,
+        engine: &str,
     ) -> (UctSetup, Option<Minimax<M>>) {
         let left = self
             .setup
@@ -463,12 +675,10 @@ impl WorkerStart {
             .saturating_duration_since(Instant::now());
         let mut budget = strategy::profile_budget(left);
         if budget < MIN_PROFILE {
-            if let Some((tx, r)) = self.ready.take() {
-                let _ = tx.send(Ok(r));
-            }
+            self.send_ready(machine.num_roles(), engine);
             budget = strategy::profile_budget(self.setup.play_clock).max(budget);
             info!(
-                "match {}: the start clock leaves {:.3} s after the compile: ready now, the profile takes {:.3} s of the first play clock",
+                "match {}: the start clock leaves {:.3} s for the profile: ready now, the profile takes {:.3} s of a play clock",
                 self.setup.id,
                 left.as_secs_f64(),
                 budget.as_secs_f64()

@@ -226,6 +226,33 @@ impl<S> SolverState<S> {
         }
     }
 
+    /// The same solver, its run (if any) going on from the state `f` gives
+    /// for the run's step and state: what a match carries to another engine
+    /// ([`super::handover`]). A run whose state `f` cannot give is ended.
+    pub fn map<T>(self, f: impl FnOnce(usize, S) -> Option<T>) -> SolverState<T> {
+        let mut estimate = self.estimate;
+        let run = self.run.and_then(|RunFromState { run, from, state }| {
+            match f(from, state) {
+                Some(state) => Some(RunFromState { run, from, state }),
+                None => {
+                    warn!(
+                        "match {}: the solver's run from step {from} has no state on the new engine; ended",
+                        self.id
+                    );
+                    estimate = estimate.max(run.elapsed());
+                    None
+                }
+            }
+        });
+        SolverState {
+            id: self.id,
+            cfg: self.cfg,
+            run,
+            estimate,
+            gave_up: self.gave_up,
+        }
+    }
+
     /// The run's plan once it has ended with one. A run that ended without a
     /// plan (no plan exists, a timeout, a failure) is logged, and the solver is
     /// not started again.

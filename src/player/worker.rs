@@ -18,12 +18,14 @@ use tracing::{debug, info, warn};
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
+use crate::reasoner::anytime::{Building, Built};
 use crate::reasoner::{RoleIdx, StateMachine};
 use crate::search::minimax::Minimax;
 use crate::search::Mcts;
 
 use super::decisions::{Decision, Decisions};
 use super::error::{Illegal, MatchError};
+use super::handover::{Carried, CarriedPlan};
 use super::helpers::Helpers;
 use super::plan::{rules_from, search_line, Plan};
 use super::solver::{SolverConfig, SolverState, UncheckedPlan};
@@ -87,10 +89,35 @@ pub(super) struct WorkerConfig {
     pub helpers: Option<Arc<dyn Helpers>>,
 }
 
+/// The engine a worker runs on, and the one being built to replace it.
+pub(super) struct EngineInUse {
+    /// `prover`, `propnet` or `hybrid`: named in the log line of every move.
+    pub name: &'static str,
+    /// The engine chosen for the game, building while this one answers.
+    pub building: Option<Building>,
+    /// When the build is given up (cancelled) if it has not ended: it has
+    /// had the start clock and some play clocks, and the match goes on
+    /// over this engine.
+    pub build_until: Option<Instant>,
+}
+
+/// Why a worker's loop ended.
+pub(super) enum Ended {
+    /// STOP was answered, the match cancelled, or the server is gone.
+    Done,
+    /// The engine chosen for the game is built: the match goes on over it.
+    Switch(Built),
+}
+
 /// A match's worker: our copy of the match and what chooses our moves.
 pub(super) struct Worker<M: StateMachine> {
     id: String,
     machine: Arc<M>,
+    engine: EngineInUse,
+    /// The joint moves played, in terms (what another engine replays).
+    history: Vec<Vec<Term>>,
+    /// Our move sent for the current step, with the step.
+    sent: Option<(usize, Term)>,
     role: RoleIdx,
     state: M::State,
     /// Joint moves played so far.
@@ -162,7 +189,7 @@ impl<M: StateMachine + 'static> Worker<M> {
     /// `search` and, when the meta-choice chose it, `minimax`.
     pub fn new(
         id: String,
-        machine: Arc<M>,
+        (machine, engine): (Arc<M>, EngineInUse),
         role: RoleIdx,
         (search, minimax): (Mcts<M>, Option<Minimax<M>>),
         cfg: WorkerConfig,
@@ -174,6 +201,9 @@ impl<M: StateMachine + 'static> Worker<M> {
             state: search.state().clone(),
             id,
             machine,
+            engine,
+            history: Vec::new(),
+            sent: None,
             role,
             step: 0,
             search,
@@ -198,21 +228,138 @@ impl<M: StateMachine + 'static> Worker<M> {
         self.link.cancelled.load(Ordering::Relaxed)
     }
 
-    /// Waits until the solver has answered or `until`, whichever is first; the
-    /// search only runs in the last part of the wait (see [`Worker::search_or_wait`]).
-    pub(super) fn await_plan(&mut self, until: Instant) {
+    /// The start clock's rest, until `until`: waits while the solver plans
+    /// (until it has answered) or the chosen engine builds (until it is
+    /// built: then it is returned, for the match to go on over it). The
+    /// search runs meanwhile; while the solver plans, only in the last part
+    /// of the wait (see [`Worker::search_or_wait`]).
+    pub(super) fn await_ready(&mut self, until: Instant) -> Option<Built> {
         let begun = Instant::now();
-        while self.solver.running() && !self.cancelled() {
+        while (self.solver.running() || self.engine.building.is_some()) && !self.cancelled() {
+            if let Some(built) = self.poll_build() {
+                return Some(built);
+            }
             if Instant::now() >= until {
-                info!(
-                    "match {}: no plan yet at the start clock; search starts the match",
-                    self.id
-                );
-                return;
+                if self.solver.running() {
+                    info!(
+                        "match {}: no plan yet at the start clock; search starts the match",
+                        self.id
+                    );
+                }
+                return None;
             }
             self.search_or_wait(begun, until);
             self.poll_solver();
         }
+        None
+    }
+
+    /// The chosen engine, once its build has ended with it. A build that
+    /// failed, or runs past its time, is given up: the match goes on over
+    /// this engine, and the log says why.
+    fn poll_build(&mut self) -> Option<Built> {
+        let building = self.engine.building.as_mut()?;
+        match building.poll() {
+            Some(Ok(built)) => {
+                self.engine.building = None;
+                return Some(built);
+            }
+            Some(Err(e)) => {
+                warn!(
+                    "match {}: the chosen engine does not build ({e}); the {} plays on",
+                    self.id, self.engine.name
+                );
+                self.engine.building = None;
+            }
+            None if !building.pending() => self.engine.building = None,
+            None => {
+                if self.engine.build_until.is_some_and(|t| Instant::now() >= t) {
+                    warn!(
+                        "match {}: the chosen engine is still building after {:.1}s: given up; the {} plays on",
+                        self.id,
+                        building.elapsed().as_secs_f64(),
+                        self.engine.name
+                    );
+                    self.engine.building = None;
+                }
+            }
+        }
+        None
+    }
+
+    /// The game's number of roles.
+    pub(super) fn roles(&self) -> usize {
+        self.machine.num_roles()
+    }
+
+    /// After taking over a match: the solver starts again from the current
+    /// state unless its run went on, a verified plan is followed, or it has
+    /// given up. A committed line without its run is dropped: nothing plans
+    /// from its end.
+    pub(super) fn resume_solver(&mut self) {
+        if self.solver.running() || self.plan.as_ref().is_some_and(|p| p.goal.is_some()) {
+            return;
+        }
+        self.plan = None;
+        self.start_solver();
+    }
+
+    /// The engine this worker runs on (`prover`, `propnet`, `hybrid`).
+    pub(super) fn engine_name(&self) -> &'static str {
+        self.engine.name
+    }
+
+    /// What the next worker, on another engine, takes over
+    /// ([`super::handover`]), in terms; this worker goes on as it was.
+    pub(super) fn carried(&self) -> Carried {
+        let m = &*self.machine;
+        Carried {
+            history: self.history.clone(),
+            sent: self
+                .sent
+                .as_ref()
+                .filter(|(at, _)| *at == self.step)
+                .map(|(_, t)| t.clone()),
+            plan: self.plan.as_ref().map(|p| CarriedPlan::of(m, p)),
+            portfolio: self.portfolio.as_ref().map(|(from, _)| *from),
+            playouts: self.search.stats().playouts,
+        }
+    }
+
+    /// Ends this worker for the next one, on another engine: its solver
+    /// (with the run going on) is what is not carried in terms.
+    pub(super) fn into_solver(self) -> SolverState<M::State> {
+        self.solver
+    }
+
+    /// Takes over a match carried from another engine: the moves played,
+    /// the plan followed, the solver (its run going on) and the helpers'
+    /// portfolio, their states replayed on this engine (`trajectory`, which
+    /// reached this worker's state).
+    pub(super) fn take_over<S>(
+        &mut self,
+        carried: Carried,
+        solver: SolverState<S>,
+        trajectory: &super::handover::Trajectory<M>,
+    ) {
+        let m = &*self.machine;
+        self.step = carried.history.len();
+        self.history = carried.history;
+        self.sent = carried.sent.map(|t| (self.step, t));
+        self.plan = carried.plan.and_then(|p| trajectory.plan(m, &p));
+        self.solver = solver.map(|from, _| trajectory.at(from).cloned());
+        self.portfolio = carried
+            .portfolio
+            .and_then(|from| trajectory.at(from).map(|s| (from, s.clone())));
+        info!(
+            "match {}: step {}: the {} takes over ({} playouts on the engine before; the plan {}, the solver {})",
+            self.id,
+            self.step,
+            self.engine.name,
+            carried.playouts,
+            if self.plan.is_some() { "followed on" } else { "none" },
+            if self.solver.running() { "still running" } else { "not running" },
+        );
     }
 
     /// One slice of the time from `begun` to `until`. While the solver works on a
@@ -233,12 +380,16 @@ impl<M: StateMachine + 'static> Worker<M> {
     }
 
     /// Answers commands until STOP, the server's end of the channel is gone, or
-    /// the match is cancelled.
-    pub(super) fn run(&mut self, rx: Receiver<Command>) {
+    /// the match is cancelled; or until the engine chosen for the game is
+    /// built, between two commands, for the match to go on over it.
+    pub(super) fn run(&mut self, rx: &Receiver<Command>) -> Ended {
         loop {
             if self.cancelled() {
                 debug!("match {}: worker ends", self.id);
-                return;
+                return Ended::Done;
+            }
+            if let Some(built) = self.poll_build() {
+                return Ended::Switch(built);
             }
             self.poll_solver();
             // Think for a slice (pondering), then look at the messages; a search
@@ -249,12 +400,12 @@ impl<M: StateMachine + 'static> Worker<M> {
             }
             let cmd = match rx.try_recv() {
                 Ok(c) => c,
-                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Disconnected) => return Ended::Done,
                 Err(TryRecvError::Empty) => {
                     match rx.recv_timeout(slice_end.saturating_duration_since(Instant::now())) {
                         Ok(c) => c,
                         Err(RecvTimeoutError::Timeout) => continue,
-                        Err(RecvTimeoutError::Disconnected) => return,
+                        Err(RecvTimeoutError::Disconnected) => return Ended::Done,
                     }
                 }
             };
@@ -268,7 +419,7 @@ impl<M: StateMachine + 'static> Worker<M> {
                 }
                 Command::Stop { moves, reply } => {
                     let _ = reply.send(self.stop(moves));
-                    return;
+                    return Ended::Done;
                 }
             }
         }
@@ -296,6 +447,8 @@ impl<M: StateMachine + 'static> Worker<M> {
             .collect::<Result<Vec<_>, _>>()?;
         self.state = m.next_state(&self.state, &joint);
         self.step += 1;
+        self.history
+            .push(joint.iter().map(|mv| m.move_term(mv)).collect());
         let before = self.search.stats().root_visits;
         self.search.advance(&joint);
         let kept = self.search.stats().root_visits;
@@ -389,13 +542,15 @@ impl<M: StateMachine + 'static> Worker<M> {
         let playouts_before = self.search.stats().playouts;
         let (mv, by) = self.choose(&legal, think_until);
         let text = self.move_text(&mv);
+        self.sent = Some((self.step, self.machine.move_term(&mv)));
         self.link.decisions.count(by);
         let playouts = self.search.stats().playouts;
         info!(
-            "match {}: step {}: move {text} by {}; {} playouts ({} while pondering), {:.3}s",
+            "match {}: step {}: move {text} by {} on the {}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
             by.name(),
+            self.engine.name,
             playouts.saturating_sub(playouts_before),
             pondered,
             t0.elapsed().as_secs_f64()
