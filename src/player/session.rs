@@ -389,6 +389,14 @@ impl Setup {
             (machine, note, engine)
         };
         match (building.wait(until), first) {
+            (Some(Ok(built)), Ok((machine, note))) if !built.faster() => Ok(settled(
+                machine,
+                format!(
+                    "{note}, the chosen engine built ({}) slower: {}",
+                    built.note,
+                    built.race()
+                ),
+            )),
             (Some(Ok(built)), _) => Ok(settled(built.machine, built.note)),
             (Some(Err(e)), Ok((machine, note))) => Ok(settled(
                 machine,
@@ -476,9 +484,10 @@ impl Drive<'_> {
                 return;
             };
             info!(
-                "match {}: the chosen engine is built after {:.3}s: {}",
+                "match {}: the chosen engine is built after {:.3}s and faster ({}): {}",
                 self.setup.id,
                 built.took.as_secs_f64(),
+                built.race(),
                 built.note
             );
             let name = built.machine.name();

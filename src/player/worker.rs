@@ -260,9 +260,20 @@ impl<M: StateMachine + 'static> Worker<M> {
     fn poll_build(&mut self) -> Option<Built> {
         let building = self.engine.building.as_mut()?;
         match building.poll() {
-            Some(Ok(built)) => {
+            Some(Ok(built)) if built.faster() => {
                 self.engine.building = None;
                 return Some(built);
+            }
+            Some(Ok(built)) => {
+                info!(
+                    "match {}: the chosen engine is built after {:.3}s ({}) but slower: {}; the {} plays on",
+                    self.id,
+                    built.took.as_secs_f64(),
+                    built.note,
+                    built.race(),
+                    self.engine.name
+                );
+                self.engine.building = None;
             }
             Some(Err(e)) => {
                 warn!(

@@ -3,7 +3,9 @@
 //! races) may take seconds to build on a large game, longer than a start
 //! clock; the prover built lazily answers at once. [`first_engine`] is that
 //! prover; [`Building`] builds the chosen engine on a thread of its own,
-//! to replace the first one when it is ready. Dropping a [`Building`]
+//! to replace the first one when it is ready and faster: the build ends
+//! with a race of the two ([`Built::faster`]), since on some games the lazy
+//! prover outruns the engine `auto` chooses. Dropping a [`Building`]
 //! cancels the build ([`crate::cancel`]): a match that ended does not keep
 //! a core busy grounding its rules.
 
@@ -36,12 +38,33 @@ pub fn first_engine(game: &Game) -> Result<(AnyMachine, String), EngineError> {
     Ok((AnyMachine::Prover(Arc::new(prover)), why.to_string()))
 }
 
-/// An engine built in the background, and how long it took.
+/// An engine built in the background, how long it took, and how it ran
+/// against the first engine.
 pub struct Built {
     pub machine: AnyMachine,
     /// What was chosen and why ([`AnyMachine::build`]'s note).
     pub note: String,
     pub took: Duration,
+    /// States per CPU second of the engine built and of the first engine,
+    /// on the engine choice's trial walk.
+    pub rate: f64,
+    pub first_rate: f64,
+}
+
+impl Built {
+    /// Whether the engine built runs faster than the first engine: only
+    /// then does it replace it.
+    pub fn faster(&self) -> bool {
+        self.rate > self.first_rate
+    }
+
+    /// The race's outcome, for logs.
+    pub fn race(&self) -> String {
+        format!(
+            "{:.0} states/s in a trial, the first engine {:.0}",
+            self.rate, self.first_rate
+        )
+    }
 }
 
 /// What a build ends with.
@@ -67,11 +90,18 @@ impl Building {
         let spawned = std::thread::Builder::new()
             .name("engine build".into())
             .spawn(move || {
-                let built = crate::cancel::within(flag, || AnyMachine::build(game, engine));
-                let built = built.map(|(machine, note)| Built {
-                    machine,
-                    note,
-                    took: started.elapsed(),
+                let built = crate::cancel::within(flag, || AnyMachine::build(game.clone(), engine));
+                let built = built.map(|(machine, note)| {
+                    let took = started.elapsed();
+                    // A first engine of its own: the match's is busy.
+                    let first_rate = first_engine(&game).map_or(0.0, |(m, _)| m.trial_rate());
+                    Built {
+                        rate: machine.trial_rate(),
+                        first_rate,
+                        machine,
+                        note,
+                        took,
+                    }
                 });
                 let _ = tx.send(built);
             });

@@ -142,7 +142,7 @@ impl AnyMachine {
 
     /// States per CPU second on the engine-choice trial; a prover whose
     /// rules do not finish a state within [`RACE_WORK`] join steps counts 0.
-    fn trial_rate(&self) -> f64 {
+    pub(super) fn trial_rate(&self) -> f64 {
         match self {
             AnyMachine::Prover(p) => p.bounded(RACE_WORK, states_per_second).unwrap_or(0.0),
             AnyMachine::Propnet(n) => states_per_second(&**n),
