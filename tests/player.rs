@@ -83,6 +83,9 @@ fn referee(
     let rec = arena::run_match(&g, specs, &cfg).unwrap_or_else(|e| panic!("{id}: {e:#}"));
     assert!(rec.errors.is_empty(), "{id}: {:?}", rec.errors);
     assert_eq!(rec.end, MatchEnd::Terminal, "{id}");
+    for (role, times) in &rec.reply_times.play_s {
+        assert_eq!(times.len(), rec.moves.len(), "{id}: {role}");
+    }
     rec
 }
 

@@ -48,7 +48,8 @@ pub struct Args {
     /// Stop the match after this many joint moves.
     #[arg(long, default_value_t = 1000)]
     max_steps: usize,
-    /// Print one JSON object (roles, moves, errors, goals) instead of text.
+    /// Print one JSON object (roles, moves, errors, goals, every answer's time
+    /// beside the clocks) instead of text.
     #[arg(long)]
     json: bool,
     /// The learned model nn-uct, nn-mix, nn-prior, nn-alphabeta and uct-tuned play with (`ggp-asp learn`).
