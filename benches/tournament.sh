@@ -158,6 +158,16 @@ echo "tournament: start ${start} s, play ${play} s, our seat $seat, ${#selected[
 if [ ${#rejected[@]} -gt 0 ]; then
   echo "skipped (ggp-asp check rejects them, see $out/check.log): ${rejected[*]}"
 fi
+unplayed=()
+for line in "${selected[@]}"; do
+  name=${line%%$'\t'*}
+  if [ ! -f "$out/matches/$name.json" ]; then
+    unplayed+=("$name")
+  fi
+done
+if [ ${#unplayed[@]} -gt 0 ]; then
+  echo "did not run (see $out/matches/GAME.log): ${unplayed[*]}"
+fi
 jq -rs '
   def ours: .roles[.seat];
   def starts: [{game, reply: "START", s: .reply_times.start_s[ours], clock: .reply_times.start_clock_s}];
@@ -168,7 +178,7 @@ jq -rs '
   def errors: . as $m | [.errors[] | select(.role == ($m | ours))];
   (map(errors) | add // []) as $errs
   | "games played: \(length); our mean score: \(if length > 0 then (map(.goals[ours] // 0) | add / length * 10 | round / 10) else "-" end)",
-    "errors: \($errs | length) (\($errs | group_by(.kind) | map("\(.[0].kind) \(length)") | join(", ")))",
+    "errors: \($errs | length)\(if $errs == [] then "" else " (\($errs | group_by(.kind) | map("\(.[0].kind) \(length)") | join(", ")))" end)",
     "late replies: \(map(late) | add // 0)",
     ""
 ' "$out/results.jsonl"
