@@ -48,10 +48,12 @@ fn main() {
     }
     // Log lines (RUST_LOG, default info) with their time and level; progress
     // lines (the library's `progress!`) as their bare message, whatever
-    // RUST_LOG says, as the commands have always printed them.
+    // RUST_LOG says, as the commands have always printed them. Colour only on
+    // a terminal: a log file or a pipe gets plain text.
     use tracing_subscriber::prelude::*;
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(stderr_in_colour())
         .with_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -87,6 +89,14 @@ fn main() {
         }
     };
     exit_now(code)
+}
+
+/// Whether log lines may carry colour codes: standard error is a terminal
+/// and `NO_COLOR` is unset or empty (<https://no-color.org>).
+fn stderr_in_colour() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && std::io::stderr().is_terminal()
 }
 
 /// The command line, or the end of the process: clap's own output for

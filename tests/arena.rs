@@ -235,6 +235,16 @@ fn late_illegal_and_failing_players_get_random_moves() {
         assert_eq!(ours.len(), rec.moves.len(), "{how}: {:?}", rec.errors);
         assert!(ours.iter().all(|e| e.kind == how), "{how}: {ours:?}");
         assert!(rec.errors.iter().all(|e| e.role == "x"));
+        // Every answer's time is recorded, the late ones past their clock.
+        let times = &rec.reply_times;
+        assert_eq!(times.play_clock_s, cfg.play_clock.as_secs_f64());
+        assert_eq!(times.start_s.len(), 2);
+        for (role, play) in &times.play_s {
+            assert_eq!(play.len(), rec.moves.len(), "{how}: {role}");
+        }
+        if how == "timeout" {
+            assert!(times.play_s[0].1.iter().all(|&s| s > times.play_clock_s));
+        }
         // The player was told every joint move, the referee's substitutes included.
         let seen = seen.lock().unwrap();
         assert_eq!(seen[0], None);
@@ -316,6 +326,14 @@ fn match_command_prints_moves_and_goals_and_json() {
     assert!(g["first"].is_u64() && g["second"].is_u64(), "{g}");
     let w = &v["worst_reply_s"];
     assert!(w["first"].is_f64() && w["second"].is_f64(), "{w}");
+    let t = &v["reply_times"];
+    assert_eq!(
+        (t["start_clock_s"].as_f64(), t["play_clock_s"].as_f64()),
+        (Some(10.0), Some(10.0))
+    );
+    assert!(t["start_s"]["first"].is_f64(), "{t}");
+    let steps = v["moves"].as_array().map(Vec::len);
+    assert_eq!(t["play_s"]["second"].as_array().map(Vec::len), steps, "{t}");
 
     let out = bin()
         .args([

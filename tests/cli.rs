@@ -583,6 +583,28 @@ fn a_closed_pipe_ends_the_output_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// Log lines written to a pipe (a log file, `2>&1 | tee`) carry no colour
+/// codes, whatever NO_COLOR says.
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let game = common::puzzle_path("tictactoe");
+    let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .args(["match", &game.to_string_lossy(), "--json"])
+        .args(["--player", "random", "--player", "random"])
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs");
+    assert_eq!(o.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("INFO") && stderr.contains("engine:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\x1b["), "{stderr:?}");
+}
+
 /// The subcommands a `--help` text lists under "Commands:" (without `help`).
 fn subcommands(help: &str) -> Vec<String> {
     help.lines()

@@ -209,6 +209,7 @@ fn the_http_player_uses_a_model_on_its_rules_only() {
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,
+        one_match: false,
     };
     let h = ServerHandle::spawn(cfg, std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
         .expect("the server starts");

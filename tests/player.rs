@@ -33,6 +33,7 @@ fn config(solver: Option<SolverConfig>) -> ServerConfig {
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,
+        one_match: false,
     }
 }
 
@@ -82,6 +83,9 @@ fn referee(
     let rec = arena::run_match(&g, specs, &cfg).unwrap_or_else(|e| panic!("{id}: {e:#}"));
     assert!(rec.errors.is_empty(), "{id}: {:?}", rec.errors);
     assert_eq!(rec.end, MatchEnd::Terminal, "{id}");
+    for (role, times) in &rec.reply_times.play_s {
+        assert_eq!(times.len(), rec.moves.len(), "{id}: {role}");
+    }
     rec
 }
 
@@ -654,6 +658,60 @@ fn abort_and_stop_kill_the_solver() {
     let pid = wait_pids(2)[1].clone();
     assert_eq!(post(&url, "(STOP a2 NIL)").body, "done");
     gone(&pid);
+}
+
+/// `--one-match`: INFO answers `busy` from a START to its STOP or ABORT, and a
+/// START for another match meanwhile gets an error reply while the held match
+/// plays on; without the flag INFO answers `available` whatever is running.
+#[test]
+fn a_one_match_server_is_busy_while_it_holds_a_match() {
+    let rules = rules_from_kif(&kif(&common::puzzle_path("tictactoe"))).unwrap();
+    let start = |id: &str| {
+        Message::Start(Start {
+            id: id.into(),
+            role: "x".into(),
+            rules: rules.clone(),
+            start_clock: Duration::from_secs(5),
+            play_clock: Duration::from_secs(1),
+        })
+        .to_string()
+    };
+    let info = |url: &str, status: &str| {
+        let want = format!("((name test-player) (status {status}))");
+        assert_eq!(post(url, "(INFO)").body, want);
+    };
+    let mut cfg = config(None);
+    cfg.one_match = true;
+    let h = ServerHandle::spawn(cfg, SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+    let url = format!("http://{}", h.addr);
+    info(&url, "available");
+    assert_eq!(post(&url, &start("m1")).body, "ready");
+    info(&url, "busy");
+    let x = post(&url, &start("m2"));
+    assert_eq!(x.status, 409, "{}", x.body);
+    assert!(
+        x.body.starts_with("error: ") && x.body.contains("one match at a time"),
+        "{}",
+        x.body
+    );
+    assert!(x.body.contains("'m1'"), "{}", x.body);
+    info(&url, "busy");
+    let x = post(&url, "(PLAY m1 NIL)");
+    assert_eq!(x.status, 200, "{}", x.body);
+    assert_eq!(post(&url, "(PLAY m2 NIL)").status, 404);
+    assert_eq!(post(&url, "(STOP m1 NIL)").body, "done");
+    info(&url, "available");
+    assert_eq!(post(&url, &start("m2")).body, "ready");
+    info(&url, "busy");
+    assert_eq!(post(&url, "(ABORT m2)").body, "aborted");
+    info(&url, "available");
+    drop(h);
+
+    let (_h, url) = server(None);
+    assert_eq!(post(&url, &start("m1")).body, "ready");
+    info(&url, "available");
+    assert_eq!(post(&url, &start("m2")).body, "ready");
+    info(&url, "available");
 }
 
 /// A server whose solver is this crate's own `ggp-asp solve`.

@@ -249,9 +249,27 @@ pub struct MatchRecord {
     /// timed it.
     #[serde(serialize_with = "goals_as_object")]
     pub worst_reply_s: Vec<(String, f64)>,
+    /// Every answer's time beside the clocks.
+    pub reply_times: ReplyTimes,
     pub end: MatchEnd,
     pub engine: String,
     pub seconds: f64,
+}
+
+/// How long every answer of a match took, as the referee timed it (from
+/// sending the message to reading the reply, in seconds to the millisecond),
+/// beside the clocks they ran under: the answers of an HTTP player include
+/// the network's time, as a game manager sees them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReplyTimes {
+    pub start_clock_s: f64,
+    pub play_clock_s: f64,
+    /// Role -> its START answer.
+    #[serde(serialize_with = "goals_as_object")]
+    pub start_s: Vec<(String, f64)>,
+    /// Role -> its PLAY answers, by step.
+    #[serde(serialize_with = "goals_as_object")]
+    pub play_s: Vec<(String, Vec<f64>)>,
 }
 
 impl MatchRecord {
@@ -443,6 +461,7 @@ impl MachineVisitor for Referee<'_> {
             .zip(&log.worst)
             .map(|(r, d)| (r.clone(), d.as_secs_f64()))
             .collect();
+        let reply_times = log.reply_times(cfg);
         Ok(MatchRecord {
             match_id,
             roles,
@@ -451,6 +470,7 @@ impl MachineVisitor for Referee<'_> {
             errors: log.errors,
             goals,
             worst_reply_s,
+            reply_times,
             end: played.end,
             engine: self.engine,
             seconds: started.elapsed().as_secs_f64(),
@@ -501,12 +521,15 @@ fn match_infos(
 }
 
 /// What the referee keeps while a match runs: the problems it recorded, each
-/// role's slowest answer, and the random source of its replacement moves.
+/// role's answer times and slowest answer, and the random source of its
+/// replacement moves.
 struct Log {
     game: Arc<Game>,
     roles: Vec<String>,
     errors: Vec<ReplyError>,
     worst: Vec<Duration>,
+    /// Per role: its START answer, then its PLAY answers by step.
+    times: Vec<Vec<Duration>>,
     rng: SmallRng,
 }
 
@@ -515,6 +538,7 @@ impl Log {
         let roles = game.role_names();
         Log {
             worst: vec![Duration::ZERO; roles.len()],
+            times: vec![Vec::new(); roles.len()],
             game,
             roles,
             errors: Vec::new(),
@@ -530,11 +554,29 @@ impl Log {
     fn start_replies(&mut self, replies: Vec<(Result<()>, Duration)>, clock: Duration) {
         for (r, (res, took)) in replies.into_iter().enumerate() {
             self.worst[r] = self.worst[r].max(took);
+            self.times[r].push(took);
             if let Err(e) = res {
                 self.record(r, 0, "error", format!("start: {e:#}"));
             } else if took > clock {
                 self.record(r, 0, "timeout", late("start", took, clock));
             }
+        }
+    }
+
+    /// The answer times recorded, under `cfg`'s clocks.
+    fn reply_times(&self, cfg: &RefereeConfig) -> ReplyTimes {
+        let s = |d: &Duration| (d.as_secs_f64() * 1000.0).round() / 1000.0;
+        let per_role = self.roles.iter().cloned().zip(&self.times);
+        ReplyTimes {
+            start_clock_s: cfg.start_clock.as_secs_f64(),
+            play_clock_s: cfg.play_clock.as_secs_f64(),
+            start_s: per_role
+                .clone()
+                .map(|(r, t)| (r, t.first().map_or(0.0, s)))
+                .collect(),
+            play_s: per_role
+                .map(|(r, t)| (r, t.iter().skip(1).map(s).collect()))
+                .collect(),
         }
     }
 
@@ -549,6 +591,7 @@ impl Log {
         legal: &[M::Move],
     ) -> M::Move {
         self.worst[r] = self.worst[r].max(took);
+        self.times[r].push(took);
         let chosen = match res {
             Err(e) => {
                 self.record(r, step, "error", format!("{e:#}"));

@@ -171,6 +171,7 @@ mod tests {
                 .map(|(r, g)| (r.clone(), Some(*g)))
                 .collect(),
             worst_reply_s: Vec::new(),
+            reply_times: Default::default(),
             roles,
             end: MatchEnd::Terminal,
             engine: "prover".into(),

@@ -45,10 +45,14 @@ pub struct Args {
     /// In-process UCT players cut playouts off after N joint moves.
     #[arg(long, default_value_t = ggp_asp::search::SearchConfig::default().max_playout_steps)]
     playout_steps: usize,
+    /// The match id sent to remote players (default: `ggp-asp.MILLIS.SEED`).
+    #[arg(long)]
+    match_id: Option<String>,
     /// Stop the match after this many joint moves.
     #[arg(long, default_value_t = 1000)]
     max_steps: usize,
-    /// Print one JSON object (roles, moves, errors, goals) instead of text.
+    /// Print one JSON object (roles, moves, errors, goals, every answer's time
+    /// beside the clocks) instead of text.
     #[arg(long)]
     json: bool,
     /// The learned model nn-uct, nn-mix, nn-prior, nn-alphabeta and uct-tuned play with (`ggp-asp learn`).
@@ -85,7 +89,7 @@ impl Args {
             iterations: self.iterations,
             uct_playout_steps: self.playout_steps,
             kif: Some(kif),
-            match_id: None,
+            match_id: self.match_id,
             observer,
             model: super::load_model(self.model.as_deref())?,
         };

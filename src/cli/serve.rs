@@ -61,6 +61,11 @@ pub struct Args {
     /// mpi`).
     #[arg(long)]
     cluster: bool,
+    /// Play one match at a time, as some game managers expect: INFO answers
+    /// `busy` while a match runs (from its START to its STOP or ABORT), and
+    /// a START for another match meanwhile is refused with an error reply.
+    #[arg(long)]
+    one_match: bool,
 }
 
 impl Args {
@@ -107,6 +112,7 @@ impl Args {
             },
             read_timeout: self.read_timeout,
             max_body: 4 << 20,
+            one_match: self.one_match,
         };
         server::run(cfg, std::net::SocketAddr::new(self.bind, self.port))?;
         Ok(0)

@@ -3,8 +3,11 @@
 //! connect and send nothing). Each request body is one protocol message; the reply
 //! is the bare s-expression with `Content-Type: text/acl`, a correct
 //! `Content-Length` and `Access-Control-Allow-Origin: *`. Bad requests get an error
-//! reply (status 400, 404, 408 or 413, body `error: what`), and the server keeps
-//! serving. Matches live in a map by id; their work runs on their own threads.
+//! reply (status 400, 404, 408, 409 or 413, body `error: what`), and the server
+//! keeps serving. Matches live in a map by id; their work runs on their own
+//! threads. A server that takes one match at a time ([`ServerConfig::one_match`])
+//! answers INFO with `busy` while it holds one and refuses a START for another
+//! (409).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -39,6 +42,9 @@ pub struct ServerConfig {
     pub read_timeout: Duration,
     /// The largest request body accepted.
     pub max_body: usize,
+    /// One match at a time: INFO says `busy` while a match is held, and a
+    /// START for another match is refused until it ends (STOP or ABORT).
+    pub one_match: bool,
 }
 
 /// The player's server: the state every request handler shares.
@@ -104,6 +110,26 @@ impl Server {
         self.matches().len()
     }
 
+    /// Whether INFO answers `busy`: only a one-match server holding a match.
+    fn busy(&self) -> bool {
+        self.cfg.one_match && self.active_matches() > 0
+    }
+
+    /// With [`ServerConfig::one_match`], refuses match `id` while another
+    /// match is held in `held` (a START of the held match's own id replaces
+    /// it, as on any server).
+    fn admit(&self, held: &HashMap<String, Arc<Match>>, id: &str) -> Result<(), Failure> {
+        match held.keys().find(|k| *k != id) {
+            Some(other) if self.cfg.one_match => Err(Failure {
+                status: StatusCode::CONFLICT,
+                message: format!(
+                    "START {id}: this player plays one match at a time (--one-match) and match '{other}' is still running"
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn record(&self, kind: &'static str, took: Duration) {
         let mut w = self.worst.lock().unwrap_or_else(|p| p.into_inner());
         let e = w.entry(kind).or_default();
@@ -130,7 +156,7 @@ impl Server {
 
     async fn dispatch(&self, msg: Message, received: Instant) -> Result<String, Failure> {
         match msg {
-            Message::Info => Ok(info_reply(&self.cfg.name)),
+            Message::Info => Ok(info_reply(&self.cfg.name, self.busy())),
             Message::Start(start) => self.start(start, received).await,
             Message::Play { id, moves } => {
                 let m = self.get(&id)?;
@@ -149,6 +175,7 @@ impl Server {
     /// START: compiles the rules (and, on a one-player game, lets the solver plan)
     /// within the start clock; "ready" even when compiling goes on past it.
     async fn start(&self, start: Start, received: Instant) -> Result<String, Failure> {
+        self.admit(&self.matches(), &start.id)?;
         let within = answer_within(start.start_clock, Margin::Network(self.cfg.matches.margin));
         let (m, ready) = Match::start(
             &start,
@@ -178,7 +205,13 @@ impl Server {
                 start.id
             ),
         }
-        if let Some(old) = self.matches().insert(start.id.clone(), m) {
+        let mut held = self.matches();
+        // Another START may have been admitted while this one compiled.
+        if let Err(f) = self.admit(&held, &start.id) {
+            m.cancel();
+            return Err(f);
+        }
+        if let Some(old) = held.insert(start.id.clone(), m) {
             old.cancel();
             warn!("match {}: a new START replaces the running match", old.id);
         }

@@ -282,9 +282,10 @@ pub fn rules_from_kif(text: &str) -> Result<Vec<SExpr>, ProtocolError> {
     Ok(items)
 }
 
-/// The reply to INFO.
-pub fn info_reply(name: &str) -> String {
-    format!("((name {name}) (status available))")
+/// The reply to INFO: `busy` while the player takes no new match.
+pub fn info_reply(name: &str, busy: bool) -> String {
+    let status = if busy { "busy" } else { "available" };
+    format!("((name {name}) (status {status}))")
 }
 
 /// What a player answered, read by the client side.
