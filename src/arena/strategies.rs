@@ -567,8 +567,14 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
         let t0 = Instant::now();
         let budget = strategy::profile_budget(info.start_clock);
         let state = self.machine.initial_state();
-        let chosen =
-            strategy::meta_choice(&self.machine, &state, info.role, budget, self.uct.clone());
+        let chosen = strategy::meta_choice(
+            &self.machine,
+            &state,
+            info.role,
+            budget,
+            info.play_clock,
+            self.uct.clone(),
+        );
         let mut inner: Box<dyn Player> = match chosen.searcher {
             Searcher::AlphaBeta(proof) => {
                 // The player proves the game again in its own start, on a

@@ -478,7 +478,14 @@ impl WorkerStart {
                 .decisions
                 .count(Decision::ProfiledAfterReady);
         }
-        let chosen = strategy::meta_choice(machine, state, self.role, budget, uct.clone());
+        let chosen = strategy::meta_choice(
+            machine,
+            state,
+            self.role,
+            budget,
+            self.setup.play_clock,
+            uct.clone(),
+        );
         match chosen.searcher {
             Searcher::AlphaBeta(ab) => {
                 info!(
