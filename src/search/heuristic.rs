@@ -3,7 +3,7 @@
 //! search scores the state where it stops with what the rules say there
 //! instead of the outcome of a playout it has no time for.
 //!
-//! Two things are read, both without knowing the game:
+//! Three things are read, none of them knowing the game:
 //!
 //! - **The goal**, where the rules define it before the end (piece counts,
 //!   a queen kept): each role's goal there, scaled to 0..1.
@@ -18,7 +18,6 @@
 //!   A role's material value is a logistic function of its lead over the
 //!   others' mean, in units of an eighth of its initial material: a piece
 //!   ahead in chess is clearly better, ten pieces ahead is nearly won.
-//!
 //! - **Mobility**: the legal moves of the roles with a choice, against the
 //!   branching of the initial state. At turns only the mover has a choice;
 //!   its freedom counts for it and against the others, so a state after our
@@ -46,9 +45,9 @@ use crate::gdl::{Game, Sym, Term};
 use crate::reasoner::{RoleIdx, StateMachine};
 
 /// UCB1's exploration constant for a search scored by the heuristic. Its
-/// values are exact, not noisy playout outcomes, and differ by a tenth or
-/// two between a good move and a bad one: the default constant (0.7) would
-/// spread the few iterations a slow engine allows evenly over the moves.
+/// values are exact, not noisy playout outcomes, and a piece won or lost
+/// moves them by a few hundredths: the default constant (0.7) would spread
+/// the few iterations a slow engine allows evenly over the moves.
 pub const EXPLORATION: f64 = 0.2;
 
 /// Whole random playouts a move below which a search is scored by the
@@ -212,8 +211,9 @@ fn owners(game: &Game) -> HashMap<Sym, RoleIdx> {
     owner
 }
 
-/// The heuristic evaluator of one machine: goals where defined, material
-/// (see the module's introduction); a terminal state scores its goals.
+/// The heuristic evaluator of one machine: goals where defined, material,
+/// mobility (see the module's introduction); a terminal state scores its
+/// goals.
 pub struct Heuristic {
     material: Material,
     /// For an engine that numbers its fluents: the owner of each as
@@ -227,7 +227,8 @@ pub struct Heuristic {
 impl Heuristic {
     /// The heuristic of `machine`'s rules.
     pub fn new<M: StateMachine>(machine: &M) -> Heuristic {
-        let initial = machine.fluents(&machine.initial_state());
+        let init = machine.initial_state();
+        let initial = machine.fluents(&init);
         let material = Material::new(machine.game(), &initial);
         let mut leaves = Vec::new();
         let numbered = if material.is_empty() {
@@ -241,7 +242,6 @@ impl Heuristic {
                 })
                 .collect()
         };
-        let init = machine.initial_state();
         let choices: Vec<usize> = (0..machine.num_roles())
             .map(|r| machine.legal(&init, r).len())
             .filter(|&k| k > 1)
@@ -496,5 +496,48 @@ mod tests {
             crate::gdl::print::term_to_string(&m.move_term(&best), symbols),
             take
         );
+    }
+
+    /// The same rules give the same values on every engine: the propnet,
+    /// which numbers its fluents and is counted through those numbers,
+    /// scores breakthrough's states as the prover does.
+    #[test]
+    fn the_propnet_and_the_prover_score_the_same() {
+        use crate::reasoner::Propnet;
+        use rand::{Rng, SeedableRng};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games/breakthrough.kif");
+        let g = crate::gdl::load(&path).expect("loads");
+        let prover = Prover::try_new(g.clone()).expect("builds");
+        let net = Propnet::new(g).expect("compiles");
+        let (hp, hn) = (Heuristic::new(&prover), Heuristic::new(&net));
+        assert!(!hp.material().is_empty(), "{}", hp.describe(prover.game()));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let (mut sp, mut sn) = (prover.initial_state(), net.initial_state());
+        let (mut vp, mut vn) = (Vec::new(), Vec::new());
+        for _ in 0..30 {
+            if prover.is_terminal(&sp) {
+                break;
+            }
+            hp.evaluate(&prover, &sp, false, &mut vp);
+            hn.evaluate(&net, &sn, false, &mut vn);
+            assert_eq!(vp, vn);
+            let mut terms = Vec::new();
+            for r in 0..prover.num_roles() {
+                let legal = prover.legal(&sp, r);
+                terms.push(prover.move_term(&legal[rng.gen_range(0..legal.len())]));
+            }
+            let jp: Vec<_> = terms
+                .iter()
+                .map(|t| prover.parse_move(t).expect("move"))
+                .collect();
+            let jn: Vec<_> = terms
+                .iter()
+                .map(|t| net.parse_move(t).expect("move"))
+                .collect();
+            sp = prover.next_state(&sp, &jp);
+            sn = net.next_state(&sn, &jn);
+        }
+        assert!(vp.iter().any(|v| (v - 0.5).abs() > 1e-6), "{vp:?}");
     }
 }
