@@ -13,17 +13,26 @@
 //!   ([`profile_budget`]) is the callers' to decide: the referee gives it a
 //!   part of the start clock, the player moves it to the first play clock
 //!   when the start clock is too short.
+//!   The meta-choice takes the match's move time: where whole random
+//!   playouts do not fit a move, UCT scores the states it reaches by what
+//!   the rules say of them ([`crate::search::heuristic`]).
+//! - [`quick_setup`]: the same decision for a search that must start at
+//!   once, without a profile: a few percent of a move spent on random
+//!   playouts say whether they fit.
 //! - [`model_leaf`]: a model's value as alpha-beta's leaf score.
 //!
 //! Callers log the choice in their own words; nothing here prints.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
 
 use crate::learn::{Model, NetEvaluator};
-use crate::reasoner::{RoleIdx, StateMachine};
-use crate::search::meta;
+use crate::reasoner::{PlayoutLimits, RoleIdx, StateMachine};
 use crate::search::minimax::{Leaf, Minimax};
+use crate::search::{heuristic, meta};
 use crate::search::{Enhancements, Mcts, SearchConfig};
 
 /// How UCT plays with a learned model.
@@ -76,10 +85,22 @@ impl UctSetup {
         self
     }
 
-    /// Runs the search with `e` (RAVE, widening, MAST, cut-off, GIFL).
+    /// Runs the search with `e` (RAVE, widening, MAST, cut-off, GIFL, the
+    /// heuristic). A search scored by the heuristic explores with its own
+    /// constant ([`heuristic::EXPLORATION`]), unless a model sets one.
     pub fn with_enhancements(mut self, e: Enhancements) -> Self {
         self.cfg.enhancements = e;
+        if e.heuristic && self.model.is_none() {
+            self.cfg.exploration = heuristic::EXPLORATION;
+        }
         self
+    }
+
+    /// Whether the search scores the states it reaches by the heuristic
+    /// ([`crate::search::heuristic`]), read from the rules of whichever
+    /// engine [`UctSetup::search`] is given.
+    pub fn heuristic(&self) -> bool {
+        self.cfg.enhancements.heuristic
     }
 
     /// Keeps at most `n` nodes over all trees.
@@ -125,9 +146,11 @@ impl UctSetup {
         }
     }
 
-    /// A search of `machine` from `state`, the model wired in. GIFL's
-    /// features are the caller's to learn ([`Mcts::learn_features`]), on
-    /// its clock.
+    /// A search of `machine` from `state`, the model wired in, or the
+    /// heuristic read from `machine`'s rules (by [`Mcts::new`]): a player
+    /// that changes engines mid-match builds the search again on the new
+    /// one from the same setup. GIFL's features are the caller's to learn
+    /// ([`Mcts::learn_features`]), on its clock.
     pub fn search<M: StateMachine + 'static>(&self, machine: Arc<M>, state: M::State) -> Mcts<M> {
         let s = Mcts::new(Arc::clone(&machine), state, self.cfg.clone());
         let Some((model, used)) = &self.model else {
@@ -175,18 +198,23 @@ pub struct Strategy<M: StateMachine> {
 }
 
 /// The meta-choice: profiles `machine` from `state` for `role` within about
-/// `budget` ([`meta::profile_keeping`]) and chooses ([`meta::choose`]):
-/// alpha-beta when it proved the game, else UCT as `uct` with the
-/// enhancements chosen.
+/// `budget` ([`meta::profile_keeping`]) and chooses for moves of
+/// `move_time` ([`meta::choose_for_clock`]): alpha-beta when it proved the
+/// game, else UCT as `uct` with the enhancements chosen, scored by the
+/// heuristic where whole playouts do not fit a move.
 pub fn meta_choice<M: StateMachine + 'static>(
     machine: &Arc<M>,
     state: &M::State,
     role: RoleIdx,
     budget: Duration,
+    move_time: Duration,
     uct: UctSetup,
 ) -> Strategy<M> {
     let (profile, proven) = meta::profile_keeping(machine, state, role, budget);
-    let (choice, why) = meta::choose(&profile);
+    let (choice, mut why) = meta::choose_for_clock(&profile, move_time);
+    if matches!(choice, meta::Choice::Uct(e) if e.heuristic) {
+        why = format!("{why} ({})", heuristic_in_words(&**machine));
+    }
     let searcher = match (choice, proven) {
         (meta::Choice::AlphaBeta, Some(ab)) => Searcher::AlphaBeta(ab),
         // `choose` picks alpha-beta only on a proof, which comes with its
@@ -206,5 +234,115 @@ pub fn meta_choice<M: StateMachine + 'static>(
         searcher,
         name,
         why,
+    }
+}
+
+/// The share of a move [`quick_setup`] spends on random playouts.
+pub const QUICK_SHARE: u32 = 32;
+
+/// Whether whole random playouts fit a move of `move_time` on `machine`,
+/// found in `move_time / QUICK_SHARE` (about 3%) by playing random playouts
+/// from `state` as `uct` would ([`UctSetup::cfg`]'s playout steps), and the
+/// setup to search with: `uct` as it is where they fit (or the game has one
+/// role), else UCT scored by the heuristic ([`crate::search::heuristic`])
+/// with `uct`'s threads, seed, node limit and iterations. For a search that
+/// must start at once, with no time for a profile (a slow engine serving
+/// while a faster one is built). The reason comes in words for the log.
+pub fn quick_setup<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    state: &M::State,
+    move_time: Duration,
+    uct: UctSetup,
+) -> (UctSetup, String) {
+    let t0 = Instant::now();
+    let deadline = t0 + move_time / QUICK_SHARE;
+    let limits = PlayoutLimits {
+        max_steps: uct.cfg.max_playout_steps,
+        deadline: Some(deadline),
+    };
+    let mut rng = SmallRng::seed_from_u64(uct.cfg.seed);
+    let mut goals = Vec::new();
+    let mut finished = 0u64;
+    while Instant::now() < deadline {
+        if machine.playout(state, &mut rng, limits, &mut goals).cut {
+            break;
+        }
+        finished += 1;
+    }
+    let spent = t0.elapsed().as_secs_f64().max(1e-9);
+    let secs = move_time.as_secs_f64();
+    let rate = finished as f64 / spent;
+    let fits = heuristic::playouts_fit(rate, secs);
+    let measured = format!(
+        "{finished} random playouts in {:.3} s: {:.0} fit a move of {secs:.1} s",
+        spent,
+        rate * secs
+    );
+    if fits || machine.num_roles() < 2 {
+        let why = format!("{measured}; {} as set up", uct.name());
+        return (uct, why);
+    }
+    let e = Enhancements {
+        heuristic: true,
+        ..Enhancements::default()
+    };
+    let why = format!(
+        "{measured}, under {}: the search scores the states it reaches by the heuristic ({})",
+        heuristic::MIN_PLAYOUTS_PER_MOVE,
+        heuristic_in_words(&**machine)
+    );
+    (uct.with_enhancements(e), why)
+}
+
+/// The heuristic `machine`'s rules give, in words.
+fn heuristic_in_words<M: StateMachine>(machine: &M) -> String {
+    heuristic::Heuristic::new(machine).describe(machine.game())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reasoner::Prover;
+
+    fn prover(file: &str) -> Arc<Prover> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games")
+            .join(file);
+        Arc::new(Prover::try_new(crate::gdl::load(&path).expect("loads")).expect("builds"))
+    }
+
+    /// A move too short for any playout: chess is searched by the heuristic,
+    /// with its exploration constant and the setup's other settings kept; a
+    /// one-player game keeps its setup.
+    #[test]
+    fn quick_setup_takes_the_heuristic_where_no_playout_fits_a_move() {
+        let m = prover("chess_200.kif");
+        let uct = UctSetup::new(1, 7).with_iterations(40);
+        let (setup, why) = quick_setup(&m, &m.initial_state(), Duration::from_nanos(1), uct);
+        assert!(setup.heuristic(), "{why}");
+        assert_eq!(setup.name(), "uct+heuristic");
+        assert_eq!(setup.cfg.exploration, heuristic::EXPLORATION);
+        assert_eq!((setup.iterations(), setup.cfg.seed), (Some(40), 7));
+        assert!(why.contains("cell/4 #3"), "{why}");
+        let one = prover("8puzzle.kif");
+        let (setup, why) = quick_setup(
+            &one,
+            &one.initial_state(),
+            Duration::from_nanos(1),
+            UctSetup::new(1, 7),
+        );
+        assert!(!setup.heuristic(), "{why}");
+    }
+
+    /// Tic-tac-toe's playouts are nine moves at most: the thirty-second of
+    /// a 3.2 s move that `quick_setup` spends holds hundreds of them on the
+    /// prover, where one is enough to fit thirty a move.
+    #[test]
+    fn quick_setup_keeps_the_setup_where_playouts_fit() {
+        let m = prover("ticTacToe.kif");
+        let uct = UctSetup::new(1, 7).with_enhancements("mast".parse().expect("parses"));
+        let (setup, why) = quick_setup(&m, &m.initial_state(), Duration::from_millis(3200), uct);
+        assert!(!setup.heuristic(), "{why}");
+        assert_eq!(setup.name(), "uct+mast");
     }
 }

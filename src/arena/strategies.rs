@@ -567,8 +567,14 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
         let t0 = Instant::now();
         let budget = strategy::profile_budget(info.start_clock);
         let state = self.machine.initial_state();
-        let chosen =
-            strategy::meta_choice(&self.machine, &state, info.role, budget, self.uct.clone());
+        let chosen = strategy::meta_choice(
+            &self.machine,
+            &state,
+            info.role,
+            budget,
+            info.play_clock,
+            self.uct.clone(),
+        );
         let mut inner: Box<dyn Player> = match chosen.searcher {
             Searcher::AlphaBeta(proof) => {
                 // The player proves the game again in its own start, on a
@@ -614,5 +620,45 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
 
     fn name(&self) -> String {
         "auto".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{run_match, MatchEnd, PlayerSpec, RefereeConfig};
+    use crate::reasoner::Engine;
+    use std::time::Duration;
+
+    /// UCT scored by the heuristic, its iterations fixed, plays legal moves to
+    /// the end in every seat of one-player, turn-taking, simultaneous and
+    /// three-player games.
+    #[test]
+    fn uct_scored_by_the_heuristic_plays_every_kind_of_game_to_the_end() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let games = [
+            root.join("puzzles/buttons.kif"),
+            root.join("puzzles/tictactoe.kif"),
+            root.join("puzzles/rps3.kif"),
+            root.join("../shared/games/tictactoe_3player.kif"),
+        ];
+        let cfg = RefereeConfig {
+            start_clock: Duration::from_secs(120),
+            play_clock: Duration::from_secs(120),
+            engine: Engine::Prover,
+            iterations: Some(40),
+            ..RefereeConfig::default()
+        };
+        for path in games {
+            let g = crate::gdl::load(&path).expect("loads");
+            let spec: PlayerSpec = "uct+heuristic".parse().expect("a player");
+            let rec = run_match(&g, vec![spec; g.roles.len()], &cfg).expect("the match runs");
+            assert_eq!(rec.end, MatchEnd::Terminal, "{}", path.display());
+            assert!(
+                rec.errors.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                rec.errors
+            );
+        }
     }
 }

@@ -697,7 +697,14 @@ impl Drive<'_> {
                 .decisions
                 .count(Decision::ProfiledAfterReady);
         }
-        let chosen = strategy::meta_choice(machine, state, self.role, budget, uct.clone());
+        let chosen = strategy::meta_choice(
+            machine,
+            state,
+            self.role,
+            budget,
+            self.setup.play_clock,
+            uct.clone(),
+        );
         match chosen.searcher {
             Searcher::AlphaBeta(ab) => {
                 info!(

@@ -20,6 +20,10 @@
 //! - **Cut-off**: playouts stop after a fixed number of joint moves and are
 //!   scored by the game's goals there (for games whose goal says something
 //!   before the end; the player's meta-choice tests that).
+//! - **Heuristic** ([`super::heuristic`]): where random playouts do not
+//!   finish within the clock, the state a playout stops in is scored by the
+//!   goal and the material the rules define; playouts stop at once (the
+//!   leaf itself is scored) or after the cut-off's moves when one is set.
 
 use std::fmt;
 use std::str::FromStr;
@@ -52,6 +56,9 @@ pub struct Enhancements {
     /// GIFL playouts: features learned from this many random walks before
     /// the search (see [`super::gifl`]).
     pub gifl: Option<usize>,
+    /// Playouts scored by [`super::heuristic::Heuristic`], cut off after
+    /// `cutoff` joint moves (none: the leaf itself is scored).
+    pub heuristic: bool,
 }
 
 /// RAVE's default equivalence parameter.
@@ -85,7 +92,8 @@ impl Enhancements {
 impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
-    /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `cutoff` or `cutoff:N`, joined by `+`
+    /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `cutoff` or
+    /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
         let mut e = Enhancements::default();
@@ -97,6 +105,7 @@ impl FromStr for Enhancements {
                 None if part == "cutoff" => e.cutoff = Some(CUTOFF),
                 None if part == "decisive" => e.decisive = true,
                 None if part == "gifl" => e.gifl = Some(GIFL_WALKS),
+                None if part == "heuristic" => e.heuristic = true,
                 Some(("gifl", n)) => match n.parse::<usize>() {
                     Ok(n) if n > 0 => e.gifl = Some(n),
                     _ => bail!("gifl:{n}: the walks must be a positive number"),
@@ -114,7 +123,7 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic or cutoff (cutoff:N)"
                 ),
             }
         }
@@ -160,6 +169,9 @@ impl fmt::Display for Enhancements {
         }
         if self.decisive {
             parts.push("decisive".into());
+        }
+        if self.heuristic {
+            parts.push("heuristic".into());
         }
         f.write_str(&parts.join("+"))
     }

@@ -18,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::enhance::{Enhancements, CUTOFF, MAST_TAU};
+use super::heuristic;
 use super::minimax::{Kind, Minimax};
 use crate::reasoner::{RoleIdx, StateMachine};
 
@@ -283,6 +284,34 @@ pub fn choose(p: &Profile) -> (Choice, String) {
     (Choice::Uct(e), why.join("; "))
 }
 
+/// [`choose`] for a match whose moves have `move_time` each: where UCT is
+/// chosen in a game of several roles and whole random playouts do not fit
+/// a move ([`heuristic::playouts_fit`]: fewer than
+/// [`heuristic::MIN_PLAYOUTS_PER_MOVE`] at the profile's rate), the search
+/// scores the states it reaches by the heuristic instead
+/// ([`Enhancements::heuristic`]), its leaves themselves (no cut-off, no
+/// MAST: neither has playouts to work on). One-player games keep their
+/// choice: the line to the goal is what they search for.
+pub fn choose_for_clock(p: &Profile, move_time: Duration) -> (Choice, String) {
+    let (choice, why) = choose(p);
+    let secs = move_time.as_secs_f64();
+    match choice {
+        Choice::Uct(_) if p.roles > 1 && !heuristic::playouts_fit(p.playouts_per_s, secs) => {
+            let e = Enhancements {
+                heuristic: true,
+                ..Enhancements::default()
+            };
+            let why = format!(
+                "{why}; {:.0} whole playouts fit a move of {secs:.1} s (under {}): the search scores the states it reaches by the heuristic",
+                p.playouts_per_s * secs,
+                heuristic::MIN_PLAYOUTS_PER_MOVE
+            );
+            (Choice::Uct(e), why)
+        }
+        _ => (choice, why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +345,42 @@ mod tests {
             ..fast(2, false)
         });
         assert!(slow.mast.is_none() && !slow.widening);
+    }
+
+    /// The clock decides the heuristic: a fast game keeps today's choice at
+    /// any clock of a second or more; a slow one (chess on the prover) is
+    /// scored by the heuristic at a short clock and not at a long one; a
+    /// one-player game and a proven one keep theirs.
+    #[test]
+    fn the_heuristic_is_chosen_where_whole_playouts_do_not_fit_the_clock() {
+        let profile = |roles, playouts_per_s| Profile {
+            roles,
+            playouts: 10,
+            playouts_per_s,
+            depth: 60.0,
+            branching: 20.0,
+            ..Profile::default()
+        };
+        let second = Duration::from_secs(1);
+        for p in [profile(2, 40_000.0), profile(2, 31.0), profile(3, 2_000.0)] {
+            assert_eq!(choose_for_clock(&p, second).0, choose(&p).0, "{p:?}");
+        }
+        let slow = profile(2, 4.0);
+        let (c, why) = choose_for_clock(&slow, 2 * second);
+        assert!(matches!(c, Choice::Uct(e) if e.heuristic), "{why}");
+        assert_eq!(choose_for_clock(&slow, 10 * second).0, choose(&slow).0);
+        assert_eq!(
+            choose_for_clock(&profile(1, 4.0), 2 * second).0,
+            choose(&profile(1, 4.0)).0
+        );
+        let none_finished = profile(2, 0.0);
+        assert!(
+            matches!(choose_for_clock(&none_finished, 60 * second).0, Choice::Uct(e) if e.heuristic)
+        );
+        let proven = Profile {
+            proven: Some(100.0),
+            ..slow
+        };
+        assert_eq!(choose_for_clock(&proven, second).0, Choice::AlphaBeta);
     }
 }

@@ -21,11 +21,15 @@
 //!   atomic statistics and no lock on it (see [`tree`]). docs/player.md says why
 //!   root parallel is the default.
 //! - Seams: [`policy::TreePolicy`], [`policy::PlayoutPolicy`], [`policy::Evaluator`].
+//! - Where whole playouts do not fit the clock, states are scored by what
+//!   the rules say of them ([`heuristic`]): the goal where it is defined and
+//!   each role's material.
 
 mod append;
 mod descent;
 pub mod enhance;
 pub mod gifl;
+pub mod heuristic;
 pub mod meta;
 pub mod minimax;
 mod node;
@@ -136,8 +140,15 @@ pub struct Mcts<M: StateMachine> {
 }
 
 impl<M: StateMachine + 'static> Mcts<M> {
+    /// A search of `machine` from `state`; with the heuristic enhancement,
+    /// its evaluator read from `machine`'s rules ([`heuristic::Heuristic`]).
     pub fn new(machine: Arc<M>, state: M::State, cfg: SearchConfig) -> Self {
-        let evaluator: Arc<dyn Evaluator<M>> = Arc::new(GoalEvaluator);
+        let heuristic = cfg.enhancements.heuristic;
+        let evaluator: Arc<dyn Evaluator<M>> = if heuristic {
+            Arc::new(heuristic::Heuristic::new(&*machine))
+        } else {
+            Arc::new(GoalEvaluator)
+        };
         let root = Node::new(&*machine, state, &*evaluator);
         let wins = Self::find_wins(&machine, &root);
         let per_tree = match cfg.parallel {
@@ -152,7 +163,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             playout_policy: Arc::new(RandomPlayout),
             evaluator,
             leaf: None,
-            plain: true,
+            plain: !heuristic,
             machine,
             cfg,
             trees: vec![tree],
@@ -226,10 +237,12 @@ impl<M: StateMachine + 'static> Mcts<M> {
         &self.cfg
     }
 
-    /// Joint moves a playout runs at most: the cut-off when one is set.
+    /// Joint moves a playout runs at most: the cut-off when one is set;
+    /// none, scored by the heuristic, the leaf itself being scored.
     fn playout_steps(&self) -> usize {
         match self.cfg.enhancements.cutoff {
             Some(c) => c.min(self.cfg.max_playout_steps),
+            None if self.cfg.enhancements.heuristic => 0,
             None => self.cfg.max_playout_steps,
         }
     }
