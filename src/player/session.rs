@@ -515,9 +515,9 @@ impl MachineVisitor for WorkerStart<'_, '_> {
         let drive = self.drive;
         let state = machine.initial_state();
         let searchers = if self.engine.building.is_some() {
-            // The first engine: plain UCT until the chosen engine comes
-            // (the meta-choice profiles that one).
-            drive.plain_uct(&machine, &state)
+            // The first engine: UCT set up at once until the chosen engine
+            // comes (the meta-choice profiles that one).
+            drive.first_uct(&machine, &state)
         } else {
             drive.searchers(&machine, &state, self.engine.name)
         };
@@ -635,14 +635,23 @@ impl Drive<'_> {
         (uct.search(Arc::clone(machine), state.clone()), minimax)
     }
 
-    /// Plain UCT, for the first engine while the chosen one builds.
-    fn plain_uct<M: StateMachine + 'static>(
+    /// UCT for the first engine while the chosen one builds: scored by the
+    /// rules' heuristic where whole playouts do not fit a move there
+    /// ([`strategy::quick_setup`]), plain otherwise.
+    fn first_uct<M: StateMachine + 'static>(
         &self,
         machine: &Arc<M>,
         state: &M::State,
     ) -> (Mcts<M>, Option<Minimax<M>>) {
         let cfg = &self.setup.cfg;
         let uct = UctSetup::new(cfg.threads, cfg.seed).with_node_limit(NODE_LIMIT);
+        let move_time = answer_within(self.setup.play_clock, Margin::Network(cfg.margin));
+        let (uct, why) = strategy::quick_setup(machine, state, move_time, uct);
+        info!(
+            "match {}: on the first engine, playing {}: {why}",
+            self.setup.id,
+            uct.name()
+        );
         (uct.search(Arc::clone(machine), state.clone()), None)
     }
 

@@ -557,7 +557,7 @@ impl<M: StateMachine + 'static> Worker<M> {
         self.link.decisions.count(by);
         let playouts = self.search.stats().playouts;
         info!(
-            "match {}: step {}: move {text} by {} on the {}; {} playouts ({} while pondering), {:.3}s",
+            "match {}: step {}: move {text} by {}, engine {}; {} playouts ({} while pondering), {:.3}s",
             self.id,
             self.step + 1,
             by.name(),
