@@ -120,7 +120,7 @@ play_one() {
   fi
   local engines
   engines=$(grep -F "match $id:" "$out/serve.log" |
-    grep -oE 'engine[ =:]+[A-Za-z][A-Za-z0-9_+-]*' | sed -E 's/^engine[ =:]+//' |
+    grep -oE 'engine[ =:]+(prover|propnet|hybrid)' | sed -E 's/^engine[ =:]+//' |
     awk '!seen[$0]++' | paste -sd '>' -) || true
   jq -c --arg game "$name" --argjson seat "$ours" --arg engines "${engines:-?}" \
     '. + {game: $game, seat: $seat, our_engines: $engines}' "$json.tmp" >"$json"

@@ -6,7 +6,13 @@
 //! refereed the same way. The referee asks all players at once (as a real manager
 //! does), enforces the clocks and legality — a late, illegal or failed answer is
 //! replaced by a random legal move and recorded in [`MatchRecord::errors`] — and
-//! computes every state itself with the chosen engine.
+//! computes every state itself with the chosen engine. As the player does, it
+//! does not hold a match for a slow engine build: when the chosen engine is not
+//! built within a quarter of the start clock, the match starts on the prover
+//! built lazily ([`crate::reasoner::anytime`]) and moves to the chosen engine
+//! between two steps once it is built and faster ([`MatchRecord::engines`]
+//! says which engine served which steps). In-process players are built on the
+//! engine the referee holds at START.
 //!
 //! [`crate::bench::arena`] plays series of matches to measure strength.
 
@@ -26,6 +32,7 @@ use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
+use crate::reasoner::anytime::{self, Building, Built};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
 use crate::strategy::{self, ModelUse, UctSetup};
 
@@ -252,8 +259,19 @@ pub struct MatchRecord {
     /// Every answer's time beside the clocks.
     pub reply_times: ReplyTimes,
     pub end: MatchEnd,
+    /// The engine that computed the last step.
     pub engine: String,
+    /// Which engine computed which steps: the first from step 0, the chosen
+    /// one from the step it took over (when it did).
+    pub engines: Vec<EngineSpan>,
     pub seconds: f64,
+}
+
+/// An engine of the referee's and the first step it computed.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineSpan {
+    pub engine: String,
+    pub from_step: usize,
 }
 
 /// How long every answer of a match took, as the referee timed it (from
@@ -321,13 +339,47 @@ pub fn run_match_entrants(
             players.len()
         );
     }
-    let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
+    let (machine, why, building) = referee_engine(game, cfg)?;
     tracing::info!("engine: {why}");
     machine.visit(Referee {
         entrants: players,
         cfg,
         game: Arc::new(game.clone()),
-        engine: machine.name().to_string(),
+        engine: machine.name(),
+        building,
+    })
+}
+
+/// The referee's engine: the one `cfg.engine` chooses when it is built
+/// within a quarter of the start clock (2 s at most) and runs faster than
+/// the lazily built prover; else that prover, with the build going on
+/// (only when no prover builds at once does the referee wait for it).
+fn referee_engine(
+    game: &Game,
+    cfg: &RefereeConfig,
+) -> Result<(AnyMachine, String, Option<Building>)> {
+    let mut building = Building::start(game.clone(), cfg.engine);
+    let first = anytime::first_engine(game);
+    let patience = (cfg.start_clock / 4).min(Duration::from_secs(2));
+    Ok(match (building.wait(Instant::now() + patience), first) {
+        (Some(Ok(built)), Ok((m, why))) if !built.faster() => (
+            m,
+            format!("{why}; the chosen engine is slower ({})", built.race()),
+            None,
+        ),
+        (Some(Ok(built)), _) => (built.machine, built.note, None),
+        (Some(Err(e)), Ok((m, why))) => (
+            m,
+            format!("{why}; the chosen engine does not build: {e}"),
+            None,
+        ),
+        (None, Ok((m, why))) => (m, why, Some(building)),
+        (Some(Err(e)), Err(_)) => return Err(e.into()),
+        (None, Err(_)) => match building.wait(Instant::now() + Duration::from_secs(24 * 3600)) {
+            Some(Ok(built)) => (built.machine, built.note, None),
+            Some(Err(e)) => return Err(e.into()),
+            None => bail!("the engine build ended without an answer"),
+        },
     })
 }
 
@@ -428,7 +480,9 @@ struct Referee<'a> {
     entrants: Vec<Entrant>,
     cfg: &'a RefereeConfig,
     game: Arc<Game>,
-    engine: String,
+    /// The engine's name (the one visited).
+    engine: &'static str,
+    building: Option<Building>,
 }
 
 impl MachineVisitor for Referee<'_> {
@@ -449,13 +503,43 @@ impl MachineVisitor for Referee<'_> {
         let mut log = Log::new(Arc::clone(&self.game), cfg.seed);
         let replies = all_at_once(&mut players, &infos, |p, info| p.start(info));
         log.start_replies(replies, cfg.start_clock);
-        let played = play_moves(&*m, &mut players, &infos, cfg, &mut log)?;
+        let mut run = MatchRun {
+            players,
+            infos,
+            cfg,
+            log,
+            moves: Vec::new(),
+            history: Vec::new(),
+            building: self.building,
+            engines: vec![EngineSpan {
+                engine: self.engine.to_string(),
+                from_step: 0,
+            }],
+        };
+        let (end, goals) = match run.play(&*m, m.initial_state())? {
+            Stepped::Ended(end, state) => (end, goals_of(&*m, &state)),
+            Stepped::Switch(built) => {
+                let name = built.machine.name();
+                built.machine.visit(GoOn {
+                    run: &mut run,
+                    name,
+                })?
+            }
+        };
+        let MatchRun {
+            mut players,
+            infos,
+            log,
+            moves,
+            history,
+            engines,
+            ..
+        } = run;
+        let last = history.last().cloned().unwrap_or_default();
         for (p, info) in players.iter_mut().zip(&infos) {
-            p.stop(&played.last, info);
+            p.stop(&last, info);
         }
-        let goals = (0..roles.len())
-            .map(|r| (roles[r].clone(), m.goal(&played.state, r)))
-            .collect();
+        let goals = roles.iter().cloned().zip(goals).collect();
         let worst_reply_s = roles
             .iter()
             .zip(&log.worst)
@@ -466,15 +550,52 @@ impl MachineVisitor for Referee<'_> {
             match_id,
             roles,
             players: players.iter().map(|p| p.name()).collect(),
-            moves: played.moves,
+            moves,
             errors: log.errors,
             goals,
             worst_reply_s,
             reply_times,
-            end: played.end,
-            engine: self.engine,
+            end,
+            engine: engines.last().map(|e| e.engine.clone()).unwrap_or_default(),
+            engines,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// Every role's goal in `state`.
+fn goals_of<M: StateMachine>(m: &M, state: &M::State) -> Vec<Option<u8>> {
+    (0..m.num_roles()).map(|r| m.goal(state, r)).collect()
+}
+
+/// The match on the engine the referee moved to: its moves so far replayed
+/// there, then played on to the end.
+struct GoOn<'a, 'b> {
+    run: &'a mut MatchRun<'b>,
+    name: &'static str,
+}
+
+impl MachineVisitor for GoOn<'_, '_> {
+    type Output = Result<(MatchEnd, Vec<Option<u8>>)>;
+
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Self::Output {
+        let mut state = m.initial_state();
+        for (step, joint) in self.run.history.iter().enumerate() {
+            let moves = joint
+                .iter()
+                .map(|t| m.parse_move(t))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| anyhow!("step {step}: a move is not one of the chosen engine's"))?;
+            state = m.next_state(&state, &moves);
+        }
+        self.run.engines.push(EngineSpan {
+            engine: self.name.to_string(),
+            from_step: self.run.history.len(),
+        });
+        match self.run.play(&*m, state)? {
+            Stepped::Ended(end, state) => Ok((end, goals_of(&*m, &state))),
+            Stepped::Switch(_) => bail!("the referee moved engines twice"),
+        }
     }
 }
 
@@ -614,66 +735,103 @@ impl Log {
     }
 }
 
-/// How the moves of a match went: the final state, the joint moves as KIF, the
-/// last joint move (for STOP) and why the match ended.
-struct Played<S> {
-    state: S,
+/// A match in play, engine aside: the players, what the referee recorded,
+/// the moves so far (as KIF and as terms), the chosen engine's build while
+/// the first engine serves, and which engine served which steps.
+struct MatchRun<'a> {
+    players: Vec<Box<dyn Player>>,
+    infos: Vec<MatchInfo>,
+    cfg: &'a RefereeConfig,
+    log: Log,
     moves: Vec<Vec<String>>,
-    last: Vec<Term>,
-    end: MatchEnd,
+    history: Vec<Vec<Term>>,
+    building: Option<Building>,
+    engines: Vec<EngineSpan>,
 }
 
-/// Plays the match from the initial state until it ends or reaches the step limit.
-fn play_moves<M: StateMachine>(
-    m: &M,
-    players: &mut [Box<dyn Player>],
-    infos: &[MatchInfo],
-    cfg: &RefereeConfig,
-    log: &mut Log,
-) -> Result<Played<M::State>> {
-    let mut state = m.initial_state();
-    let mut moves: Vec<Vec<String>> = Vec::new();
-    let mut previous: Option<Vec<Term>> = None;
-    let mut buf = Vec::new();
-    let end = loop {
-        if m.is_terminal(&state) {
-            break MatchEnd::Terminal;
-        }
-        let step = moves.len();
-        if step >= cfg.max_steps {
-            break MatchEnd::MaxSteps;
-        }
-        let prev = previous.clone();
-        let replies = all_at_once(players, infos, |p, info| p.play(prev.as_deref(), info));
-        let mut joint = Vec::with_capacity(replies.len());
-        for (r, reply) in replies.into_iter().enumerate() {
-            m.legal_moves(&state, r, &mut buf);
-            if buf.is_empty() {
-                bail!(
-                    "step {step}: role {} has no legal move in a non-terminal state",
-                    log.roles[r]
-                );
+/// How a stretch of play on one engine ended.
+enum Stepped<S> {
+    /// The match is over: why, and the final state.
+    Ended(MatchEnd, S),
+    /// The chosen engine is built and faster: the match goes on over it.
+    Switch(Built),
+}
+
+impl MatchRun<'_> {
+    /// The chosen engine, once built and faster than the first; a build that
+    /// fails or is slower is dropped (and logged).
+    fn poll_build(&mut self) -> Option<Built> {
+        let built = match self.building.as_mut()?.poll() {
+            Some(Ok(built)) => built,
+            Some(Err(e)) => {
+                tracing::warn!("the chosen engine does not build ({e}); the prover referees on");
+                self.building = None;
+                return None;
             }
-            joint.push(log.judge(m, (r, step), reply, cfg.play_clock, &buf));
+            None => return None,
+        };
+        self.building = None;
+        if built.faster() {
+            tracing::info!(
+                "the chosen engine is built after {:.3}s and faster ({}): {}",
+                built.took.as_secs_f64(),
+                built.race(),
+                built.note
+            );
+            return Some(built);
         }
-        let terms: Vec<Term> = joint.iter().map(|mv| m.move_term(mv)).collect();
-        let texts: Vec<String> = terms
-            .iter()
-            .map(|t| term_to_string(t, &log.game.symbols))
-            .collect();
-        if let Some(obs) = &cfg.observer {
-            obs(step, &texts);
-        }
-        moves.push(texts);
-        state = m.next_state(&state, &joint);
-        previous = Some(terms);
-    };
-    Ok(Played {
-        state,
-        moves,
-        last: previous.unwrap_or_default(),
-        end,
-    })
+        tracing::info!(
+            "the chosen engine is built but slower ({}); the prover referees on",
+            built.race()
+        );
+        None
+    }
+
+    /// Plays on from `state` (after the moves so far) until the match ends,
+    /// reaches the step limit, or the chosen engine is ready to take over.
+    fn play<M: StateMachine>(&mut self, m: &M, mut state: M::State) -> Result<Stepped<M::State>> {
+        let cfg = self.cfg;
+        let mut buf = Vec::new();
+        let end = loop {
+            if m.is_terminal(&state) {
+                break MatchEnd::Terminal;
+            }
+            let step = self.moves.len();
+            if step >= cfg.max_steps {
+                break MatchEnd::MaxSteps;
+            }
+            if let Some(built) = self.poll_build() {
+                return Ok(Stepped::Switch(built));
+            }
+            let prev = self.history.last().cloned();
+            let replies = all_at_once(&mut self.players, &self.infos, |p, info| {
+                p.play(prev.as_deref(), info)
+            });
+            let mut joint = Vec::with_capacity(replies.len());
+            for (r, reply) in replies.into_iter().enumerate() {
+                m.legal_moves(&state, r, &mut buf);
+                if buf.is_empty() {
+                    bail!(
+                        "step {step}: role {} has no legal move in a non-terminal state",
+                        self.log.roles[r]
+                    );
+                }
+                joint.push(self.log.judge(m, (r, step), reply, cfg.play_clock, &buf));
+            }
+            let terms: Vec<Term> = joint.iter().map(|mv| m.move_term(mv)).collect();
+            let texts: Vec<String> = terms
+                .iter()
+                .map(|t| term_to_string(t, &self.log.game.symbols))
+                .collect();
+            if let Some(obs) = &cfg.observer {
+                obs(step, &texts);
+            }
+            self.moves.push(texts);
+            state = m.next_state(&state, &joint);
+            self.history.push(terms);
+        };
+        Ok(Stepped::Ended(end, state))
+    }
 }
 
 fn err(role: &str, step: usize, kind: &str, detail: String) -> ReplyError {

@@ -175,6 +175,7 @@ mod tests {
             roles,
             end: MatchEnd::Terminal,
             engine: "prover".into(),
+            engines: Vec::new(),
             seconds: 0.0,
         }
     }

@@ -137,6 +137,13 @@ fn print_match(rec: &MatchRecord) {
         .iter()
         .map(|(r, g)| format!("{r}={}", g.map_or("none".to_string(), |v| v.to_string())))
         .collect();
+    let engines: Vec<String> = match rec.engines.as_slice() {
+        [one] => vec![one.engine.clone()],
+        all => all
+            .iter()
+            .map(|e| format!("{} from step {}", e.engine, e.from_step))
+            .collect(),
+    };
     println!(
         "end: {} after {} steps ({:.1} s, engine {})",
         match rec.end {
@@ -145,7 +152,7 @@ fn print_match(rec: &MatchRecord) {
         },
         rec.moves.len(),
         rec.seconds,
-        rec.engine
+        engines.join(", ")
     );
     println!("goals: {}", goals.join(" "));
 }

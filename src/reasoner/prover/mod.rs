@@ -177,7 +177,10 @@ impl Prover {
         let mut program = Program::new(rules, &rels, &dynamic, &mut db.tables);
         // A game read top-down computes its static relations with rules on
         // demand (some have no finite extent); the facts are tables.
-        let lazy = lazy || !game.top_down.is_empty();
+        // Rules read top-down are joined in the order written, as the
+        // top-down prover they were written for joins them.
+        let in_order = !game.top_down.is_empty();
+        let lazy = lazy || in_order;
         let facts_only = |c: &&crate::gdl::normal::Component| {
             c.rules.iter().all(|&ri| {
                 let r = &game.rules[ri];
@@ -213,7 +216,7 @@ impl Prover {
         sizes[program.true_rel] = init.len().max(1) as f64;
         program.compile_dynamic(&game, &mut db.pool, &mut db.tables, &rel_of, &sizes);
         db.loaded.done = vec![false; program.state_comps.len()];
-        db.td = Some(Box::new(TopDown::new(&game, rels, sizes, lazy)));
+        db.td = Some(Box::new(TopDown::new(&game, rels, sizes, (lazy, in_order))));
         if db.is_tabled_static(init_rel) {
             db.topdown = true;
             let c = db.call(init_rel, 0, &[]);

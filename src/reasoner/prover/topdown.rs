@@ -255,9 +255,18 @@ impl TopDown {
     /// The evaluator of `game`'s rules. With `lazy`, static relations with
     /// rules are tabled too, computed when called and kept for the game
     /// (the game has rules only a top-down evaluation reads, see
-    /// [`Game::top_down`]), and every rule is joined in the order written,
-    /// as the top-down prover the game was written for joins it.
-    pub(super) fn new(game: &Game, rels: Relations, sizes: Vec<f64>, lazy: bool) -> TopDown {
+    /// [`Game::top_down`], or the prover was built lazily,
+    /// [`super::Prover::try_lazy`]). With `in_order`, every rule is joined
+    /// in the order written, as the top-down prover a game read top-down
+    /// was written for joins it; without, the planner orders each rule's
+    /// literals (rules written for bottom-up engines may put a negation
+    /// before the literals that bind its variables).
+    pub(super) fn new(
+        game: &Game,
+        rels: Relations,
+        sizes: Vec<f64>,
+        (lazy, in_order): (bool, bool),
+    ) -> TopDown {
         let n = rels.arities.len();
         let mut tabled = vec![false; n];
         let mut life = vec![Life::State; n];
@@ -293,7 +302,7 @@ impl TopDown {
             planner: Planner {
                 rules_of,
                 rules: game.rules.clone(),
-                in_order: lazy,
+                in_order,
                 plans: HashMap::new(),
                 rel_plans: HashMap::new(),
                 rels,
