@@ -6,8 +6,8 @@
 //! refereed the same way. The referee asks all players at once (as a real manager
 //! does), enforces the clocks and legality — a late, illegal or failed answer is
 //! replaced by a random legal move and recorded in [`MatchRecord::errors`] — and
-//! computes every state itself with the chosen engine. As the player does, it
-//! does not hold a match for a slow engine build: when the chosen engine is not
+//! computes every state itself with the chosen engine. With a remote player, as
+//! the player does, it does not hold a match for a slow engine build: when the chosen engine is not
 //! built within a quarter of the start clock, the match starts on the prover
 //! built lazily ([`crate::reasoner::anytime`]) and moves to the chosen engine
 //! between two steps once it is built and faster ([`MatchRecord::engines`]
@@ -339,7 +339,18 @@ pub fn run_match_entrants(
             players.len()
         );
     }
-    let (machine, why, building) = referee_engine(game, cfg)?;
+    // In-process players are built on the referee's engine before START, so
+    // only a match with a remote player, whose clock runs from START, needs
+    // an engine at once.
+    let remote = players
+        .iter()
+        .any(|p| matches!(p, Entrant::Spec(PlayerSpec::Http(_))));
+    let (machine, why, building) = if remote {
+        referee_engine(game, cfg)?
+    } else {
+        let (machine, why) = AnyMachine::build(game.clone(), cfg.engine)?;
+        (machine, why, None)
+    };
     tracing::info!("engine: {why}");
     machine.visit(Referee {
         entrants: players,
