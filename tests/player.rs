@@ -481,13 +481,21 @@ fn corpus_games_over_http() {
 /// relations are too large to compute whole, amazons grounds past its
 /// limits before a hybrid is raced): at a 1 s start clock and 1 s play
 /// clocks the player answers ready in time and a legal move at every turn,
-/// on the prover while the engine builds; on amazons the hybrid built
-/// (faster than the prover, unlike sudoku's and mummymaze1p's rewrites)
-/// replaces the prover mid-match and the search goes on over it.
+/// on the prover while the engine builds. A chosen engine built mid-match
+/// and faster than the prover replaces it and the search goes on over it:
+/// checkers' propnet (built in well under a second, far inside the build's
+/// budget of ten play clocks, though past the quarter of the start clock
+/// the match waits on this machine) or, on a machine fast enough to build
+/// that within the wait, amazons' hybrid (seconds).
 #[test]
 fn a_legal_move_at_every_turn_while_the_engine_builds() {
     let (h, url) = server(None);
-    for (name, steps) in [("sudoku", 8), ("mummymaze1p", 6), ("amazons", 60)] {
+    for (name, steps) in [
+        ("sudoku", 8),
+        ("mummymaze1p", 6),
+        ("amazons", 60),
+        ("checkers", 10),
+    ] {
         let path = corpus(name);
         let g = gdl::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let mut players = vec!["random"; g.roles.len()];
@@ -524,7 +532,7 @@ fn a_legal_move_at_every_turn_while_the_engine_builds() {
             .find(|(k, _)| *k == d)
             .map_or(0, |(_, n)| *n)
     };
-    assert_eq!(count(Decision::StartedOnFirstEngine), 3, "{decisions:?}");
+    assert!(count(Decision::StartedOnFirstEngine) >= 3, "{decisions:?}");
     assert!(count(Decision::EngineReplaced) >= 1, "{decisions:?}");
     assert!(count(Decision::Search) >= 10, "{decisions:?}");
     assert_eq!(count(Decision::FirstLegalMove), 0, "{decisions:?}");

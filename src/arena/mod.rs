@@ -363,16 +363,18 @@ pub fn run_match_entrants(
 
 /// The referee's engine: the one `cfg.engine` chooses when it is built
 /// within a quarter of the start clock (2 s at most) and runs faster than
-/// the lazily built prover; else that prover, with the build going on
+/// the first engine ([`anytime::first_engine`], the prover); else that
+/// prover, with the build going on
 /// (only when no prover builds at once does the referee wait for it).
 fn referee_engine(
     game: &Game,
     cfg: &RefereeConfig,
 ) -> Result<(AnyMachine, String, Option<Building>)> {
-    let mut building = Building::start(game.clone(), cfg.engine);
-    let first = anytime::first_engine(game);
     let patience = (cfg.start_clock / 4).min(Duration::from_secs(2));
-    Ok(match (building.wait(Instant::now() + patience), first) {
+    let until = Instant::now() + patience;
+    let mut building = Building::start(game.clone(), cfg.engine, patience);
+    let first = anytime::first_engine(game, until);
+    Ok(match (building.wait(until), first) {
         (Some(Ok(built)), Ok((m, why))) if !built.faster() => (
             m,
             format!("{why}; the chosen engine is slower ({})", built.race()),

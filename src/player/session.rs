@@ -377,9 +377,10 @@ impl Setup {
         game: Game,
         t0: Instant,
     ) -> Result<(AnyMachine, String, EngineInUse), MatchError> {
-        let mut building = Building::start(game.clone(), self.cfg.engine);
-        let first = anytime::first_engine(&game);
-        let until = t0 + patience(self.ready_by.saturating_duration_since(t0));
+        let wait = patience(self.ready_by.saturating_duration_since(t0));
+        let until = t0 + wait;
+        let mut building = Building::start(game.clone(), self.cfg.engine, wait);
+        let first = anytime::first_engine(&game, until);
         let settled = |machine: AnyMachine, note| {
             let engine = EngineInUse {
                 name: machine.name(),

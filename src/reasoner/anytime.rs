@@ -1,13 +1,13 @@
 //! Anytime engines: a match cannot wait for its engine. The engine `auto`
 //! chooses (a propnet, a hybrid, a prover on rewritten rules, after their
 //! races) may take seconds to build on a large game, longer than a start
-//! clock; the prover built lazily answers at once. [`first_engine`] is that
-//! prover; [`Building`] builds the chosen engine on a thread of its own,
-//! to replace the first one when it is ready and faster: the build ends
-//! with a race of the two ([`Built::faster`]), since on some games the lazy
-//! prover outruns the engine `auto` chooses. Dropping a [`Building`]
-//! cancels the build ([`crate::cancel`]): a match that ended does not keep
-//! a core busy grounding its rules.
+//! clock; the prover answers at once. [`first_engine`] is that prover;
+//! [`Building`] builds the chosen engine on a thread of its own, to replace
+//! the first one when it is ready and faster: the build ends with a race of
+//! the two ([`Built::faster`]), since on some games the prover outruns the
+//! engine `auto` chooses. Dropping a [`Building`] cancels the build
+//! ([`crate::cancel`]): a match that ended does not keep a core busy
+//! grounding its rules.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
@@ -18,24 +18,70 @@ use super::engine::{AnyMachine, Engine, EngineError};
 use super::Prover;
 use crate::gdl::Game;
 
-/// The engine that answers from the moment the rules are read: the prover,
-/// goal-directed, computing static relations on demand ([`Prover::try_lazy`]),
-/// so no preparation stands before its first answer. On rules read
-/// top-down it is the prover with its trial ([`Prover::try_new`]): such rules
-/// may not end, and the trial finds out within a bound of work.
-pub fn first_engine(game: &Game) -> Result<(AnyMachine, String), EngineError> {
-    let (prover, why) = if game.top_down.is_empty() {
-        (
-            Prover::try_lazy(game.clone())?,
-            "prover (goal-directed, static relations on demand), while the chosen engine builds",
-        )
-    } else {
+/// Units of work (join steps and tuples, see [`Prover::try_eager_within`])
+/// the first engine may spend computing static relations whole: a tenth to
+/// a third of a second on the 2-core machine. Every corpus game but three
+/// computes them within an eighth of it; two of those pass the prover's
+/// size guard anyway.
+const FIRST_STATIC_WORK: u64 = 10_000_000;
+
+/// The engine that answers from the moment the rules are read, built by
+/// `by`: the prover, goal-directed, no trial. Its static relations are
+/// computed whole when that takes little work ([`FIRST_STATIC_WORK`]) and
+/// ends by `by`: with their real sizes its joins are planned well
+/// (computed on demand, a game like checkers asks for rows of a large
+/// relation one call at a time and plays no move in minutes). Else they
+/// are computed on demand ([`Prover::try_lazy`]), so no preparation stands
+/// before its first answer. On rules read top-down it is the prover with
+/// its trial ([`Prover::try_new`]): such rules may not end, and the trial
+/// finds out within a bound of work.
+pub fn first_engine(game: &Game, by: Instant) -> Result<(AnyMachine, String), EngineError> {
+    let (prover, why) = if !game.top_down.is_empty() {
         (
             Prover::try_new(game.clone())?,
-            "prover (goal-directed), while the chosen engine builds",
+            "prover (goal-directed), while the chosen engine builds".to_string(),
         )
+    } else {
+        match eager_by(game, by) {
+            Ok(p) => (
+                p,
+                "prover (goal-directed), while the chosen engine builds".to_string(),
+            ),
+            Err(why) => (
+                Prover::try_lazy(game.clone())?,
+                format!(
+                    "prover (goal-directed, static relations on demand: {why}), while the chosen engine builds"
+                ),
+            ),
+        }
     };
-    Ok((AnyMachine::Prover(Arc::new(prover)), why.to_string()))
+    Ok((AnyMachine::Prover(Arc::new(prover)), why))
+}
+
+/// The prover with its static relations computed whole, if that takes at
+/// most [`FIRST_STATIC_WORK`] and ends by `by` (on a thread of its own,
+/// cancelled at `by`); else why not.
+fn eager_by(game: &Game, by: Instant) -> Result<Prover, String> {
+    let (tx, rx) = mpsc::channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let game = game.clone();
+    std::thread::Builder::new()
+        .name("first engine".into())
+        .spawn(move || {
+            let built =
+                crate::cancel::within(flag, || Prover::try_eager_within(game, FIRST_STATIC_WORK));
+            let _ = tx.send(built);
+        })
+        .map_err(|e| format!("no thread to compute them on: {e}"))?;
+    let left = by.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(built) => built.map_err(|e| e.to_string()),
+        Err(_) => {
+            cancel.store(true, Ordering::Relaxed);
+            Err(format!("not computed within {:.3} s", left.as_secs_f64()))
+        }
+    }
 }
 
 /// An engine built in the background, how long it took, and how it ran
@@ -81,8 +127,10 @@ pub struct Building {
 }
 
 impl Building {
-    /// Starts building `engine`'s choice for `game` ([`AnyMachine::build`]).
-    pub fn start(game: Game, engine: Engine) -> Building {
+    /// Starts building `engine`'s choice for `game` ([`AnyMachine::build`]),
+    /// to race against a first engine built within `first_wait` (as the
+    /// match's was, [`first_engine`]).
+    pub fn start(game: Game, engine: Engine, first_wait: Duration) -> Building {
         let (tx, rx) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
@@ -94,7 +142,8 @@ impl Building {
                 let built = built.map(|(machine, note)| {
                     let took = started.elapsed();
                     // A first engine of its own: the match's is busy.
-                    let first_rate = first_engine(&game).map_or(0.0, |(m, _)| m.trial_rate());
+                    let first_rate = first_engine(&game, Instant::now() + first_wait)
+                        .map_or(0.0, |(m, _)| m.trial_rate());
                     Built {
                         rate: machine.trial_rate(),
                         first_rate,
@@ -191,7 +240,8 @@ mod tests {
     fn the_first_engine_answers_where_the_eager_prover_cannot() {
         for name in ["mummymaze1p.kif", "sudoku.kif"] {
             let game = corpus(name);
-            let (m, _) = first_engine(&game).expect("builds");
+            let (m, _) =
+                first_engine(&game, Instant::now() + Duration::from_secs(600)).expect("builds");
             let AnyMachine::Prover(p) = m else {
                 panic!("{name}: the first engine is the prover")
             };
@@ -203,10 +253,26 @@ mod tests {
         }
     }
 
+    /// Where computing the static relations whole is little work, the first
+    /// engine does (checkers: on demand it plays no move in minutes); where
+    /// it cannot finish by the deadline, they are computed on demand.
+    #[test]
+    fn the_first_engine_computes_static_relations_whole_when_cheap() {
+        let far = Instant::now() + Duration::from_secs(600);
+        let (_, why) = first_engine(&corpus("checkers.kif"), far).expect("builds");
+        assert!(!why.contains("on demand"), "{why}");
+        let (m, why) = first_engine(&corpus("mummymaze1p.kif"), Instant::now()).expect("builds");
+        assert!(why.contains("not computed within"), "{why}");
+        let AnyMachine::Prover(p) = m else {
+            panic!("the first engine is the prover")
+        };
+        assert!(!p.legal(&p.initial_state(), 0).is_empty());
+    }
+
     /// A build gives its outcome once: the engine `auto` chooses.
     #[test]
     fn a_build_answers_once() {
-        let mut b = Building::start(corpus("ticTacToe.kif"), Engine::Auto);
+        let mut b = Building::start(corpus("ticTacToe.kif"), Engine::Auto, Duration::ZERO);
         let built = b.wait(Instant::now() + Duration::from_secs(600));
         let built = built.expect("an outcome").expect("builds");
         assert_eq!(built.machine.name(), "propnet");

@@ -75,7 +75,15 @@ pub(super) struct Work {
     pub(super) left: Option<u64>,
     /// Done so far (the strategies' trial compares it).
     pub(super) done: u64,
+    /// Charges since the static computation last looked at its cancel
+    /// flag ([`crate::cancel`]), and whether it was cancelled.
+    pub(super) polls: u32,
+    pub(super) cancelled: bool,
 }
+
+/// Charges between two looks at the cancel flag while static relations are
+/// computed.
+const CANCEL_POLL: u32 = 4096;
 
 /// One rule's join under way: the rule, its variables' bindings (what the
 /// join binds on the way down it unbinds on the way back) and the head
@@ -535,10 +543,22 @@ impl Db {
 
     /// Counts `units` of work (a join step is one) against the bound of
     /// [`super::Prover::bounded`]; false, with `overflow` set to `rel`, when
-    /// the bound is spent.
+    /// the bound is spent, or when the static computation was cancelled
+    /// ([`crate::cancel`]).
     #[inline]
     pub(super) fn charge(&mut self, units: u64, rel: RelId) -> bool {
         self.work.done += units;
+        if self.guard {
+            self.work.polls += 1;
+            if self.work.polls >= CANCEL_POLL {
+                self.work.polls = 0;
+                if crate::cancel::requested() {
+                    self.work.cancelled = true;
+                    self.overflow = Some(rel);
+                    return false;
+                }
+            }
+        }
         if let Some(left) = self.work.left.as_mut() {
             if *left < units {
                 *left = 0;

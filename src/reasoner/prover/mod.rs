@@ -50,6 +50,10 @@ pub enum ProverError {
     TooLarge { relation: String, cells: usize },
     #[error("the rules of {0} are read top-down only: the prover evaluates this game goal-directed, not bottom-up")]
     TopDownOnly(String),
+    #[error("computing static relation {relation} passed {work} units of work")]
+    StaticWork { relation: String, work: u64 },
+    #[error("cancelled while computing static relation {relation}")]
+    Cancelled { relation: String },
     #[error("the rules, read top-down, do not finish {steps} steps of play within {work} units of work (or nest calls deeper than {MAX_CALL_DEPTH}): they have no finite reading")]
     Unfinished { work: u64, steps: usize },
 }
@@ -105,7 +109,7 @@ impl Prover {
     /// Builds the prover, or says which static relation grew past the size guard
     /// (some games define static relations with billions of facts).
     pub fn try_new(game: Game) -> Result<Prover, ProverError> {
-        let prover = Prover::build(game, false)?;
+        let prover = Prover::build(game, false, None)?;
         prover.choose_strategy();
         if !prover.game.top_down.is_empty() {
             // Rules read top-down may not end (nothing bounds them before
@@ -135,7 +139,7 @@ impl Prover {
                 .collect();
             return Err(ProverError::TopDownOnly(names.join(", ")));
         }
-        let prover = Prover::build(game, false)?;
+        let prover = Prover::build(game, false, None)?;
         prover.set_strategy(strategy);
         Ok(prover)
     }
@@ -146,12 +150,27 @@ impl Prover {
     /// answers while the others prepare ([`super::anytime`]): some games'
     /// static relations are too large to compute whole, or slow to.
     pub fn try_lazy(game: Game) -> Result<Prover, ProverError> {
-        let prover = Prover::build(game, true)?;
+        let prover = Prover::build(game, true, None)?;
         prover.set_strategy(Strategy::GoalDirected);
         Ok(prover)
     }
 
-    fn build(game: Game, lazy: bool) -> Result<Prover, ProverError> {
+    /// Builds the prover goal-directed, no trial, its static relations
+    /// computed whole within `work` units of work ([`ProverError::StaticWork`]
+    /// past them): the prover [`Prover::try_new`] builds, less its trial,
+    /// for a caller that must have an engine soon and can fall back on
+    /// [`Prover::try_lazy`]. Work, not time, so that the choice is the
+    /// same on every machine; a caller with a deadline cancels it too
+    /// ([`crate::cancel`], [`ProverError::Cancelled`]).
+    pub fn try_eager_within(game: Game, work: u64) -> Result<Prover, ProverError> {
+        let prover = Prover::build(game, false, Some(work))?;
+        prover.set_strategy(Strategy::GoalDirected);
+        Ok(prover)
+    }
+
+    /// The prover of `game`: static relations computed whole (within
+    /// `static_work` units of work when given), or with `lazy` on demand.
+    fn build(game: Game, lazy: bool, static_work: Option<u64>) -> Result<Prover, ProverError> {
         let rels = Relations::of(&game);
         let rel_of = |r: Relation| rels.id(r);
         let dynamic = rels.dynamic(&game);
@@ -194,10 +213,19 @@ impl Prover {
             .filter(|c| !lazy || facts_only(c))
             .map(|c| make_comp(c, &game, &mut db.pool, &rel_of, &sizes, &mut db.tables))
             .collect();
-        if let Err(rel) = db.run_static(&program, &static_comps) {
-            return Err(ProverError::TooLarge {
-                relation: rels.name(rel, &game.symbols),
-                cells: MAX_STATIC_CELLS,
+        db.work.left = static_work;
+        let computed = db.run_static(&program, &static_comps);
+        let out_of_work = db.work.left == Some(0);
+        db.work.left = None;
+        if let Err(rel) = computed {
+            let relation = rels.name(rel, &game.symbols);
+            return Err(match static_work {
+                _ if db.work.cancelled => ProverError::Cancelled { relation },
+                Some(work) if out_of_work => ProverError::StaticWork { relation, work },
+                _ => ProverError::TooLarge {
+                    relation,
+                    cells: MAX_STATIC_CELLS,
+                },
             });
         }
         let init_rel = rels.init;
