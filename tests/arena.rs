@@ -479,3 +479,33 @@ fn uct_plays_only_legal_moves_on_the_whole_corpus() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(played > 300, "only {played} games played");
 }
+
+/// A lost match can be read move by move: every move of an in-process
+/// search comes with its account (the move as played, its visits and value,
+/// a principal line starting with it, the iterations, the heuristic named
+/// where one scores the states), and a player that cannot say gives none.
+#[test]
+fn in_process_searches_report_every_move() {
+    let g = gdl::load(&common::corpus_game("breakthrough")).expect("loads");
+    let players = vec!["uct+heuristic".parse().unwrap(), PlayerSpec::Random];
+    let cfg = RefereeConfig {
+        max_steps: 12,
+        engine: Engine::Auto,
+        ..quick(5)
+    };
+    let rec = run_match(&g, players, &cfg).expect("the match runs");
+    assert!(rec.errors.is_empty(), "{:?}", rec.errors);
+    assert_eq!(rec.move_reports.len(), rec.moves.len());
+    for (step, r) in rec.move_reports.iter().enumerate() {
+        assert_eq!((r.step, r.role.as_str()), (step, rec.roles[0].as_str()));
+        assert_eq!(r.mv, rec.moves[step][0], "step {step}");
+        assert_eq!(r.player, "uct+heuristic");
+        assert_eq!(r.iterations, 200, "step {step}");
+        assert!(r.visits > 0 && (0.0..=100.0).contains(&r.value), "{r:?}");
+        assert_eq!(r.line.first().map(|j| &j[0]), Some(&r.mv), "{r:?}");
+        let h = r.heuristic.as_deref().unwrap_or("");
+        assert!(h.contains("material"), "{h}");
+    }
+    let json = serde_json::to_value(&rec).expect("serialises");
+    assert_eq!(json["move_reports"][0]["move"], rec.moves[0][0].as_str());
+}

@@ -66,6 +66,36 @@ pub trait Player: Send {
     fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term>;
     fn stop(&mut self, previous: &[Term], info: &MatchInfo);
     fn name(&self) -> String;
+    /// What the player thought of the move it answered last, when it can
+    /// say (in-process searches): a lost match is read move by move.
+    fn report(&self) -> Option<MoveReport> {
+        None
+    }
+}
+
+/// An in-process player's account of one of its moves (`match --json`'s
+/// `move_reports`). The step and role are the referee's.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MoveReport {
+    pub step: usize,
+    pub role: String,
+    /// The configuration that chose it (`uct+mast`, ...).
+    pub player: String,
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// The move's visits at the root, and its mean value for the player
+    /// (0-100).
+    pub visits: u64,
+    pub value: f64,
+    /// What the search expects: joint moves from this state, each in role
+    /// order.
+    pub line: Vec<Vec<String>>,
+    /// Iterations of this move's search, the tree's nodes after it.
+    pub iterations: u64,
+    pub nodes: usize,
+    /// The heuristic scoring the search's states, in words, when one does.
+    pub heuristic: Option<String>,
+    pub seconds: f64,
 }
 
 /// A player named on the command line.
@@ -264,6 +294,8 @@ pub struct MatchRecord {
     /// Which engine computed which steps: the first from step 0, the chosen
     /// one from the step it took over (when it did).
     pub engines: Vec<EngineSpan>,
+    /// The in-process players' accounts of their moves, by step.
+    pub move_reports: Vec<MoveReport>,
     pub seconds: f64,
 }
 
@@ -523,6 +555,7 @@ impl MachineVisitor for Referee<'_> {
             log,
             moves: Vec::new(),
             history: Vec::new(),
+            reports: Vec::new(),
             building: self.building,
             engines: vec![EngineSpan {
                 engine: self.engine.to_string(),
@@ -546,6 +579,7 @@ impl MachineVisitor for Referee<'_> {
             moves,
             history,
             engines,
+            reports,
             ..
         } = run;
         let last = history.last().cloned().unwrap_or_default();
@@ -571,6 +605,7 @@ impl MachineVisitor for Referee<'_> {
             end,
             engine: engines.last().map(|e| e.engine.clone()).unwrap_or_default(),
             engines,
+            move_reports: reports,
             seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -758,6 +793,7 @@ struct MatchRun<'a> {
     log: Log,
     moves: Vec<Vec<String>>,
     history: Vec<Vec<Term>>,
+    reports: Vec<MoveReport>,
     building: Option<Building>,
     engines: Vec<EngineSpan>,
 }
@@ -838,6 +874,15 @@ impl MatchRun<'_> {
                 .collect();
             if let Some(obs) = &cfg.observer {
                 obs(step, &texts);
+            }
+            for (r, p) in self.players.iter().enumerate() {
+                if let Some(report) = p.report() {
+                    self.reports.push(MoveReport {
+                        step,
+                        role: self.log.roles[r].clone(),
+                        ..report
+                    });
+                }
             }
             self.moves.push(texts);
             state = m.next_state(&state, &joint);

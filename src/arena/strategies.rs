@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::{MatchInfo, Player};
+use super::{MatchInfo, MoveReport, Player};
 use crate::gdl::print::term_to_string;
 use crate::gdl::Term;
 use crate::reasoner::StateMachine;
@@ -359,6 +359,7 @@ pub struct UctPlayer<M: StateMachine> {
     machine: Arc<M>,
     setup: UctSetup,
     search: Option<Mcts<M>>,
+    last: Option<MoveReport>,
 }
 
 impl<M: StateMachine + 'static> UctPlayer<M> {
@@ -367,6 +368,7 @@ impl<M: StateMachine + 'static> UctPlayer<M> {
             machine,
             setup,
             search: None,
+            last: None,
         }
     }
 
@@ -404,7 +406,9 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
     }
 
     fn play(&mut self, previous: Option<&[Term]>, info: &MatchInfo) -> Result<Term> {
-        let deadline = MatchInfo::deadline(Instant::now(), info.play_clock);
+        let t0 = Instant::now();
+        self.last = None;
+        let deadline = MatchInfo::deadline(t0, info.play_clock);
         if self.search.is_none() {
             self.search = Some(self.new_search(deadline));
         }
@@ -422,6 +426,7 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
         let mv = s
             .try_best_move(info.role)
             .ok_or_else(|| anyhow!("no legal move in the current state"))?;
+        self.last = Some(uct_report(s, info.role, &mv, self.setup.name(), t0));
         Ok(self.machine.move_term(&mv))
     }
 
@@ -431,6 +436,48 @@ impl<M: StateMachine + 'static> Player for UctPlayer<M> {
 
     fn name(&self) -> String {
         self.setup.name()
+    }
+
+    fn report(&self) -> Option<MoveReport> {
+        self.last.clone()
+    }
+}
+
+/// Joint moves a report's principal line holds at most.
+const REPORT_LINE: usize = 8;
+
+/// What search `s` thought of `mv`, its move for `role`, chosen since `t0`.
+fn uct_report<M: StateMachine + 'static>(
+    s: &Mcts<M>,
+    role: usize,
+    mv: &M::Move,
+    player: String,
+    t0: Instant,
+) -> MoveReport {
+    let m = s.machine();
+    let name = |mv: &M::Move| term_to_string(&m.move_term(mv), &m.game().symbols);
+    let stats = s
+        .root_stats(role)
+        .into_iter()
+        .find(|(x, _)| x == mv)
+        .map(|(_, st)| st)
+        .unwrap_or_default();
+    let st = s.stats();
+    MoveReport {
+        player,
+        mv: name(mv),
+        visits: stats.visits,
+        value: 100.0 * stats.mean(),
+        line: s
+            .principal_line(role, mv, REPORT_LINE)
+            .iter()
+            .map(|joint| joint.iter().map(name).collect())
+            .collect(),
+        iterations: st.last_iterations,
+        nodes: st.nodes,
+        heuristic: s.heuristic(),
+        seconds: t0.elapsed().as_secs_f64(),
+        ..MoveReport::default()
     }
 }
 
@@ -620,6 +667,10 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
 
     fn name(&self) -> String {
         "auto".into()
+    }
+
+    fn report(&self) -> Option<MoveReport> {
+        self.inner.as_ref()?.report()
     }
 }
 

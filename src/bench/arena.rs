@@ -176,6 +176,7 @@ mod tests {
             end: MatchEnd::Terminal,
             engine: "prover".into(),
             engines: Vec::new(),
+            move_reports: Vec::new(),
             seconds: 0.0,
         }
     }

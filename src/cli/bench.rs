@@ -292,10 +292,14 @@ struct ArenaArgs {
     /// The player measured: uct, uct+rave, uct+rave+mast, alphabeta, ...
     #[arg(long, default_value = "uct")]
     player: PlayerSpec,
-    /// Play clock in seconds (the start clock is the same).
+    /// Play clock in seconds.
     #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "1")]
     play: Duration,
-    /// Opponents (default: random and mc).
+    /// Start clock in seconds (default: the play clock).
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true)]
+    start: Option<Duration>,
+    /// Opponents (default: random and mc): in-process strategies, or
+    /// players over HTTP (`http://HOST:PORT`, e.g. another GGP player).
     #[arg(long = "opponent")]
     opponents: Vec<PlayerSpec>,
     #[arg(long, default_value_t = 1)]
@@ -324,7 +328,7 @@ impl ArenaArgs {
             &self.opponents[..]
         };
         let cfg = RefereeConfig {
-            start_clock: self.play,
+            start_clock: self.start.unwrap_or(self.play),
             play_clock: self.play,
             seed: self.seed,
             engine: self.engine,

@@ -365,6 +365,10 @@ impl<M: StateMachine> Evaluator<M> for Heuristic {
             });
         }
     }
+
+    fn describe(&self, game: &Game) -> Option<String> {
+        Some(Heuristic::describe(self, game))
+    }
 }
 
 #[cfg(test)]

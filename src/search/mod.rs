@@ -490,6 +490,56 @@ impl<M: StateMachine + 'static> Mcts<M> {
         }
     }
 
+    /// The heuristic that scores the search's states, in words, when one
+    /// does (not the game's goals alone).
+    pub fn heuristic(&self) -> Option<String> {
+        let game = self.machine.game();
+        self.leaf
+            .as_ref()
+            .and_then(|(e, _)| e.describe(game))
+            .or_else(|| self.evaluator.describe(game))
+    }
+
+    /// The principal line from the root, starting with `role` playing
+    /// `first`: at each node every role's most visited move (ties broken
+    /// by mean), down the first tree while the child is expanded, `max`
+    /// joint moves at most (what the search expects to be played).
+    pub fn principal_line(&self, role: RoleIdx, first: &M::Move, max: usize) -> Vec<Vec<M::Move>> {
+        let store = &self.trees[0].store;
+        let mut node = store.root();
+        let mut line = Vec::new();
+        while line.len() < max && !node.terminal && !node.moves.is_empty() {
+            let idx: Vec<usize> = (0..node.moves.len())
+                .map(|r| {
+                    let forced = (line.is_empty() && r == role)
+                        .then(|| node.moves[r].iter().position(|m| m == first))
+                        .flatten();
+                    let stats = node.stats(r);
+                    forced.unwrap_or_else(|| {
+                        (0..stats.len())
+                            .max_by(|&a, &b| {
+                                (stats[a].visits, stats[a].mean())
+                                    .partial_cmp(&(stats[b].visits, stats[b].mean()))
+                                    .unwrap_or(std::cmp::Ordering::Equal)
+                            })
+                            .unwrap_or(0)
+                    })
+                })
+                .collect();
+            line.push(
+                idx.iter()
+                    .enumerate()
+                    .map(|(r, &i)| node.moves[r][i].clone())
+                    .collect(),
+            );
+            match node.child(node.key(&idx)) {
+                Some(c) => node = store.node(c),
+                None => break,
+            }
+        }
+        line
+    }
+
     /// One-player games: the best complete line from the root seen so far (joint
     /// moves) and the goal it reaches.
     pub fn best_line(&self) -> Option<(Vec<Vec<M::Move>>, u8)> {

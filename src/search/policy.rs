@@ -105,6 +105,10 @@ pub trait Evaluator<M: StateMachine>: Send + Sync {
     /// Writes one value per role into `out` (cleared first). `terminal` says
     /// whether the state is terminal or the playout was cut off.
     fn evaluate(&self, machine: &M, state: &M::State, terminal: bool, out: &mut Vec<f64>);
+    /// In words, for reports, when it is more than the game's goals.
+    fn describe(&self, _game: &crate::gdl::Game) -> Option<String> {
+        None
+    }
 }
 
 /// The game's goals, scaled to 0..1: a role without a goal value scores 0, a role
