@@ -310,3 +310,68 @@ fn meta_choice_takes_alpha_beta_where_it_proves_the_game_and_uct_elsewhere() {
         "{why}"
     );
 }
+
+/// An engine that takes `delay` a step: the rules of tictactoe at the
+/// speed of a slow prover.
+struct Slow {
+    inner: Prover,
+    delay: Duration,
+}
+
+impl StateMachine for Slow {
+    type State = State;
+    type Move = Move;
+    fn game(&self) -> &gdl::Game {
+        self.inner.game()
+    }
+    fn initial_state(&self) -> State {
+        self.inner.initial_state()
+    }
+    fn legal_moves(&self, s: &State, r: usize, out: &mut Vec<Move>) {
+        self.inner.legal_moves(s, r, out)
+    }
+    fn next_state(&self, s: &State, joint: &[Move]) -> State {
+        std::thread::sleep(self.delay);
+        self.inner.next_state(s, joint)
+    }
+    fn is_terminal(&self, s: &State) -> bool {
+        self.inner.is_terminal(s)
+    }
+    fn goal_values(&self, s: &State, r: usize) -> Vec<u8> {
+        self.inner.goal_values(s, r)
+    }
+    fn fluents(&self, s: &State) -> Vec<gdl::Term> {
+        self.inner.fluents(s)
+    }
+    fn state_from_fluents(&self, f: &[gdl::Term]) -> Option<State> {
+        self.inner.state_from_fluents(f)
+    }
+    fn includes(&self, s: &State, part: &State) -> bool {
+        self.inner.includes(s, part)
+    }
+    fn move_term(&self, m: &Move) -> gdl::Term {
+        self.inner.move_term(m)
+    }
+    fn parse_move(&self, t: &gdl::Term) -> Option<Move> {
+        self.inner.parse_move(t)
+    }
+}
+
+/// Alpha-beta stops at its deadline on an engine at tens of states a
+/// second: it looked at the clock every 256 nodes, so a profile of 0.5 s
+/// took 6.6 s on a slow prover (comp2006_ARGENTINA) while a match sent
+/// random moves. At 20 ms a step, a deadline 100 ms away is kept within a
+/// few steps (256 steps would be 5 s; the bound is 50 steps' time).
+#[test]
+fn alpha_beta_keeps_its_deadline_on_a_slow_engine() {
+    let m = Arc::new(Slow {
+        inner: prover("tictactoe"),
+        delay: Duration::from_millis(20),
+    });
+    let s = m.initial_state();
+    let mut ab = Minimax::new(Arc::clone(&m), 0, Kind::Paranoid);
+    let t0 = std::time::Instant::now();
+    let a = ab.solve(&s, Some(t0 + Duration::from_millis(100)), None);
+    assert!(a.is_none_or(|a| !a.complete));
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+}

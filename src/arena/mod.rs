@@ -820,7 +820,7 @@ impl MatchRun<'_> {
             None => return None,
         };
         self.building = None;
-        if built.faster() {
+        if built.worth_switching() {
             tracing::info!(
                 "the chosen engine is built after {:.3}s and faster ({}): {}",
                 built.took.as_secs_f64(),
@@ -830,7 +830,7 @@ impl MatchRun<'_> {
             return Some(built);
         }
         tracing::info!(
-            "the chosen engine is built but slower ({}); the prover referees on",
+            "the chosen engine is built but not enough faster to switch ({}); the prover referees on",
             built.race()
         );
         None

@@ -260,13 +260,13 @@ impl<M: StateMachine + 'static> Worker<M> {
     fn poll_build(&mut self) -> Option<Built> {
         let building = self.engine.building.as_mut()?;
         match building.poll() {
-            Some(Ok(built)) if built.faster() => {
+            Some(Ok(built)) if built.worth_switching() => {
                 self.engine.building = None;
                 return Some(built);
             }
             Some(Ok(built)) => {
                 info!(
-                    "match {}: the chosen engine is built after {:.3}s ({}) but slower: {}; the {} plays on",
+                    "match {}: the chosen engine is built after {:.3}s ({}) but not enough faster to switch: {}; the {} plays on",
                     self.id,
                     built.took.as_secs_f64(),
                     built.note,

@@ -80,6 +80,11 @@ pub struct Minimax<M: StateMachine> {
     deadline: Option<Instant>,
     node_limit: Option<u64>,
     out_of_time: bool,
+    /// Nodes between two looks at the clock, and when it was last looked
+    /// at ([`Minimax::tick`]).
+    stride: u64,
+    next_look: u64,
+    looked: Option<Instant>,
     /// Scores a leaf at the depth limit for a role (0..100) in place of the
     /// goal there (a learned value).
     leaf: Option<Leaf<M>>,
@@ -104,6 +109,9 @@ impl<M: StateMachine> Minimax<M> {
             deadline: None,
             node_limit: None,
             out_of_time: false,
+            stride: 1,
+            next_look: 0,
+            looked: None,
             leaf: None,
         }
     }
@@ -164,6 +172,9 @@ impl<M: StateMachine> Minimax<M> {
         self.deadline = deadline;
         self.node_limit = node_limit.map(|n| self.nodes.saturating_add(n));
         self.out_of_time = false;
+        self.stride = 1;
+        self.next_look = self.nodes;
+        self.looked = None;
     }
 
     /// One iteration to `depth`; `None` when stopped by time or nodes.
@@ -222,15 +233,38 @@ impl<M: StateMachine> Minimax<M> {
         idx
     }
 
+    /// Counts a node; false once the node limit or the deadline has passed.
+    /// The clock is read every `stride` nodes, the stride adapting so that
+    /// looks come about every millisecond: on a fast engine every 256
+    /// nodes at most, on a slow one (a prover at tens of states a second)
+    /// every node, so a deadline is never overrun by more than a node.
     fn tick(&mut self) -> bool {
         self.nodes += 1;
         if self.out_of_time {
             return false;
         }
-        if self.node_limit.is_some_and(|n| self.nodes > n)
-            || (self.nodes.is_multiple_of(256)
-                && self.deadline.is_some_and(|d| Instant::now() >= d))
-        {
+        if self.node_limit.is_some_and(|n| self.nodes > n) {
+            self.out_of_time = true;
+            return false;
+        }
+        let Some(deadline) = self.deadline else {
+            return true;
+        };
+        if self.nodes < self.next_look {
+            return true;
+        }
+        let now = Instant::now();
+        if let Some(before) = self.looked {
+            let gap = now.duration_since(before);
+            if gap > std::time::Duration::from_millis(2) {
+                self.stride = (self.stride / 2).max(1);
+            } else if gap < std::time::Duration::from_micros(500) {
+                self.stride = (self.stride * 2).min(256);
+            }
+        }
+        self.looked = Some(now);
+        self.next_look = self.nodes + self.stride;
+        if now >= deadline {
             self.out_of_time = true;
             return false;
         }
