@@ -382,11 +382,7 @@ impl Setup {
         let mut building = Building::start(game.clone(), self.cfg.engine, wait);
         let first = anytime::first_engine(&game, until);
         let settled = |machine: AnyMachine, note| {
-            let engine = EngineInUse {
-                name: machine.name(),
-                building: None,
-                build_until: None,
-            };
+            let engine = EngineInUse::settled(&machine);
             (machine, note, engine)
         };
         match (building.wait(until), first) {
@@ -406,9 +402,9 @@ impl Setup {
             (None, Ok((machine, note))) => {
                 self.link.decisions.count(Decision::StartedOnFirstEngine);
                 let engine = EngineInUse {
-                    name: machine.name(),
                     building: Some(building),
                     build_until: Some(self.ready_by + self.play_clock * BUILD_PLAY_CLOCKS),
+                    ..EngineInUse::settled(&machine)
                 };
                 Ok((machine, note, engine))
             }
@@ -491,11 +487,11 @@ impl Drive<'_> {
                 built.race(),
                 built.note
             );
-            let name = built.machine.name();
+            let engine = EngineInUse::settled(&built.machine);
             match built.machine.visit(Resume {
                 drive: self,
                 old: w,
-                name,
+                engine,
             }) {
                 Ok(()) => return,
                 Err(back) => w = back,
@@ -541,8 +537,8 @@ impl MachineVisitor for WorkerStart<'_, '_> {
 struct Resume<'a, 'b, O: StateMachine> {
     drive: &'a mut Drive<'b>,
     old: Worker<O>,
-    /// The new engine's name.
-    name: &'static str,
+    /// The new engine.
+    engine: EngineInUse,
 }
 
 impl<O: StateMachine + 'static> MachineVisitor for Resume<'_, '_, O> {
@@ -566,12 +562,8 @@ impl<O: StateMachine + 'static> MachineVisitor for Resume<'_, '_, O> {
             .expect("the history's states are replayed")
             .clone();
         drive.setup.link.decisions.count(Decision::EngineReplaced);
-        let searchers = drive.searchers(&machine, &state, self.name);
-        let engine = EngineInUse {
-            name: self.name,
-            building: None,
-            build_until: None,
-        };
+        let searchers = drive.searchers(&machine, &state, self.engine.name);
+        let engine = self.engine;
         let mut w = Worker::new(
             drive.setup.id.clone(),
             (machine, engine),
@@ -756,6 +748,7 @@ mod tests {
         let fallback = Fallback {
             step: 0,
             text: Some("(mark 1 1)".into()),
+            on_spare: false,
             catch_up: Some(super::super::worker::steps_ahead(
                 Arc::clone(&m),
                 init.clone(),

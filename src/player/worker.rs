@@ -18,8 +18,8 @@ use tracing::{debug, info, warn};
 
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
-use crate::reasoner::anytime::{Building, Built};
-use crate::reasoner::{RoleIdx, StateMachine};
+use crate::reasoner::anytime::{self, Building, Built, Spare};
+use crate::reasoner::{AnyMachine, MachineVisitor, RoleIdx, StateMachine};
 use crate::search::minimax::Minimax;
 use crate::search::Mcts;
 
@@ -66,6 +66,8 @@ pub(super) struct Fallback {
     /// slow engine, overran): a move for that PLAY's step, computed by the
     /// server from the joint moves announced since `step`.
     pub catch_up: Option<CatchUpMove>,
+    /// Whether `catch_up` runs on the spare engine.
+    pub on_spare: bool,
 }
 
 /// What the worker shares with the server: the match's cancel flag and
@@ -99,6 +101,21 @@ pub(super) struct EngineInUse {
     /// had the start clock and some play clocks, and the match goes on
     /// over this engine.
     pub build_until: Option<Instant>,
+    /// An engine of its own for the server's catch-up move, where this one
+    /// answers under a lock ([`anytime::spare`]).
+    pub spare: Option<Spare>,
+}
+
+impl EngineInUse {
+    /// `machine` in use, nothing building.
+    pub fn settled(machine: &AnyMachine) -> Self {
+        EngineInUse {
+            name: machine.name(),
+            building: None,
+            build_until: None,
+            spare: anytime::spare(machine),
+        }
+    }
 }
 
 /// Why a worker's loop ended.
@@ -181,6 +198,30 @@ pub(super) fn steps_ahead<M: StateMachine + 'static>(
         }
         let first = m.legal(&now, role).into_iter().next()?;
         Some(term_to_string(&m.move_term(&first), &m.game().symbols))
+    })
+}
+
+/// [`steps_ahead`] on `engine` (a spare, [`EngineInUse::spare`]) from the
+/// state where `fluents` hold.
+fn steps_ahead_on(engine: AnyMachine, fluents: Vec<Term>, role: RoleIdx) -> CatchUpMove {
+    struct From<'a> {
+        fluents: &'a [Term],
+        joints: &'a [Vec<SExpr>],
+        role: RoleIdx,
+    }
+    impl MachineVisitor for From<'_> {
+        type Output = Option<String>;
+        fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Option<String> {
+            let state = m.state_from_fluents(self.fluents)?;
+            steps_ahead(m, state, self.role)(self.joints)
+        }
+    }
+    Arc::new(move |joints: &[Vec<SExpr>]| {
+        engine.visit(From {
+            fluents: &fluents,
+            joints,
+            role,
+        })
     })
 }
 
@@ -508,10 +549,17 @@ impl<M: StateMachine + 'static> Worker<M> {
                 .map(|m| self.move_text(m)),
         };
         let mut fb = self.link.fallback.lock().unwrap_or_else(|p| p.into_inner());
-        // The state changes with the step only: its closure is made once.
-        if fb.step != self.step || fb.catch_up.is_none() {
-            let catch_up = steps_ahead(Arc::clone(&self.machine), self.state.clone(), self.role);
-            fb.catch_up = Some(catch_up);
+        // The state changes with the step only: its closure is made once,
+        // and again when the spare engine is ready.
+        let spare = self.engine.spare.as_ref().and_then(|s| s.get());
+        if fb.step != self.step || fb.catch_up.is_none() || (spare.is_some() && !fb.on_spare) {
+            fb.on_spare = spare.is_some();
+            fb.catch_up = Some(match spare {
+                Some(engine) => {
+                    steps_ahead_on(engine.clone(), self.machine.fluents(&self.state), self.role)
+                }
+                None => steps_ahead(Arc::clone(&self.machine), self.state.clone(), self.role),
+            });
         }
         fb.step = self.step;
         fb.text = text;
@@ -902,5 +950,39 @@ impl<M: StateMachine + 'static> Worker<M> {
             playouts as f64 / secs,
             states as f64 / secs
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reasoner::Prover;
+
+    /// The catch-up move worked out on a spare engine (a prover of its own,
+    /// the state passed as fluents) is the one worked out on the worker's,
+    /// some joint moves on: tic-tac-toe's first player after two marks.
+    #[test]
+    fn a_catch_up_on_the_spare_engine_agrees() {
+        let game =
+            crate::gdl::load(std::path::Path::new("../shared/games/ticTacToe.kif")).expect("loads");
+        let m = Arc::new(Prover::try_new(game.clone()).expect("builds"));
+        let slot = anytime::spare(&AnyMachine::Prover(Arc::clone(&m))).expect("a prover has one");
+        let start = Instant::now();
+        while slot.get().is_none() && start.elapsed() < Duration::from_secs(600) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let spare = slot.get().expect("the spare is built").clone();
+        let joints: Vec<Vec<SExpr>> = ["((mark 1 1) noop)", "(noop (mark 2 2))"]
+            .iter()
+            .map(|t| match SExpr::parse_one(t, "test").expect("parses") {
+                SExpr::List(l, _) => l,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let init = m.initial_state();
+        let here = steps_ahead(Arc::clone(&m), init.clone(), 0)(&joints);
+        let there = steps_ahead_on(spare, m.fluents(&init), 0)(&joints);
+        assert_eq!(here, there);
+        assert!(here.is_some_and(|t| t.starts_with("(mark")));
     }
 }

@@ -84,6 +84,35 @@ fn eager_by(game: &Game, by: Instant) -> Result<Prover, String> {
     }
 }
 
+/// A second engine for a match whose engine answers under a lock (the
+/// prover, a hybrid's prover part): a move worked out beside the search
+/// (the server's catch-up move for a worker steps behind) would otherwise
+/// wait for the search's calls, on a slow engine past the clock. Filled by
+/// a thread of its own ([`spare`]); empty until then.
+pub type Spare = Arc<std::sync::OnceLock<AnyMachine>>;
+
+/// A [`Spare`] for `machine`, building on its own thread (the first engine
+/// again, its static relations within [`FIRST_STATIC_WORK`] or on demand);
+/// `None` for an engine without a lock (the propnet), which needs none.
+pub fn spare(machine: &AnyMachine) -> Option<Spare> {
+    if matches!(machine, AnyMachine::Propnet(_)) {
+        return None;
+    }
+    let slot: Spare = Arc::default();
+    let fill = Arc::clone(&slot);
+    let game = machine.game().clone();
+    let spawned = std::thread::Builder::new()
+        .name("spare engine".into())
+        .spawn(move || {
+            // No deadline but the work bound: nothing waits on it.
+            let far = Instant::now() + Duration::from_secs(3600);
+            if let Ok((m, _)) = first_engine(&game, far) {
+                let _ = fill.set(m);
+            }
+        });
+    spawned.ok().map(|_| slot)
+}
+
 /// An engine built in the background, how long it took, and how it ran
 /// against the first engine.
 pub struct Built {
