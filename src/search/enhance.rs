@@ -24,6 +24,12 @@
 //!   finish within the clock, the state a playout stops in is scored by the
 //!   goal and the material the rules define; playouts stop at once (the
 //!   leaf itself is scored) or after the cut-off's moves when one is set.
+//! - **Prior** (progressive bias from the rules; Gelly & Silver's prior
+//!   knowledge, Sancho's heuristic node values): each node the search adds
+//!   starts with the heuristic's value of its state counted as a few visits
+//!   on the edge into it; the playouts are unchanged and their outcomes
+//!   take over as the node's own visits grow. For games whose playouts fit
+//!   the clock but whose material says who is ahead.
 
 use std::fmt;
 use std::str::FromStr;
@@ -59,6 +65,9 @@ pub struct Enhancements {
     /// Playouts scored by [`super::heuristic::Heuristic`], cut off after
     /// `cutoff` joint moves (none: the leaf itself is scored).
     pub heuristic: bool,
+    /// Each node added starts with [`super::heuristic::Heuristic`]'s value
+    /// of its state counted as this many visits.
+    pub prior: Option<u32>,
 }
 
 /// RAVE's default equivalence parameter.
@@ -69,6 +78,8 @@ pub const MAST_TAU: f64 = 0.1;
 pub const CUTOFF: usize = 20;
 /// GIFL's default number of training walks (Maligne's).
 pub const GIFL_WALKS: usize = 500;
+/// The prior's default weight, in visits.
+pub const PRIOR_VISITS: u32 = 10;
 /// Nodes with at most this many moves are never narrowed by widening.
 const WIDEN_ABOVE: usize = 4;
 
@@ -92,8 +103,8 @@ impl Enhancements {
 impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
-    /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `cutoff` or
-    /// `cutoff:N`, joined by `+`
+    /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
+    /// `prior:N`, `cutoff` or `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
         let mut e = Enhancements::default();
@@ -106,6 +117,11 @@ impl FromStr for Enhancements {
                 None if part == "decisive" => e.decisive = true,
                 None if part == "gifl" => e.gifl = Some(GIFL_WALKS),
                 None if part == "heuristic" => e.heuristic = true,
+                None if part == "prior" => e.prior = Some(PRIOR_VISITS),
+                Some(("prior", n)) => match n.parse::<u32>() {
+                    Ok(n) if n > 0 => e.prior = Some(n),
+                    _ => bail!("prior:{n}: the weight must be a positive number of visits"),
+                },
                 Some(("gifl", n)) => match n.parse::<usize>() {
                     Ok(n) if n > 0 => e.gifl = Some(n),
                     _ => bail!("gifl:{n}: the walks must be a positive number"),
@@ -123,7 +139,7 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N) or cutoff (cutoff:N)"
                 ),
             }
         }
@@ -172,6 +188,11 @@ impl fmt::Display for Enhancements {
         }
         if self.heuristic {
             parts.push("heuristic".into());
+        }
+        match self.prior {
+            Some(PRIOR_VISITS) => parts.push("prior".into()),
+            Some(n) => parts.push(format!("prior:{n}")),
+            None => {}
         }
         f.write_str(&parts.join("+"))
     }
@@ -457,6 +478,8 @@ mod tests {
             "rave+mast+cutoff",
             "cutoff:7",
             "rave:50",
+            "widen+mast+prior",
+            "prior:3",
         ] {
             let e: Enhancements = s.parse().unwrap();
             assert_eq!(e.to_string(), s);
@@ -464,6 +487,7 @@ mod tests {
         assert!("widen".parse::<Enhancements>().is_err());
         assert!("rave+fast".parse::<Enhancements>().is_err());
         assert!("cutoff:0".parse::<Enhancements>().is_err());
+        assert!("prior:0".parse::<Enhancements>().is_err());
     }
 
     #[test]

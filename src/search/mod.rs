@@ -156,13 +156,17 @@ impl<M: StateMachine + 'static> Mcts<M> {
             Parallel::Tree => cfg.node_limit,
         };
         let tree = Tree::new(root, SmallRng::seed_from_u64(cfg.seed), per_tree);
+        let leaf = cfg.enhancements.prior.map(|visits| {
+            let h: Arc<dyn Evaluator<M>> = Arc::new(heuristic::Heuristic::new(&*machine));
+            (h, LeafUse::Prior(visits))
+        });
         Mcts {
             tree_policy: Arc::new(Ucb1 {
                 exploration: cfg.exploration,
             }),
             playout_policy: Arc::new(RandomPlayout),
             evaluator,
-            leaf: None,
+            leaf,
             plain: !heuristic,
             machine,
             cfg,
