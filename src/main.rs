@@ -30,6 +30,7 @@ enum Command {
     Encode(cli::encode::Args),
     Solve(cli::solve::Args),
     Bench(cli::bench::Args),
+    Store(cli::store::Args),
     #[command(hide = true)]
     Worker(cli::worker::Args),
 }
@@ -79,6 +80,7 @@ fn main() {
         Command::Encode(args) => args.run(),
         Command::Solve(args) => args.run(),
         Command::Bench(args) => args.run(),
+        Command::Store(args) => args.run(),
         Command::Worker(args) => args.run(),
     };
     let code = match result {

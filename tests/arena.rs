@@ -295,7 +295,9 @@ fn bad_player_lists_are_refused_clearly() {
 }
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ggp-asp"));
+    cmd.env("GGP_ASP_STORE", "off");
+    cmd
 }
 
 #[test]

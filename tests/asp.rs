@@ -527,7 +527,9 @@ fn encoding_snapshots() {
 }
 
 fn ggp_asp() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ggp-asp"));
+    cmd.env("GGP_ASP_STORE", "off");
+    cmd
 }
 
 fn clingo_available() -> bool {

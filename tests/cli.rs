@@ -20,6 +20,7 @@ struct Output {
 /// Runs the binary; a run longer than `limit` is killed and fails the test as a hang.
 fn run_for(args: &[&str], limit: Duration) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -568,6 +569,7 @@ fn a_closed_pipe_ends_the_output_quietly() {
     files.sort();
     files.truncate(60);
     let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .arg("check")
         .args(&files)
         .stdout(Stdio::piped())
@@ -589,6 +591,7 @@ fn a_closed_pipe_ends_the_output_quietly() {
 fn logs_to_a_pipe_carry_no_colour_codes() {
     let game = common::puzzle_path("tictactoe");
     let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .args(["match", &game.to_string_lossy(), "--json"])
         .args(["--player", "random", "--player", "random"])
         .env("RUST_LOG", "info")

@@ -11,6 +11,7 @@ const PUZZLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/puzzles");
 /// is fine for a test) and allowed to run as root (CI containers do).
 fn mpirun(ranks: usize, args: &[&str]) -> std::process::Output {
     Command::new("mpirun")
+        .env("GGP_ASP_STORE", "off")
         .args(["--oversubscribe", "-n", &ranks.to_string()])
         .arg(env!("CARGO_BIN_EXE_ggp-asp"))
         .args(args)
@@ -83,6 +84,7 @@ fn three_ranks_search_one_root_and_rank_zero_sums_them() {
 fn one_process_is_a_cluster_of_one() {
     let game = format!("{PUZZLES}/tictactoe.kif");
     let out = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .args([
             "bench",
             "search",
@@ -128,7 +130,7 @@ fn serve_on_three_ranks(outlive_a_rank: bool) -> (Job, String, std::path::PathBu
         .port();
     let log = std::env::temp_dir().join(format!("ggp-asp-cluster-{port}.log"));
     let mut cmd = Command::new("mpirun");
-    cmd.arg("--oversubscribe");
+    cmd.env("GGP_ASP_STORE", "off").arg("--oversubscribe");
     if outlive_a_rank {
         cmd.args(OUTLIVE_A_RANK).args(NO_ABORT);
     }
@@ -159,6 +161,7 @@ fn serve_on_three_ranks(outlive_a_rank: bool) -> (Job, String, std::path::PathBu
 fn referee(game: &str, players: &[&str]) -> Command {
     let path = format!("{PUZZLES}/{game}.kif");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ggp-asp"));
+    cmd.env("GGP_ASP_STORE", "off");
     cmd.args(["match", &path, "--start", "5", "--play", "2", "--json"]);
     for p in players {
         cmd.args(["--player", p]);

@@ -276,6 +276,7 @@ fn play(path: &Path, problem: &str, seed: u64, scratch: &Path) -> Result<PlayRep
         seed.to_string(),
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .args([
             "simulate",
             "--engine",
@@ -398,6 +399,7 @@ fn a_forty_step_playout_on_every_game_within_fifteen_seconds() {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(path) = games.get(i) else { break };
                 let mut child = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+                    .env("GGP_ASP_STORE", "off")
                     .args(["simulate", "--playouts", "1", "--max-steps", "40"])
                     .args(["--seed", &i.to_string()])
                     .arg(path)

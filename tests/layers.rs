@@ -32,7 +32,7 @@ const LAYERS: &[&[&str]] = &[
     &["gdl"],
     &["reasoner"],
     &["simulate", "search", "asp", "protocol"],
-    &["learn"],
+    &["learn", "store"],
     &["strategy"],
     &["arena"],
     &["player"],

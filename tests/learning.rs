@@ -206,6 +206,7 @@ fn the_http_player_uses_a_model_on_its_rules_only() {
             meta: true,
             model: Some(model),
             helpers: None,
+            store: None,
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,

@@ -30,6 +30,7 @@ fn config(solver: Option<SolverConfig>) -> ServerConfig {
             meta: true,
             model: None,
             helpers: None,
+            store: None,
         },
         read_timeout: Duration::from_secs(1),
         max_body: 4 << 20,

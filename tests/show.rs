@@ -19,6 +19,7 @@ const PLAIN: Style = Style { color: false };
 /// Runs `ggp-asp` with `args`.
 fn ggp<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .args(args)
         .output()
         .expect("ggp-asp runs")
@@ -293,6 +294,7 @@ fn bench_plot(inputs: &[&Path], out: &Path) -> Output {
 #[test]
 fn solve_show_draws_every_state_of_the_plan() {
     let o = Command::new(env!("CARGO_BIN_EXE_ggp-asp"))
+        .env("GGP_ASP_STORE", "off")
         .arg("solve")
         .arg(common::puzzle_path("lightsout"))
         .arg("--show")

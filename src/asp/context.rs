@@ -73,7 +73,7 @@ impl SolveContext {
             unique: prepared.unique,
             opts: opts.clone(),
             stop: Arc::new(AtomicBool::new(false)),
-            refuted: Arc::new(AtomicUsize::new(0)),
+            refuted: Arc::new(AtomicUsize::new(opts.refuted)),
             machine: OnceLock::new(),
         };
         Ok((context, ground))

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::solve::{ClingoWorker, Event, FoundPlan, Job, Times, Verdict};
 use super::{
     forward, peak_mb, process, resident_mb, shorten, verify, Mode, Proven, SolveContext,
-    SolveError, SolveResult, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
+    SolveError, SolveResult, Source, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
 };
 use crate::gdl::print::term_to_string;
 use crate::reasoner::ground::GroundProgram;
@@ -309,12 +309,12 @@ impl Coordinator {
     /// A coordinator for the solve of `context`.
     pub(super) fn new(context: Arc<SolveContext>) -> Self {
         Coordinator {
-            context,
             horizon: 0,
             times: Times::default(),
             candidate: None,
             fallback: None,
-            refuted: 0,
+            refuted: context.opts.refuted,
+            context,
         }
     }
 
@@ -544,6 +544,7 @@ impl Coordinator {
             lower_bound: (self.refuted > 0 && status != Status::NoPlan).then_some(self.refuted + 1),
             peak_mb: peak_mb(),
             message,
+            source: Source::Solved,
         }
     }
 

@@ -188,6 +188,10 @@ pub struct SolveOptions {
     /// threads of this process, taking turns at clingo.
     #[serde(skip)]
     pub worker_exe: Option<std::path::PathBuf>,
+    /// A horizon proven earlier (by a run the plan store remembers) to hold
+    /// no plan to goal 100: the proof of the shortest plan starts above it.
+    #[serde(default)]
+    pub refuted: usize,
 }
 
 impl Default for SolveOptions {
@@ -202,6 +206,7 @@ impl Default for SolveOptions {
             clingo_args: Vec::new(),
             first: false,
             worker_exe: None,
+            refuted: 0,
         }
     }
 }
@@ -241,6 +246,19 @@ pub struct SolveResult {
     pub peak_mb: f64,
     #[serde(default)]
     pub message: String,
+    /// Where the answer came from.
+    #[serde(default)]
+    pub source: Source,
+}
+
+/// Where an answer came from: this solve, or the plan store (the stored
+/// plan replayed on the prover before it was shown).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    #[default]
+    Solved,
+    Store,
 }
 
 impl SolveResult {
@@ -261,6 +279,7 @@ impl SolveResult {
             lower_bound: None,
             peak_mb: peak_mb(),
             message,
+            source: Source::Solved,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::asp::{Proven, SolveResult, Status};
+use crate::asp::{Proven, SolveResult, Source, Status};
 use crate::child::{self, AnswerError, Failure, Spec};
 use crate::show::plot::Solved;
 
@@ -21,6 +21,9 @@ pub struct BenchConfig {
     pub timeout: f64,
     pub memory_mb: u64,
     pub threads: Option<usize>,
+    /// The plan store the children look games up in and write to; without
+    /// one they run with `--no-store` (a benchmark measures solving).
+    pub store: Option<std::path::PathBuf>,
 }
 
 /// One game's row: the solver child's answer, or why it gave none.
@@ -73,7 +76,10 @@ impl BenchRow {
                 status: a.status.name().to_string(),
                 steps: a.steps,
                 goal: a.goal,
-                mode: a.mode.map(|m| m.name().to_string()),
+                mode: match a.source {
+                    Source::Store => Some("store".to_string()),
+                    Source::Solved => a.mode.map(|m| m.name().to_string()),
+                },
                 proven: Some(a.proven.name().to_string()),
                 ground_s: a.ground_s,
                 solve_s: a.solve_s,
@@ -329,6 +335,10 @@ pub fn run_one(exe: &Path, game: &Path, cfg: &BenchConfig) -> BenchRow {
     if let Some(t) = cfg.threads {
         cmd.arg("--threads").arg(t.to_string());
     }
+    match &cfg.store {
+        Some(store) => cmd.arg("--store").arg(store),
+        None => cmd.arg("--no-store"),
+    };
     let limit = Duration::from_secs_f64(cfg.timeout) + KILL_AFTER;
     let answer = Spec::new(cmd, "the solver")
         .wall_limit(limit)
@@ -453,6 +463,7 @@ mod tests {
             timeout: 10.0,
             memory_mb: 512,
             threads: None,
+            store: None,
         };
         let row = run_one(&exe, Path::new("game.kif"), &cfg);
         assert_eq!(row.game, "game");

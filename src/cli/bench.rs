@@ -226,6 +226,11 @@ struct SolveArgs {
     /// The cactus plot's y axis.
     #[arg(long, value_enum, default_value_t = TimeAxis::Cumulative)]
     time_axis: TimeAxis,
+    /// Look every game up in this plan store first and write what is found
+    /// to it (`--store` alone: the default store); without it every game is
+    /// solved and nothing is stored.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    store: Option<PathBuf>,
 }
 
 impl SolveArgs {
@@ -237,6 +242,14 @@ impl SolveArgs {
             timeout: self.timeout.as_secs_f64(),
             memory_mb: self.memory_mb,
             threads: self.threads,
+            store: match self.store {
+                Some(p) if p.as_os_str().is_empty() => {
+                    Some(ggp_asp::store::default_path().context(
+                        "--store: no default store ($GGP_ASP_STORE is off); give a PATH",
+                    )?)
+                }
+                other => other,
+            },
         };
         let mut rows = Vec::new();
         if !self.json {

@@ -15,6 +15,7 @@ pub mod referee;
 pub mod serve;
 pub mod simulate;
 pub mod solve;
+pub mod store;
 pub mod worker;
 
 use std::path::Path;

@@ -11,6 +11,7 @@ use ggp_asp::clock;
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self, server, ServerConfig};
 use ggp_asp::reasoner::Engine;
+use ggp_asp::store::Plans;
 
 /// Play GGP matches: an HTTP player speaking the match protocol.
 #[derive(clap::Args)]
@@ -66,6 +67,15 @@ pub struct Args {
     /// a START for another match meanwhile is refused with an error reply.
     #[arg(long)]
     one_match: bool,
+    /// The plan store one-player games are looked up in at START and their
+    /// solver's answers written to (default: $GGP_ASP_STORE, else
+    /// plans.sqlite in the user's data folder). One that cannot be used is
+    /// a warning: the player plays without it.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_store")]
+    store: Option<PathBuf>,
+    /// Play without the plan store.
+    #[arg(long)]
+    no_store: bool,
 }
 
 impl Args {
@@ -109,6 +119,11 @@ impl Args {
                     None
                 }),
                 helpers,
+                store: if self.no_store {
+                    None
+                } else {
+                    Plans::open_or_warn(self.store.as_deref()).map(std::sync::Arc::new)
+                },
             },
             read_timeout: self.read_timeout,
             max_body: 4 << 20,

@@ -12,6 +12,7 @@ use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::show::progress::Spinner;
 use ggp_asp::show::{Replay, Style, View};
+use ggp_asp::store::{self, Plans};
 
 /// Solve a single-player game: the shortest plan to goal 100 (else the best
 /// goal), verified on the reference prover.
@@ -53,6 +54,18 @@ pub struct Args {
     /// one (colour on a terminal unless NO_COLOR is set), else its fluents.
     #[arg(long, conflicts_with = "json")]
     show: bool,
+    /// The plan store to look the game up in and write the answer to
+    /// (default: $GGP_ASP_STORE, else plans.sqlite in the user's data
+    /// folder, e.g. ~/.local/share/ggp-asp).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_store")]
+    store: Option<PathBuf>,
+    /// Neither look the game up in the plan store nor write to it.
+    #[arg(long)]
+    no_store: bool,
+    /// Solve even when the store has the answer (what is found is still
+    /// written to it).
+    #[arg(long)]
+    fresh: bool,
 }
 
 impl Args {
@@ -66,7 +79,7 @@ impl Args {
             max_steps: self.max_steps,
             memory_mb: self.memory_mb,
             invariants: !self.no_invariants,
-            clingo_args: self.clingo_args,
+            clingo_args: self.clingo_args.clone(),
             first: self.first,
             // The clingo workers in processes of their own, so that they
             // never wait on each other for clingo.
@@ -76,13 +89,28 @@ impl Args {
         if let Some(t) = self.threads {
             opts.threads = t;
         }
-        let game = gdl::load(&self.game).map_err(anyhow::Error::from);
-        let spinner = Spinner::start(&format!("solving {}", self.game.display()));
-        let result = game
-            .as_ref()
-            .map_err(|e| anyhow::anyhow!("{e:#}"))
-            .and_then(|g| asp::solve(g, &opts).map_err(anyhow::Error::from));
-        drop(spinner);
+        let loaded = gdl::load_described(&self.game).map_err(anyhow::Error::from);
+        let store = self.open_store()?;
+        let stored = match (&store, &loaded) {
+            (Some(store), Ok((desc, game))) => self.answer_from_store(store, desc, game, &mut opts),
+            _ => None,
+        };
+        let result = match stored {
+            Some(r) => Ok(r),
+            None => {
+                let spinner = Spinner::start(&format!("solving {}", self.game.display()));
+                let result = loaded
+                    .as_ref()
+                    .map_err(|e| anyhow::anyhow!("{e:#}"))
+                    .and_then(|(_, g)| asp::solve(g, &opts).map_err(anyhow::Error::from));
+                drop(spinner);
+                if let (Some(store), Ok((desc, _)), Ok(r)) = (&store, &loaded, &result) {
+                    remember(store, desc, &super::game_name(&self.game), r);
+                }
+                result
+            }
+        };
+        let game = loaded.map(|(_, g)| g);
         let result = match result {
             Ok(r) => r,
             Err(e) if self.json => SolveResult::error(format!("{e:#}")),
@@ -99,6 +127,76 @@ impl Args {
         // Solver threads may still be grounding after a timeout: `main`
         // ends the process without clingo's static destructors.
         Ok(if result.status == Status::Error { 1 } else { 0 })
+    }
+}
+
+impl Args {
+    /// The store this solve uses: none with `--no-store`; the one `--store`
+    /// names, an error when it cannot be used; else the default one, a
+    /// warning when it cannot be used.
+    fn open_store(&self) -> Result<Option<Plans>> {
+        if self.no_store {
+            return Ok(None);
+        }
+        match &self.store {
+            Some(path) if !store::is_off(path) => Ok(Some(Plans::open(path)?)),
+            path => Ok(Plans::open_or_warn(path.as_deref())),
+        }
+    }
+
+    /// The store's answer for the game, replayed on the prover, when it is
+    /// final and `--fresh` is not given; else `None`, after taking the
+    /// store's proven bound into `opts` (the proof starts from there).
+    fn answer_from_store(
+        &self,
+        store: &Plans,
+        desc: &gdl::Description,
+        game: &gdl::Game,
+        opts: &mut SolveOptions,
+    ) -> Option<SolveResult> {
+        let recalled = match store.recall(desc) {
+            Ok(Some(r)) => r,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!("{e}; solving without the store's answer");
+                return None;
+            }
+        };
+        if self.fresh {
+            return None;
+        }
+        if recalled.entry.is_final(self.max_steps) {
+            match store::plans::replayed(game, &recalled) {
+                Ok(r) => {
+                    ggp_asp::progress!(
+                        "answer from the plan store {}: {}",
+                        store.location(),
+                        r.message
+                    );
+                    return Some(r);
+                }
+                Err(e) => tracing::warn!(
+                    "the stored plan (record {}) does not hold: {e}; solving",
+                    recalled.id
+                ),
+            }
+        }
+        if let Some(bound) = recalled.entry.lower_bound.filter(|b| *b > 1) {
+            ggp_asp::progress!(
+                "the plan store proves no plan to goal 100 of fewer than {bound} moves: the proof starts there"
+            );
+            opts.refuted = bound - 1;
+        }
+        None
+    }
+}
+
+/// Writes a solve's answer to the store; a warning when that fails.
+fn remember(store: &Plans, desc: &gdl::Description, name: &str, r: &SolveResult) {
+    match store.remember(desc, name, r) {
+        Ok(true) => ggp_asp::progress!("written to the plan store {}", store.location()),
+        Ok(false) => {}
+        Err(e) => tracing::warn!("{e}; the answer is not stored"),
     }
 }
 

@@ -34,6 +34,17 @@ pub fn load(path: &Path) -> Result<Game, GdlError> {
     load_bytes(&bytes, &name)
 }
 
+/// [`load`], with the description as written beside the game (the plan
+/// store identifies a game by its rules as read).
+pub fn load_described(path: &Path) -> Result<(Description, Game), GdlError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        GdlError::single(&name, Pos::default(), format!("cannot read the file: {e}"))
+    })?;
+    let game = load_bytes(&bytes, &name)?;
+    Ok((parse_bytes(&bytes, &name)?, game))
+}
+
 /// Parses and validates a game from bytes.
 pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Game, GdlError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {

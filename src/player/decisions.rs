@@ -35,6 +35,8 @@ pub enum Decision {
     PlayedWithModel,
     /// A match the learned model was ignored in (other rules).
     ModelIgnored,
+    /// A match that followed a plan from the plan store.
+    PlanFromStore,
 }
 
 impl Decision {
@@ -55,6 +57,7 @@ impl Decision {
             Decision::EngineReplaced => "matches moved to their engine once built",
             Decision::PlayedWithModel => "matches played with the model",
             Decision::ModelIgnored => "matches the model was ignored in (other rules)",
+            Decision::PlanFromStore => "matches that followed a plan from the plan store",
         }
     }
 }

@@ -44,7 +44,9 @@ use super::solver::SolverConfig;
 use super::worker::{
     Command, Ended, EngineInUse, Fallback, ServerLink, Worker, WorkerConfig, REPLY_SLACK,
 };
+use crate::asp::SolveResult;
 use crate::protocol::{SExpr, Start};
+use crate::store::Plans;
 
 /// Settings shared by every match of a server.
 #[derive(Clone, Debug)]
@@ -69,6 +71,10 @@ pub struct MatchConfig {
     /// Processes searching every match beside this one (the ranks of an
     /// MPI job): told each move, their root statistics added to ours.
     pub helpers: Option<Arc<dyn super::Helpers>>,
+    /// The plan store: one-player games are looked up at START (a stored
+    /// plan is followed from the first move) and what the solver finds from
+    /// the initial state is written to it.
+    pub store: Option<Arc<Plans>>,
 }
 
 /// Most search nodes per match (several matches may run at once).
@@ -526,8 +532,11 @@ impl MachineVisitor for WorkerStart<'_, '_> {
             drive.worker_config(),
             drive.setup.link.clone(),
         );
+        let planned = drive.use_store(&mut w);
         w.publish_fallback(None);
-        w.start_solver();
+        if !planned {
+            w.start_solver();
+        }
         drive.run(w);
     }
 }
@@ -580,6 +589,65 @@ impl<O: StateMachine + 'static> MachineVisitor for Resume<'_, '_, O> {
         }
         drive.run(w);
         Ok(())
+    }
+}
+
+impl Drive<'_> {
+    /// On a one-player game with a plan store: the stored plan, if the store
+    /// has one for the game, is followed from the first move, and the
+    /// solver's answers from the initial state are written back (on a
+    /// thread of their own: a store another process holds must not hold up
+    /// the match). Whether the plan followed is proven, so that the solver
+    /// has nothing left to do.
+    fn use_store<M: StateMachine + 'static>(&self, w: &mut Worker<M>) -> bool {
+        let (Some(store), 1) = (&self.setup.cfg.store, w.roles()) else {
+            return false;
+        };
+        let id = &self.setup.id;
+        let desc = match gdl::parse(&self.setup.rules, "START rules") {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                warn!("match {id}: the rules do not read for the plan store: {e}");
+                return false;
+            }
+        };
+        let writer = (Arc::clone(store), Arc::clone(&desc), id.clone());
+        w.remember_with(Arc::new(move |r: &SolveResult| {
+            let (store, desc, id, r) = (
+                Arc::clone(&writer.0),
+                Arc::clone(&writer.1),
+                writer.2.clone(),
+                r.clone(),
+            );
+            std::thread::spawn(move || match store.remember(&desc, &id, &r) {
+                Ok(true) => info!("match {id}: the solver's answer is written to the plan store"),
+                Ok(false) => {}
+                Err(e) => warn!("match {id}: {e}; the solver's answer is not stored"),
+            });
+        }));
+        let recalled = match store.recall(&desc) {
+            Ok(Some(r)) if !r.entry.plan.is_empty() => r,
+            Ok(_) => {
+                info!(
+                    "match {id}: the game is not in the plan store {}",
+                    store.location()
+                );
+                return false;
+            }
+            Err(e) => {
+                warn!("match {id}: {e}; playing without the plan store");
+                return false;
+            }
+        };
+        if !w.follow_stored(&recalled) {
+            warn!(
+                "match {id}: the stored plan (record {}) does not hold here; the solver runs",
+                recalled.id
+            );
+            return false;
+        }
+        self.setup.link.decisions.count(Decision::PlanFromStore);
+        recalled.entry.proven != crate::asp::Proven::None
     }
 }
 

@@ -95,6 +95,9 @@ impl SolverRun {
             .arg(cfg.memory_mb.to_string())
             .arg("--threads")
             .arg(cfg.threads.max(1).to_string())
+            // The match reads and writes the plan store itself, for the game
+            // as sent (the child solves it from some state).
+            .arg("--no-store")
             .args(extra);
         // The solver's progress lines go to the log as they come.
         let tag = label.to_string();
@@ -155,7 +158,13 @@ pub struct SolverState<S> {
     estimate: Duration,
     /// The solver said there is no plan (or failed): do not start it again.
     gave_up: bool,
+    /// Told every answer of a run from the initial state (the plan store's
+    /// writer).
+    remember: Option<Remember>,
 }
+
+/// What a match does with its solver's answers from the initial state.
+pub type Remember = std::sync::Arc<dyn Fn(&SolveResult) + Send + Sync>;
 
 impl<S> SolverState<S> {
     /// The solver state of match `id`; only a one-player game uses `cfg`.
@@ -166,7 +175,14 @@ impl<S> SolverState<S> {
             run: None,
             estimate: Duration::ZERO,
             gave_up: false,
+            remember: None,
         }
+    }
+
+    /// Tells `f` every answer of a run from the initial state, whatever it
+    /// is (a plan, no plan, a timeout's bound), before the match uses it.
+    pub fn remember_with(&mut self, f: Remember) {
+        self.remember = Some(f);
     }
 
     /// True when a run may start: a one-player game, the solver on, and no run
@@ -250,6 +266,7 @@ impl<S> SolverState<S> {
             run,
             estimate,
             gave_up: self.gave_up,
+            remember: self.remember,
         }
     }
 
@@ -262,6 +279,9 @@ impl<S> SolverState<S> {
         let took = run.elapsed();
         self.estimate = took;
         let secs = took.as_secs_f64();
+        if let (Some(remember), Ok(r), 0) = (&self.remember, &outcome, from) {
+            remember(r);
+        }
         let result = match outcome {
             Ok(r) if r.status == Status::Solved && !r.plan.is_empty() => r,
             Ok(r) => {

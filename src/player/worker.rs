@@ -344,6 +344,29 @@ impl<M: StateMachine + 'static> Worker<M> {
         self.machine.num_roles()
     }
 
+    /// Follows a plan the plan store gave for the game (its moves in this
+    /// match's names), checked on our engine like every plan; whether it was
+    /// taken.
+    pub(super) fn follow_stored(&mut self, recalled: &crate::store::Recalled) -> bool {
+        let e = &recalled.entry;
+        let found = UncheckedPlan {
+            from: 0,
+            state: self.machine.initial_state(),
+            took: Duration::from_secs_f64(recalled.seconds),
+            result: e.to_result(),
+        };
+        let source = format!(
+            "plan store (record {}, solved {} by {})",
+            recalled.id, e.solved_at, e.solver
+        );
+        self.step == 0 && self.take_plan(found, &source, false)
+    }
+
+    /// Tells `f` every answer of a solver run from the initial state.
+    pub(super) fn remember_with(&mut self, f: super::solver::Remember) {
+        self.solver.remember_with(f);
+    }
+
     /// After taking over a match: the solver starts again from the current
     /// state unless its run went on, a verified plan is followed, or it has
     /// given up. A committed line without its run is dropped: nothing plans
