@@ -165,7 +165,7 @@ impl Args {
         if self.fresh {
             return None;
         }
-        if recalled.entry.is_final(self.max_steps) {
+        if recalled.entry.answers(self.max_steps, self.timeout) {
             match store::plans::replayed(game, &recalled) {
                 Ok(r) => {
                     ggp_asp::progress!(

@@ -626,7 +626,7 @@ impl Drive<'_> {
             });
         }));
         let recalled = match store.recall(&desc) {
-            Ok(Some(r)) if !r.entry.plan.is_empty() => r,
+            Ok(Some(r)) if r.entry.goal.is_some() && !r.entry.plan.is_empty() => r,
             Ok(_) => {
                 info!(
                     "match {id}: the game is not in the plan store {}",

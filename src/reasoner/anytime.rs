@@ -23,7 +23,7 @@ use crate::gdl::Game;
 /// a third of a second on the 2-core machine. Every corpus game but three
 /// computes them within an eighth of it; two of those pass the prover's
 /// size guard anyway.
-const FIRST_STATIC_WORK: u64 = 10_000_000;
+pub const FIRST_STATIC_WORK: u64 = 10_000_000;
 
 /// The engine that answers from the moment the rules are read, built by
 /// `by`: the prover, goal-directed, no trial. Its static relations are

@@ -14,13 +14,14 @@ use super::Fingerprint;
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// A verified plan (see [`Entry::proven`] for what is proven of it).
+    /// A verified plan to goal 100, or the best goal proven (see
+    /// [`Entry::proven`] for what is proven of it).
     Solved,
     /// The solver proved that no plan within [`Entry::horizon`] moves reaches
     /// a goal.
     NoPlan,
-    /// Runs ended on their timeouts: the plan, if any, is the best seen, and
-    /// [`Entry::lower_bound`] what was proven.
+    /// Runs ended on their timeouts: the plan, if any, is the best seen
+    /// (below 100), and [`Entry::lower_bound`] what was proven.
     Timeout,
 }
 
@@ -51,7 +52,8 @@ pub struct Entry {
     /// The verified plan, one move a step, as KIF; empty when none is known.
     #[serde(default)]
     pub plan: Vec<String>,
-    /// The plan's goal.
+    /// The plan's goal; `None` when no plan is known (a verified plan may be
+    /// empty: the game is over at once).
     #[serde(default)]
     pub goal: Option<u8>,
     /// What is proven of the plan.
@@ -94,7 +96,13 @@ impl Entry {
             rules,
             outcome,
             plan: r.plan.clone(),
-            goal: if r.plan.is_empty() { None } else { r.goal },
+            // A verified plan (empty in a game over at once) has its goal;
+            // a timeout or no-plan answer without a plan has none.
+            goal: if r.plan.is_empty() && r.status != Status::Solved {
+                None
+            } else {
+                r.goal
+            },
             proven: r.proven,
             lower_bound: r.lower_bound,
             horizon: r.horizon,
@@ -108,10 +116,22 @@ impl Entry {
     /// or best, or a proof that no plan exists within `max_steps` moves.
     pub fn is_final(&self, max_steps: usize) -> bool {
         match self.outcome {
-            Outcome::Solved => !self.plan.is_empty() && self.proven != Proven::None,
-            Outcome::NoPlan => self.horizon >= max_steps,
+            Outcome::Solved => self.goal.is_some() && self.proven != Proven::None,
+            // What the solver proved of no plan (the best goal 0 within its
+            // horizon), or the horizon covers this solve's.
+            Outcome::NoPlan => self.proven != Proven::None || self.horizon >= max_steps,
             Outcome::Timeout => false,
         }
+    }
+
+    /// Whether this record answers a solve with `max_steps` and `timeout`
+    /// at once: it is final, or the runs recorded already spent at least
+    /// the time this one has (a solve that timed out at 60 s is not
+    /// repeated by another of 60 s; one with more time, or none, goes on
+    /// from the stored bound).
+    pub fn answers(&self, max_steps: usize, timeout: Option<std::time::Duration>) -> bool {
+        self.is_final(max_steps)
+            || timeout.is_some_and(|t| self.seconds >= t.as_secs_f64() * SPENT_ENOUGH)
     }
 
     /// The answer `solve` prints for this record.
@@ -123,7 +143,7 @@ impl Entry {
             Outcome::Timeout => Status::Timeout,
         };
         r.goal = self.goal;
-        r.steps = (!self.plan.is_empty()).then_some(self.plan.len());
+        r.steps = self.goal.map(|_| self.plan.len());
         r.plan = self.plan.clone();
         r.proven = self.proven;
         r.horizon = self.horizon;
@@ -146,16 +166,21 @@ impl Entry {
         }
         m.lower_bound = self.lower_bound.max(new.lower_bound);
         m.horizon = self.horizon.max(new.horizon);
-        if new.outcome == Outcome::NoPlan && m.plan.is_empty() {
+        if new.outcome == Outcome::NoPlan && m.goal.is_none() {
             m.outcome = Outcome::NoPlan;
+            if m.proven == Proven::None {
+                m.proven = new.proven;
+            }
         }
         // A bound proven by one run and a plan found by another may together
         // prove the plan shortest.
         if m.goal == Some(100) && m.lower_bound.is_some_and(|b| b >= m.plan.len()) {
             m.proven = Proven::Shortest;
         }
-        if !m.plan.is_empty() {
-            m.outcome = if m.proven == Proven::None {
+        if m.goal.is_some() {
+            // As the solver answers: a plan to 100 or a proven best is
+            // solved; a plan below 100, nothing proven, is a timeout's.
+            m.outcome = if m.proven == Proven::None && m.goal != Some(100) {
                 Outcome::Timeout
             } else {
                 Outcome::Solved
@@ -183,6 +208,11 @@ impl Entry {
     }
 }
 
+/// The share of a solve's timeout the recorded runs must have spent for
+/// their answer to stand for it (a run that timed out reports a little less
+/// or more than its timeout).
+const SPENT_ENOUGH: f64 = 0.9;
+
 /// Orders plans: any plan over none, then the higher goal, then the fewer
 /// moves, then the more proven.
 fn plan_key(e: &Entry) -> (bool, u8, std::cmp::Reverse<usize>, u8) {
@@ -192,7 +222,7 @@ fn plan_key(e: &Entry) -> (bool, u8, std::cmp::Reverse<usize>, u8) {
         Proven::None => 0,
     };
     (
-        !e.plan.is_empty(),
+        e.goal.is_some(),
         e.goal.unwrap_or(0),
         std::cmp::Reverse(e.plan.len()),
         proven,
@@ -258,10 +288,10 @@ mod tests {
             fingerprint: Fingerprint(0),
             name: "g".into(),
             rules: String::new(),
-            outcome: if plan.is_empty() || proven == Proven::None {
-                Outcome::Timeout
-            } else {
+            outcome: if goal.is_some() && (proven != Proven::None || goal == Some(100)) {
                 Outcome::Solved
+            } else {
+                Outcome::Timeout
             },
             plan: plan.iter().map(|s| s.to_string()).collect(),
             goal,
@@ -304,6 +334,16 @@ mod tests {
         let weaker = entry(&[], None, Proven::None, Some(1));
         assert!(m.merged(&weaker).is_none());
         assert_eq!(m.seconds, 2.0);
+    }
+
+    #[test]
+    fn a_timeout_answers_a_solve_with_no_more_time_than_was_spent() {
+        let mut t = entry(&[], None, Proven::None, Some(7));
+        t.seconds = 60.0;
+        let secs = std::time::Duration::from_secs;
+        assert!(t.answers(200, Some(secs(60))));
+        assert!(!t.answers(200, Some(secs(120))));
+        assert!(!t.answers(200, None));
     }
 
     #[test]

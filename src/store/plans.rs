@@ -12,6 +12,7 @@ use tracing::warn;
 
 use crate::asp::{verify, SolveResult, Source};
 use crate::gdl::{self, print, Description, Game};
+use crate::reasoner::anytime::FIRST_STATIC_WORK;
 use crate::reasoner::prover::Prover;
 
 use super::fingerprint::{self, SymbolMap};
@@ -210,26 +211,35 @@ pub fn replayed(game: &Game, recalled: &Recalled) -> Result<SolveResult, String>
     let t0 = Instant::now();
     let e = &recalled.entry;
     let mut r = e.to_result();
-    if !e.plan.is_empty() {
+    if let Some(goal) = e.goal {
         let moves =
             gdl::parser::parse_ground_terms(&format!("({})", e.plan.join(" ")), &game.symbols)?;
-        let prover = Prover::try_lazy(game.clone()).map_err(|e| e.to_string())?;
-        let goal = verify::replay(&prover, &moves)?;
-        if Some(goal) != e.goal {
-            return Err(format!(
-                "the stored plan reaches goal {goal}, not the {} stored",
-                e.goal.unwrap_or(0)
-            ));
-        }
+        // As the first engine of a match is built: the static relations
+        // whole where that is little work (a replay then runs fastest), on
+        // demand past it (some games' are too large to compute whole).
+        let prover = Prover::try_eager_within(game.clone(), FIRST_STATIC_WORK)
+            .or_else(|_| Prover::try_lazy(game.clone()))
+            .map_err(|e| e.to_string())?;
+        // As the solver checks its own plans: the goal stored among the
+        // terminal state's values (a defective game may give several).
+        verify::verify(&prover, &moves, goal)?;
     }
     r.source = Source::Store;
     r.total_s = recalled.seconds + t0.elapsed().as_secs_f64();
     r.message = format!(
         "from the plan store (record {}, {} on {} by {}; {:.1} s of solving)",
         recalled.id,
-        match (e.outcome, e.proven) {
+        match (e.outcome, e.goal) {
             (super::Outcome::NoPlan, _) => "no plan proven".to_string(),
-            (_, p) => format!("{} moves, proven {}", e.plan.len(), p.name()),
+            (_, Some(g)) => format!(
+                "{} moves to goal {g}, proven {}",
+                e.plan.len(),
+                e.proven.name()
+            ),
+            (_, None) => format!(
+                "no plan found, bound {}",
+                e.lower_bound.map_or("-".into(), |b| b.to_string())
+            ),
         },
         e.solved_at,
         e.solver,
