@@ -19,8 +19,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ggp_asp::gdl::{self, print::term_to_string, Description, Literal, Sym, Symbols, Term};
-use ggp_asp::store::fingerprint::{find_mapping, fingerprint, scramble, Fingerprint, SymbolMap};
+use ggp_asp::gdl::{self, print::term_to_string, Description, Term};
+use ggp_asp::store::fingerprint::{
+    canonical_rules, find_mapping, fingerprint, scramble, Fingerprint,
+};
 
 use common::CORPUS;
 
@@ -68,60 +70,6 @@ fn load(rel: &str) -> Option<Description> {
     Some(desc)
 }
 
-/// The rules as a sorted list of strings, each with its variables blanked and
-/// its body and `or`/`and` members sorted; with a map, translated first and
-/// printed with the target's symbols. Equal lists for two games say the map
-/// takes one's rules to the other's, but for variable identities, which the
-/// matcher inside `find_mapping` checks.
-fn canonical(d: &Description, map: Option<(&SymbolMap, &Symbols)>) -> Vec<String> {
-    let name = |s: Sym| match map {
-        Some((m, to)) => to
-            .name(m.get(s).expect("every symbol is mapped"))
-            .to_string(),
-        None => d.symbols.name(s).to_lowercase(),
-    };
-    fn term(x: &Term, name: &dyn Fn(Sym) -> String) -> String {
-        match x {
-            Term::Var(_) => "?".into(),
-            Term::Const(s) => name(*s),
-            Term::Func(f, args) => {
-                let args: Vec<String> = args.iter().map(|a| term(a, name)).collect();
-                format!("({} {})", name(*f), args.join(" "))
-            }
-        }
-    }
-    fn literal(x: &Literal, name: &dyn Fn(Sym) -> String) -> String {
-        match x {
-            Literal::Pos(a) => term(a, name),
-            Literal::Not(a) => format!("(not {})", term(a, name)),
-            Literal::Distinct(a, b) => format!("(distinct {} {})", term(a, name), term(b, name)),
-            Literal::Equal(a, b) => format!("(= {} {})", term(a, name), term(b, name)),
-            Literal::Or(ls) | Literal::And(ls) => {
-                let mut ls: Vec<String> = ls.iter().map(|l| literal(l, name)).collect();
-                ls.sort();
-                let op = if matches!(x, Literal::Or(_)) {
-                    "or"
-                } else {
-                    "and"
-                };
-                format!("({op} {})", ls.join(" "))
-            }
-        }
-    }
-    let mut rules: Vec<String> = d
-        .rules
-        .iter()
-        .map(|r| {
-            let mut body: Vec<String> = r.body.iter().map(|l| literal(l, &name)).collect();
-            body.sort();
-            let head = term(&r.head, &name);
-            format!("{head} <= {}", body.join(" ")).to_lowercase()
-        })
-        .collect();
-    rules.sort();
-    rules
-}
-
 /// The ground moves that `legal` rule heads name, as terms.
 fn ground_moves(d: &Description) -> Vec<Term> {
     d.rules
@@ -165,7 +113,7 @@ fn scrambled_single_player_games_keep_their_fingerprint_and_map_back() {
                 failures.push(format!("{rel}: one fact less is taken for the same game"));
             }
         }
-        if canonical(&d, Some((&map, &s.symbols))) != canonical(&s, None) {
+        if canonical_rules(&d, Some((&map, &s.symbols))) != canonical_rules(&s, None) {
             failures.push(format!(
                 "{rel}: the map does not take the rules to the copy's"
             ));
