@@ -41,12 +41,23 @@ pub fn load_described(path: &Path) -> Result<(Description, Game), GdlError> {
     let bytes = std::fs::read(path).map_err(|e| {
         GdlError::single(&name, Pos::default(), format!("cannot read the file: {e}"))
     })?;
-    let game = load_bytes(&bytes, &name)?;
-    Ok((parse_bytes(&bytes, &name)?, game))
+    load_bytes_described(&bytes, &name)
 }
 
 /// Parses and validates a game from bytes.
 pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Game, GdlError> {
+    Game::new(read_bytes(bytes, name)?)
+}
+
+/// [`load_bytes`], with the description as written beside the game.
+pub fn load_bytes_described(bytes: &[u8], name: &str) -> Result<(Description, Game), GdlError> {
+    let desc = read_bytes(bytes, name)?;
+    let game = Game::new(desc.clone())?;
+    Ok((desc, game))
+}
+
+/// Parses a game from bytes; an empty file is an error.
+fn read_bytes(bytes: &[u8], name: &str) -> Result<Description, GdlError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(GdlError::single(
             name,
@@ -54,5 +65,5 @@ pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Game, GdlError> {
             "the file is empty: no rules",
         ));
     }
-    Game::new(parse_bytes(bytes, name)?)
+    parse_bytes(bytes, name)
 }

@@ -8,8 +8,11 @@
 //!   once built: what the next worker takes over, replayed on its engine.
 //! - `worker`: our copy of the state, UCT search kept across moves, the clocks
 //!   and, on one-player games, the ASP solver's plans (`plan`) beside it; the
-//!   commands it answers and the fallback move it publishes. Its searchers
+//!   commands it answers and the fallback move it publishes (`fallback`: the
+//!   move the server sends when the worker has none ready). Its searchers
 //!   come from the strategy builder ([`crate::strategy`]).
+//! - `stored`: a one-player match's use of the plan store: the stored plan
+//!   followed from the first move, the solver's answers written back.
 //! - [`decisions`]: what chose each move ([`Decision`]), counted over a
 //!   server's matches.
 //! - [`solver`]: the solver as a child process with time and memory limits, and a
@@ -21,12 +24,14 @@
 
 pub mod decisions;
 pub mod error;
+mod fallback;
 mod handover;
 pub mod helpers;
 mod plan;
 pub mod server;
 pub mod session;
 pub mod solver;
+mod stored;
 mod worker;
 
 pub use decisions::Decision;

@@ -29,7 +29,7 @@ use tracing::{info, warn};
 
 use crate::clock::{answer_within, Margin};
 use crate::gdl::print::term_to_string;
-use crate::gdl::{self, Game, Term};
+use crate::gdl::{self, Description, Game, Term};
 use crate::learn::Model;
 use crate::reasoner::anytime::{self, Building};
 use crate::reasoner::{AnyMachine, Engine, MachineVisitor, RoleIdx, StateMachine};
@@ -39,12 +39,11 @@ use crate::strategy::{self, ModelUse, Searcher, UctSetup};
 
 use super::decisions::{Decision, Decisions};
 use super::error::MatchError;
+use super::fallback::Fallback;
 use super::handover::Trajectory;
 use super::solver::SolverConfig;
-use super::worker::{
-    Command, Ended, EngineInUse, Fallback, ServerLink, Worker, WorkerConfig, REPLY_SLACK,
-};
-use crate::asp::SolveResult;
+use super::stored;
+use super::worker::{Command, Ended, EngineInUse, ServerLink, Worker, WorkerConfig, REPLY_SLACK};
 use crate::protocol::{SExpr, Start};
 use crate::store::Plans;
 
@@ -314,11 +313,11 @@ const BUILD_PLAY_CLOCKS: u32 = 10;
 impl Setup {
     fn run(self, rx: Receiver<Command>, ready: oneshot::Sender<Result<Ready, MatchError>>) {
         let t0 = Instant::now();
-        let started = self.load().and_then(|(game, role)| {
+        let started = self.load().and_then(|(game, role, desc)| {
             let (machine, note, engine) = self.engines(game, t0)?;
-            Ok((machine, role, note, engine))
+            Ok((machine, role, note, engine, desc))
         });
-        let (machine, role, engine_note, engine) = match started {
+        let (machine, role, engine_note, engine, desc) = match started {
             Ok(started) => started,
             Err(e) => {
                 warn!("match {}: {e}", self.id);
@@ -345,6 +344,7 @@ impl Setup {
             role,
             rx: &rx,
             ready: Some(ready),
+            desc,
         };
         machine.visit(WorkerStart {
             drive: &mut drive,
@@ -352,10 +352,19 @@ impl Setup {
         });
     }
 
-    /// The rules and our role in them, or why the match cannot be played.
-    fn load(&self) -> Result<(Game, RoleIdx), MatchError> {
-        let game =
-            gdl::load_bytes(self.rules.as_bytes(), "START rules").map_err(MatchError::Rules)?;
+    /// The rules and our role in them, or why the match cannot be played;
+    /// with a plan store, the rules as read too (the store finds a game by
+    /// them).
+    fn load(&self) -> Result<(Game, RoleIdx, Option<Arc<Description>>), MatchError> {
+        let (game, desc) = if self.cfg.store.is_some() {
+            let (desc, game) = gdl::load_bytes_described(self.rules.as_bytes(), "START rules")
+                .map_err(MatchError::Rules)?;
+            (game, Some(Arc::new(desc)))
+        } else {
+            let game =
+                gdl::load_bytes(self.rules.as_bytes(), "START rules").map_err(MatchError::Rules)?;
+            (game, None)
+        };
         // Refused now rather than answered "ready" and failed at the first PLAY.
         let missing = game.missing();
         if !missing.is_empty() {
@@ -369,7 +378,7 @@ impl Setup {
                 role: self.role.clone(),
                 roles: game.role_names().join(" "),
             })?;
-        Ok((game, role))
+        Ok((game, role, desc))
     }
 
     /// The engine the match starts on, what it is, and the build of the
@@ -437,6 +446,8 @@ struct Drive<'a> {
     role: RoleIdx,
     rx: &'a Receiver<Command>,
     ready: Option<oneshot::Sender<Result<Ready, MatchError>>>,
+    /// The rules as read, kept for the plan store (`None` without one).
+    desc: Option<Arc<Description>>,
 }
 
 impl Drive<'_> {
@@ -532,7 +543,13 @@ impl MachineVisitor for WorkerStart<'_, '_> {
             drive.worker_config(),
             drive.setup.link.clone(),
         );
-        let planned = drive.use_store(&mut w);
+        let setup = drive.setup;
+        let planned = match (&setup.cfg.store, &drive.desc) {
+            (Some(store), Some(desc)) => {
+                stored::use_store(store, desc, &setup.id, &setup.link.decisions, &mut w)
+            }
+            _ => false,
+        };
         w.publish_fallback(None);
         if !planned {
             w.start_solver();
@@ -589,65 +606,6 @@ impl<O: StateMachine + 'static> MachineVisitor for Resume<'_, '_, O> {
         }
         drive.run(w);
         Ok(())
-    }
-}
-
-impl Drive<'_> {
-    /// On a one-player game with a plan store: the stored plan, if the store
-    /// has one for the game, is followed from the first move, and the
-    /// solver's answers from the initial state are written back (on a
-    /// thread of their own: a store another process holds must not hold up
-    /// the match). Whether the plan followed is proven, so that the solver
-    /// has nothing left to do.
-    fn use_store<M: StateMachine + 'static>(&self, w: &mut Worker<M>) -> bool {
-        let (Some(store), 1) = (&self.setup.cfg.store, w.roles()) else {
-            return false;
-        };
-        let id = &self.setup.id;
-        let desc = match gdl::parse(&self.setup.rules, "START rules") {
-            Ok(d) => Arc::new(d),
-            Err(e) => {
-                warn!("match {id}: the rules do not read for the plan store: {e}");
-                return false;
-            }
-        };
-        let writer = (Arc::clone(store), Arc::clone(&desc), id.clone());
-        w.remember_with(Arc::new(move |r: &SolveResult| {
-            let (store, desc, id, r) = (
-                Arc::clone(&writer.0),
-                Arc::clone(&writer.1),
-                writer.2.clone(),
-                r.clone(),
-            );
-            std::thread::spawn(move || match store.remember(&desc, &id, &r) {
-                Ok(true) => info!("match {id}: the solver's answer is written to the plan store"),
-                Ok(false) => {}
-                Err(e) => warn!("match {id}: {e}; the solver's answer is not stored"),
-            });
-        }));
-        let recalled = match store.recall(&desc) {
-            Ok(Some(r)) if r.entry.goal.is_some() && !r.entry.plan.is_empty() => r,
-            Ok(_) => {
-                info!(
-                    "match {id}: the game is not in the plan store {}",
-                    store.location()
-                );
-                return false;
-            }
-            Err(e) => {
-                warn!("match {id}: {e}; playing without the plan store");
-                return false;
-            }
-        };
-        if !w.follow_stored(&recalled) {
-            warn!(
-                "match {id}: the stored plan (record {}) does not hold here; the solver runs",
-                recalled.id
-            );
-            return false;
-        }
-        self.setup.link.decisions.count(Decision::PlanFromStore);
-        recalled.entry.proven != crate::asp::Proven::None
     }
 }
 
@@ -817,7 +775,7 @@ mod tests {
             step: 0,
             text: Some("(mark 1 1)".into()),
             on_spare: false,
-            catch_up: Some(super::super::worker::steps_ahead(
+            catch_up: Some(super::super::fallback::steps_ahead(
                 Arc::clone(&m),
                 init.clone(),
                 role,

@@ -4,8 +4,8 @@
 //!
 //! This file owns what the worker shares with the server's handle on the
 //! match ([`super::session`], which starts the worker and imports from here,
-//! never the other way): the commands it answers, the fallback move it
-//! publishes, the cancel flag and the decisions' counts.
+//! never the other way): the commands it answers, the cancel flag and the
+//! decisions' counts; the fallback move it publishes is [`super::fallback`]'s.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,12 +19,13 @@ use tracing::{debug, info, warn};
 use crate::gdl::print::term_to_string;
 use crate::gdl::{Game, Term};
 use crate::reasoner::anytime::{self, Building, Built, Spare};
-use crate::reasoner::{AnyMachine, MachineVisitor, RoleIdx, StateMachine};
+use crate::reasoner::{AnyMachine, RoleIdx, StateMachine};
 use crate::search::minimax::Minimax;
 use crate::search::Mcts;
 
 use super::decisions::{Decision, Decisions};
 use super::error::{Illegal, MatchError};
+use super::fallback::{parse_manager_move, steps_ahead, steps_ahead_on, Fallback};
 use super::handover::{Carried, CarriedPlan};
 use super::helpers::Helpers;
 use super::plan::{rules_from, search_line, Plan};
@@ -49,25 +50,6 @@ pub(super) enum Command {
         moves: Option<Vec<SExpr>>,
         reply: Reply,
     },
-}
-
-/// A legal move some joint moves on from the state the worker published:
-/// given the manager's joint moves since, in order, ours in the state they
-/// lead to (none when a move does not parse or the game is over on the way).
-/// What the server sends for a worker that has not caught up yet.
-pub(super) type CatchUpMove = Arc<dyn Fn(&[Vec<SExpr>]) -> Option<String> + Send + Sync>;
-
-/// The move the worker would send now, with the number of joint moves it follows.
-#[derive(Default)]
-pub(super) struct Fallback {
-    pub step: usize,
-    pub text: Option<String>,
-    /// For a worker still busy when a later PLAY comes (its search, or a
-    /// slow engine, overran): a move for that PLAY's step, computed by the
-    /// server from the joint moves announced since `step`.
-    pub catch_up: Option<CatchUpMove>,
-    /// Whether `catch_up` runs on the spare engine.
-    pub on_spare: bool,
 }
 
 /// What the worker shares with the server: the match's cancel flag and
@@ -154,75 +136,6 @@ pub(super) struct Worker<M: StateMachine> {
     /// The step and state the helpers' solvers work from (a portfolio beside
     /// our own run), until a plan is taken.
     portfolio: Option<(usize, M::State)>,
-}
-
-/// The machine's move for a manager's move text: the exact term, or the
-/// game's own spelling where a manager wraps a constant move in parentheses,
-/// `(noop)`, or drops them from `(pass)`. Legality is the caller's to check.
-fn parse_manager_move<M: StateMachine>(m: &M, s: &SExpr) -> Result<M::Move, Illegal> {
-    let term = s.to_ground(&m.game().symbols).map_err(Illegal::NotATerm)?;
-    let other = match &term {
-        Term::Const(f) => Term::Func(*f, Vec::new()),
-        Term::Func(f, args) if args.is_empty() => Term::Const(*f),
-        t => t.clone(),
-    };
-    m.parse_move(&term)
-        .or_else(|| m.parse_move(&other))
-        .ok_or(Illegal::NotAMove)
-}
-
-/// Role `role`'s first legal move some joint moves on from `state`, given
-/// the manager's joint moves since, in order (none when a move does not
-/// parse or a state on the way is terminal): the move the server sends for a
-/// worker still on an earlier step.
-pub(super) fn steps_ahead<M: StateMachine + 'static>(
-    machine: Arc<M>,
-    state: M::State,
-    role: RoleIdx,
-) -> CatchUpMove {
-    Arc::new(move |joints: &[Vec<SExpr>]| {
-        let m = &*machine;
-        let mut now = state.clone();
-        for joint in joints {
-            if joint.len() != m.num_roles() || m.is_terminal(&now) {
-                return None;
-            }
-            let joint = joint
-                .iter()
-                .map(|s| parse_manager_move(m, s).ok())
-                .collect::<Option<Vec<_>>>()?;
-            now = m.next_state(&now, &joint);
-        }
-        if m.is_terminal(&now) {
-            return None;
-        }
-        let first = m.legal(&now, role).into_iter().next()?;
-        Some(term_to_string(&m.move_term(&first), &m.game().symbols))
-    })
-}
-
-/// [`steps_ahead`] on `engine` (a spare, [`EngineInUse::spare`]) from the
-/// state where `fluents` hold.
-fn steps_ahead_on(engine: AnyMachine, fluents: Vec<Term>, role: RoleIdx) -> CatchUpMove {
-    struct From<'a> {
-        fluents: &'a [Term],
-        joints: &'a [Vec<SExpr>],
-        role: RoleIdx,
-    }
-    impl MachineVisitor for From<'_> {
-        type Output = Option<String>;
-        fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Option<String> {
-            let state = m.state_from_fluents(self.fluents)?;
-            steps_ahead(m, state, self.role)(self.joints)
-        }
-    }
-    Arc::new(move |joints: &[Vec<SExpr>]| {
-        engine.visit(From {
-            fluents: &fluents,
-            joints,
-            role,
-        })
-    })
 }
 
 impl<M: StateMachine + 'static> Worker<M> {
@@ -973,39 +886,5 @@ impl<M: StateMachine + 'static> Worker<M> {
             playouts as f64 / secs,
             states as f64 / secs
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reasoner::Prover;
-
-    /// The catch-up move worked out on a spare engine (a prover of its own,
-    /// the state passed as fluents) is the one worked out on the worker's,
-    /// some joint moves on: tic-tac-toe's first player after two marks.
-    #[test]
-    fn a_catch_up_on_the_spare_engine_agrees() {
-        let game =
-            crate::gdl::load(std::path::Path::new("../shared/games/ticTacToe.kif")).expect("loads");
-        let m = Arc::new(Prover::try_new(game.clone()).expect("builds"));
-        let slot = anytime::spare(&AnyMachine::Prover(Arc::clone(&m))).expect("a prover has one");
-        let start = Instant::now();
-        while slot.get().is_none() && start.elapsed() < Duration::from_secs(600) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let spare = slot.get().expect("the spare is built").clone();
-        let joints: Vec<Vec<SExpr>> = ["((mark 1 1) noop)", "(noop (mark 2 2))"]
-            .iter()
-            .map(|t| match SExpr::parse_one(t, "test").expect("parses") {
-                SExpr::List(l, _) => l,
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        let init = m.initial_state();
-        let here = steps_ahead(Arc::clone(&m), init.clone(), 0)(&joints);
-        let there = steps_ahead_on(spare, m.fluents(&init), 0)(&joints);
-        assert_eq!(here, there);
-        assert!(here.is_some_and(|t| t.starts_with("(mark")));
     }
 }
