@@ -54,6 +54,16 @@ fn scrambled(game: &Path, dir: &Path, seed: u64) -> PathBuf {
     path
 }
 
+/// `game`'s rules as read, and its answer from a solve in this process.
+fn solve_in_process(game: &Path) -> (gdl::Description, asp::SolveResult) {
+    let (desc, g) = gdl::load_described(game).unwrap();
+    let opts = SolveOptions {
+        threads: 1,
+        ..SolveOptions::default()
+    };
+    (desc, asp::solve(&g, &opts).unwrap())
+}
+
 /// Replays `plan` (KIF moves) on the prover of `game`: the goal reached.
 fn replay(game: &Path, plan: &[serde_json::Value]) -> u8 {
     let g = gdl::load(game).unwrap();
@@ -242,16 +252,7 @@ fn a_timeouts_bound_is_where_the_next_proof_starts() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("plans.sqlite");
     let game = common::puzzle_path("hanoi");
-    let desc = gdl::parse(&std::fs::read_to_string(&game).unwrap(), "hanoi").unwrap();
-    let g = gdl::load(&game).unwrap();
-    let solved = asp::solve(
-        &g,
-        &SolveOptions {
-            threads: 1,
-            ..SolveOptions::default()
-        },
-    )
-    .unwrap();
+    let (desc, solved) = solve_in_process(&game);
     let shortest = solved.plan.len();
     // A run that proved only a bound, as a timeout would.
     let mut timeout = asp::SolveResult::error("timeout".into());
@@ -275,17 +276,7 @@ fn the_player_follows_a_stored_plan_on_a_scrambled_copy_at_a_short_start_clock()
     let dir = tempfile::tempdir().unwrap();
     let store_path = dir.path().join("plans.sqlite");
     let game = common::puzzle_path("8puzzle");
-    let text = std::fs::read_to_string(&game).unwrap();
-    let desc = gdl::parse(&text, "8puzzle").unwrap();
-    let g = gdl::load(&game).unwrap();
-    let solved = asp::solve(
-        &g,
-        &SolveOptions {
-            threads: 1,
-            ..SolveOptions::default()
-        },
-    )
-    .unwrap();
+    let (desc, solved) = solve_in_process(&game);
     assert_eq!(solved.status, Status::Solved);
     assert_eq!(solved.source, Source::Solved);
     let plans = Arc::new(Plans::open(&store_path).unwrap());

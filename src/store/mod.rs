@@ -39,9 +39,6 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
-    /// An export line that is not an entry.
-    #[error("{0}")]
-    Format(String),
 }
 
 /// A record as a store holds it: its id, and the record.

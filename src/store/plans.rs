@@ -17,7 +17,7 @@ use crate::reasoner::prover::Prover;
 
 use super::fingerprint::{self, SymbolMap};
 use super::sqlite::SqliteStore;
-use super::{Backend, Change, Entry, Fingerprint, StoreError};
+use super::{Backend, Change, Entry, Fingerprint, StoreError, Stored};
 
 /// A stored record found for a game.
 #[derive(Clone, Debug)]
@@ -72,10 +72,6 @@ impl Plans {
         }
     }
 
-    pub fn backend(&self) -> &dyn Backend {
-        &*self.backend
-    }
-
     /// Where the store is, for messages.
     pub fn location(&self) -> String {
         self.backend.location()
@@ -86,7 +82,7 @@ impl Plans {
     pub fn recall(&self, game: &Description) -> Result<Option<Recalled>, StoreError> {
         let t0 = Instant::now();
         let fp = fingerprint::fingerprint(game);
-        let mut best: Option<(i64, Entry)> = None;
+        let mut best: Option<Stored> = None;
         for (id, stored) in self.backend.candidates(&fp)? {
             let Some(rules) = stored_rules(&stored) else {
                 continue;
@@ -134,7 +130,7 @@ impl Plans {
         game: &Description,
         new: Entry,
     ) -> Result<bool, StoreError> {
-        let mut decide = |seen: &[(i64, Entry)]| {
+        let mut decide = |seen: &[Stored]| {
             for (id, stored) in seen {
                 let Some(rules) = stored_rules(stored) else {
                     continue;
@@ -163,7 +159,7 @@ impl Plans {
     }
 
     /// Every record, oldest first.
-    pub fn list(&self) -> Result<Vec<(i64, Entry)>, StoreError> {
+    pub fn list(&self) -> Result<Vec<Stored>, StoreError> {
         self.backend.list()
     }
 
@@ -198,10 +194,13 @@ fn translate(
     }
     let moves =
         gdl::parser::parse_ground_terms(&format!("({})", plan.join(" ")), &from.symbols).ok()?;
-    moves
-        .iter()
-        .map(|m| map.term(m).map(|t| print::term_to_string(&t, &to.symbols)))
-        .collect()
+    let moves = map.plan(&moves)?;
+    Some(
+        moves
+            .iter()
+            .map(|t| print::term_to_string(t, &to.symbols))
+            .collect(),
+    )
 }
 
 /// `recalled`'s answer for `game` (the game looked up), its plan replayed
