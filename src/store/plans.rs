@@ -12,12 +12,11 @@ use tracing::warn;
 
 use crate::asp::{verify, SolveResult, Source};
 use crate::gdl::{self, print, Description, Game};
-use crate::reasoner::anytime::FIRST_STATIC_WORK;
 use crate::reasoner::prover::Prover;
 
 use super::fingerprint::{self, SymbolMap};
 use super::sqlite::SqliteStore;
-use super::{Backend, Change, Entry, Fingerprint, StoreError, Stored};
+use super::{Backend, Change, Entry, Fingerprint, JobRecord, StoreError, Stored};
 
 /// A stored record found for a game.
 #[derive(Clone, Debug)]
@@ -167,6 +166,16 @@ impl Plans {
     pub fn forget(&self, id: i64) -> Result<bool, StoreError> {
         self.backend.remove(id)
     }
+
+    /// Writes a job of the solving service.
+    pub fn save_job(&self, job: &JobRecord) -> Result<(), StoreError> {
+        self.backend.save_job(job)
+    }
+
+    /// The solving service's jobs, oldest first.
+    pub fn jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        self.backend.jobs()
+    }
 }
 
 /// A record's rules read back; `None` (with a warning) when they do not
@@ -203,6 +212,11 @@ fn translate(
     )
 }
 
+/// The work a stored plan's replay may spend computing the static
+/// relations whole before it asks for their rows on demand instead: a few
+/// milliseconds (10,000,000 units take about a second).
+const REPLAY_STATIC_WORK: u64 = 300_000;
+
 /// `recalled`'s answer for `game` (the game looked up), its plan replayed
 /// on the prover first: the answer `solve` gives from the store. An error
 /// says why the stored plan does not hold here.
@@ -213,10 +227,11 @@ pub fn replayed(game: &Game, recalled: &Recalled) -> Result<SolveResult, String>
     if let Some(goal) = e.goal {
         let moves =
             gdl::parser::parse_ground_terms(&format!("({})", e.plan.join(" ")), &game.symbols)?;
-        // As the first engine of a match is built: the static relations
-        // whole where that is little work (a replay then runs fastest), on
-        // demand past it (some games' are too large to compute whole).
-        let prover = Prover::try_eager_within(game.clone(), FIRST_STATIC_WORK)
+        // The static relations whole where that is very little work (a
+        // replay then runs fastest), else on demand: one walk along one
+        // plan asks for few of their rows, and some games' take seconds to
+        // compute whole, or are too large to.
+        let prover = Prover::try_eager_within(game.clone(), REPLAY_STATIC_WORK)
             .or_else(|_| Prover::try_lazy(game.clone()))
             .map_err(|e| e.to_string())?;
         // As the solver checks its own plans: the goal stored among the
