@@ -74,6 +74,7 @@ pub struct Spec {
     stderr: Stderr,
     wall: Option<Duration>,
     address_space_mb: Option<u64>,
+    nice: i32,
     log_as: Option<String>,
     threads: String,
 }
@@ -89,9 +90,19 @@ impl Spec {
             stderr: Stderr::Discard,
             wall: None,
             address_space_mb: None,
+            nice: 0,
             log_as: None,
             threads: "child".to_string(),
         }
+    }
+
+    /// Runs the child `steps` nice levels below this process (set in the
+    /// child before it runs; its threads inherit it), so that it takes only
+    /// what the machine's other work leaves. Best effort: a system that
+    /// refuses leaves the child at our priority.
+    pub fn nice(mut self, steps: i32) -> Spec {
+        self.nice = steps;
+        self
     }
 
     /// Gives the child a stdin pipe ([`Running::take_stdin`]).
@@ -142,6 +153,7 @@ impl Spec {
             stderr,
             wall,
             address_space_mb,
+            nice,
             log_as,
             threads,
         } = self;
@@ -157,6 +169,9 @@ impl Spec {
             });
         if let Some(mb) = address_space_mb {
             limit_address_space(&mut cmd, mb);
+        }
+        if nice > 0 {
+            lower_priority(&mut cmd, nice);
         }
         let mut child = cmd.spawn().map_err(|source| {
             fail(Failure::Spawn {
@@ -543,6 +558,20 @@ fn limit_address_space(cmd: &mut Command, mb: u64) {
             if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            Ok(())
+        });
+    }
+}
+
+/// Sets the child's nice value `steps` above ours before it runs.
+fn lower_priority(cmd: &mut Command, steps: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // `nice`, a system call wrapper; it allocates nothing. Its failure is
+    // ignored (the child then runs at our priority).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::nice(steps);
             Ok(())
         });
     }

@@ -9,6 +9,7 @@
 //! - [`bench`](mod@bench): the measurements behind `ggp-asp bench`: engines, search, solver.
 //! - [`player`]: the GGP player, an HTTP server for game managers.
 //! - [`protocol`]: the match protocol's messages, shared by the player and the referee.
+//! - [`service`]: the solving service: a JSON API with a job queue, and a web page.
 //! - [`store`]: the plan store: solved games remembered, found again up to renaming.
 //! - [`clock`]: seconds parsed into durations, and a clock with its margin into the time to answer.
 //! - [`child`]: child processes run one way: killed when dropped, a watchdog, the answer read typed.
@@ -32,6 +33,7 @@ pub mod protocol;
 pub mod reasoner;
 pub mod report;
 pub mod search;
+pub mod service;
 pub mod show;
 pub mod simulate;
 pub mod store;

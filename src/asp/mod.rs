@@ -14,6 +14,7 @@ pub mod bounds;
 mod context;
 mod control;
 mod coordinator;
+pub mod encode;
 pub mod forward;
 pub mod invariants;
 pub mod process;

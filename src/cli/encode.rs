@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use ggp_asp::asp;
+use ggp_asp::asp::encode;
 use ggp_asp::gdl;
 
 /// Print a single-player game as an answer set program that the clingo
@@ -29,47 +29,15 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<u8> {
         let g = gdl::load(&self.game)?;
-        asp::solve::check_single_player(&g).map_err(anyhow::Error::msg)?;
-        if !g.top_down.is_empty() {
-            let names: Vec<String> = g.top_down.iter().map(|r| r.display(&g.symbols)).collect();
-            anyhow::bail!(
-                "the rules of {} are read top-down only (a head variable that only their calls bind, over no finite domain): an answer set program cannot hold them; `ggp-asp solve` plans such games with its forward search on the prover",
-                names.join(", ")
-            );
-        }
-        let prepared = asp::prepare(&g);
-        // A rewrite only the prover runs would not ground either: the
-        // rules as written are the ones worth reading.
-        let encoded = if prepared.prover_only {
-            eprintln!(
-                "warning: neither the game nor any rewrite of it grounds within limits; \
-                 this is the game as written, and clingo is not likely to ground it"
-            );
-            &g
-        } else {
-            if let Some(note) = &prepared.note {
-                eprintln!("note: {note}");
-            }
-            &prepared.game
+        let form = match self.horizon {
+            Some(h) => encode::Form::Horizon(h),
+            None => encode::Form::Incremental,
         };
-        let mut program = asp::Program::new(encoded);
-        if !self.no_invariants {
-            let found = match &prepared.too_big {
-                None => program.find_invariants(asp::INVARIANT_BUDGET * 10),
-                Some(e) => Err(e.clone()),
-            };
-            if let Err(e) = found {
-                eprintln!("warning: no state invariants: {e}");
-            }
+        let program = encode::encode(&g, form, !self.no_invariants).map_err(anyhow::Error::msg)?;
+        for note in &program.notes {
+            eprintln!("{note}");
         }
-        if self.incremental {
-            print!("#include <incmode>.\n{}", program.incremental());
-        } else if let Some(h) = self.horizon {
-            print!(
-                "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
-                program.full()
-            );
-        }
+        print!("{}", program.text);
         Ok(0)
     }
 }

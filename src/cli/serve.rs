@@ -9,11 +9,18 @@ use anyhow::{Context, Result};
 
 use ggp_asp::clock;
 use ggp_asp::player::solver::SolverConfig;
-use ggp_asp::player::{self, server, ServerConfig};
+use ggp_asp::player::{self, server, Server, ServerConfig};
 use ggp_asp::reasoner::Engine;
-use ggp_asp::store::Plans;
+use ggp_asp::service::{JobsConfig, Service, ServiceConfig};
+use ggp_asp::store::{self, Plans};
+use std::sync::Arc;
 
-/// Play GGP matches: an HTTP player speaking the match protocol.
+/// Nice levels the solving service's jobs run below the player, so that a
+/// match played beside them keeps its cores.
+const JOB_NICE: i32 = 10;
+
+/// Play GGP matches: an HTTP player speaking the match protocol, with the
+/// solving service's API under /api/ and its page under /ui/.
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long, default_value_t = 9147)]
@@ -76,6 +83,28 @@ pub struct Args {
     /// Play without the plan store.
     #[arg(long)]
     no_store: bool,
+    /// Serve no solving API and no page (only the match protocol).
+    #[arg(long, conflicts_with = "api_only")]
+    no_api: bool,
+    /// Serve only the solving API and its page: `/` speaks no match
+    /// protocol.
+    #[arg(long)]
+    api_only: bool,
+    /// Solve jobs run at once (default: half the cores, at least one).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Solve jobs that may wait; past them a request is refused (429).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    queue: usize,
+    /// Seconds a job may take, and a job's timeout when its request names
+    /// none.
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "600")]
+    job_timeout_max: Duration,
+    #[arg(long, value_name = "SECONDS", value_parser = clock::seconds, allow_negative_numbers = true, default_value = "60")]
+    job_timeout: Duration,
+    /// The largest request body the API takes, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_body: usize,
 }
 
 impl Args {
@@ -90,14 +119,25 @@ impl Args {
         } else {
             None
         };
+        let store = if self.no_store {
+            None
+        } else {
+            Plans::open_or_warn(self.store.as_deref()).map(Arc::new)
+        };
+        // The jobs' children write what they solve to the same store (none
+        // when it could not be opened here).
+        let store_path = store
+            .as_ref()
+            .and_then(|_| self.store.clone().or_else(store::default_path));
+        let exe = match &self.solver_exe {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().context("cannot find our own executable")?,
+        };
         let solver = if self.no_solver {
             None
         } else {
             Some(SolverConfig {
-                exe: match self.solver_exe {
-                    Some(p) => p,
-                    None => std::env::current_exe().context("cannot find our own executable")?,
-                },
+                exe: exe.clone(),
                 timeout: self.solver_timeout,
                 memory_mb: self.solver_memory_mb,
                 threads: self.solver_threads,
@@ -119,17 +159,36 @@ impl Args {
                     None
                 }),
                 helpers,
-                store: if self.no_store {
-                    None
-                } else {
-                    Plans::open_or_warn(self.store.as_deref()).map(std::sync::Arc::new)
-                },
+                store: store.clone(),
             },
             read_timeout: self.read_timeout,
             max_body: 4 << 20,
             one_match: self.one_match,
         };
-        server::run(cfg, std::net::SocketAddr::new(self.bind, self.port))?;
+        let server = if self.no_api {
+            Server::new(cfg)
+        } else {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let service = Service::start(
+                ServiceConfig {
+                    jobs: JobsConfig {
+                        exe,
+                        slots: self.jobs.unwrap_or((cores / 2).max(1)),
+                        queue: self.queue,
+                        default_timeout: self.job_timeout.min(self.job_timeout_max),
+                        max_timeout: self.job_timeout_max,
+                        memory_mb: self.solver_memory_mb,
+                        threads: self.solver_threads,
+                        nice: JOB_NICE,
+                    },
+                    max_body: self.max_body,
+                },
+                store,
+                store_path,
+            );
+            Server::with_service(cfg, service, !self.api_only)
+        };
+        server::run(server, std::net::SocketAddr::new(self.bind, self.port))?;
         Ok(0)
     }
 

@@ -13,6 +13,7 @@
 //!   come from the strategy builder ([`crate::strategy`]).
 //! - `stored`: a one-player match's use of the plan store: the stored plan
 //!   followed from the first move, the solver's answers written back.
+//! - [`watch`]: what a person watching a match sees, written by its worker.
 //! - [`decisions`]: what chose each move ([`Decision`]), counted over a
 //!   server's matches.
 //! - [`solver`]: the solver as a child process with time and memory limits, and a
@@ -32,6 +33,7 @@ pub mod server;
 pub mod session;
 pub mod solver;
 mod stored;
+pub mod watch;
 mod worker;
 
 pub use decisions::Decision;

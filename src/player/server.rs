@@ -29,6 +29,7 @@ use tracing::{debug, info, warn};
 use super::decisions::{Decision, Decisions};
 use super::error::MatchError;
 use super::session::{Match, MatchConfig};
+use super::watch::{MatchView, Watch};
 use crate::clock::{answer_within, Margin};
 use crate::gdl;
 use crate::protocol::{info_reply, rules_text, Message, SExpr, Start};
@@ -54,7 +55,16 @@ pub struct Server {
     /// The slowest reply seen per message kind.
     worst: Mutex<HashMap<&'static str, Duration>>,
     decisions: Decisions,
+    /// The views of the latest matches that ended (STOP, ABORT), newest last.
+    ended: Mutex<std::collections::VecDeque<Watch>>,
+    /// The solving service beside the match protocol (`/api/`, `/ui/`).
+    service: Option<Arc<crate::service::Service>>,
+    /// Whether `/` speaks the match protocol (off: `serve --api-only`).
+    protocol: bool,
 }
+
+/// Ended matches whose views the server keeps for the match pages.
+const ENDED_KEPT: usize = 20;
 
 impl Server {
     pub fn new(cfg: ServerConfig) -> Server {
@@ -63,7 +73,44 @@ impl Server {
             matches: Mutex::new(HashMap::new()),
             worst: Mutex::new(HashMap::new()),
             decisions: Decisions::default(),
+            ended: Mutex::new(std::collections::VecDeque::new()),
+            service: None,
+            protocol: true,
         }
+    }
+
+    /// The server with the solving service under `/api/` and `/ui/`, and
+    /// the match protocol at `/` unless `protocol` is false.
+    pub fn with_service(
+        cfg: ServerConfig,
+        service: Arc<crate::service::Service>,
+        protocol: bool,
+    ) -> Server {
+        Server {
+            service: Some(service),
+            protocol,
+            ..Server::new(cfg)
+        }
+    }
+
+    /// The solving service, when the server has one.
+    pub fn service(&self) -> Option<&Arc<crate::service::Service>> {
+        self.service.as_ref()
+    }
+
+    /// How long a client may take to send a request's body.
+    pub fn read_timeout(&self) -> Duration {
+        self.cfg.read_timeout
+    }
+
+    /// What a person watching sees of each match held, then of the latest
+    /// that ended (newest first).
+    pub fn match_views(&self) -> Vec<MatchView> {
+        let mut views: Vec<MatchView> = self.matches().values().map(|m| m.watch.view()).collect();
+        views.sort_by(|a, b| b.started.cmp(&a.started));
+        let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        views.extend(ended.iter().rev().map(Watch::view));
+        views
     }
 
     fn matches(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Match>>> {
@@ -79,9 +126,16 @@ impl Server {
 
     /// Takes match `id` out of the map (STOP, ABORT).
     fn remove(&self, id: &str) -> Result<Arc<Match>, Failure> {
-        self.matches()
+        let m = self
+            .matches()
             .remove(id)
-            .ok_or_else(|| Failure::unknown_match(id))
+            .ok_or_else(|| Failure::unknown_match(id))?;
+        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        ended.push_back(m.watch.clone());
+        while ended.len() > ENDED_KEPT {
+            ended.pop_front();
+        }
+        Ok(m)
     }
 
     /// The slowest reply per message kind so far (time from the request's headers
@@ -164,7 +218,9 @@ impl Server {
             }
             Message::Stop { id, moves } => self.stop(&id, moves).await,
             Message::Abort { id } => {
-                self.remove(&id)?.cancel();
+                let m = self.remove(&id)?;
+                m.watch.update(|v| v.state = "aborted".into());
+                m.cancel();
                 info!("match {id}: aborted");
                 Ok("aborted".into())
             }
@@ -185,14 +241,20 @@ impl Server {
         );
         let m = Arc::new(m);
         match tokio::time::timeout_at((received + within).into(), ready).await {
-            Ok(Ok(Ok(ready))) => info!(
-                "match {}: ready ({} roles, {}), start clock {}s, play clock {}s",
-                start.id,
-                ready.roles,
-                ready.engine,
-                start.start_clock.as_secs_f64(),
-                start.play_clock.as_secs_f64()
-            ),
+            Ok(Ok(Ok(ready))) => {
+                info!(
+                    "match {}: ready ({} roles, {}), start clock {}s, play clock {}s",
+                    start.id,
+                    ready.roles,
+                    ready.engine,
+                    start.start_clock.as_secs_f64(),
+                    start.play_clock.as_secs_f64()
+                );
+                m.watch.update(|v| {
+                    v.roles = ready.roles;
+                    v.engine = ready.engine.clone();
+                });
+            }
             Ok(Ok(Err(e))) => return Err(Failure::bad(format!("START {}: {e}", start.id))),
             Ok(Err(_)) => {
                 return Err(Failure::bad(format!(
@@ -322,6 +384,12 @@ fn percent_decode(s: &str) -> Option<String> {
 
 async fn handle(State(player): State<Arc<Server>>, req: Request) -> Response {
     let received = Instant::now();
+    if !player.protocol {
+        return failure(Failure {
+            status: StatusCode::NOT_FOUND,
+            message: "this server speaks no match protocol (serve --api-only); the API is under /api/, the page under /ui/".into(),
+        });
+    }
     let text = match *req.method() {
         Method::OPTIONS => {
             let mut r = reply(StatusCode::OK, "text/acl", String::new());
@@ -399,7 +467,7 @@ async fn handle(State(player): State<Arc<Server>>, req: Request) -> Response {
 const DRAIN_LIMIT: usize = 64 << 20;
 
 /// Reads a request body of at most `limit` bytes.
-async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, Failure> {
+pub(crate) async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
     let mut total = 0usize;
     while let Some(frame) = body.frame().await {
@@ -428,9 +496,13 @@ pub async fn serve(
     player: Arc<Server>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let app = Router::new()
-        .fallback(handle)
-        .with_state(Arc::clone(&player));
+    let mut app = Router::new();
+    if player.service.is_some() {
+        app = app
+            .nest("/api", crate::service::api::router())
+            .merge(crate::service::page::router());
+    }
+    let app = app.fallback(handle).with_state(Arc::clone(&player));
     let read_timeout = player.cfg.read_timeout;
     tokio::pin!(shutdown);
     loop {
@@ -472,13 +544,19 @@ pub struct ServerHandle {
 impl ServerHandle {
     /// Binds `addr` (port 0 for any free port) and serves in the background.
     pub fn spawn(cfg: ServerConfig, addr: SocketAddr) -> std::io::Result<ServerHandle> {
+        ServerHandle::spawn_server(Server::new(cfg), addr)
+    }
+
+    /// [`ServerHandle::spawn`] for a server made by the caller (one with
+    /// the solving service).
+    pub fn spawn_server(server: Server, addr: SocketAddr) -> std::io::Result<ServerHandle> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()?;
         let listener = rt.block_on(TcpListener::bind(addr))?;
         let addr = listener.local_addr()?;
-        let player = Arc::new(Server::new(cfg));
+        let player = Arc::new(server);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let p = Arc::clone(&player);
         let thread = std::thread::Builder::new()
@@ -509,11 +587,15 @@ impl Drop for ServerHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        // No job outlives the server.
+        if let Some(svc) = self.player.service() {
+            svc.shutdown();
+        }
     }
 }
 
 /// `ggp-asp serve`: binds and serves until the process is interrupted.
-pub fn run(cfg: ServerConfig, addr: SocketAddr) -> anyhow::Result<()> {
+pub fn run(server: Server, addr: SocketAddr) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -521,16 +603,25 @@ pub fn run(cfg: ServerConfig, addr: SocketAddr) -> anyhow::Result<()> {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-        info!(
-            "player {} listening on {}",
-            cfg.name,
-            listener.local_addr()?
-        );
-        let player = Arc::new(Server::new(cfg));
-        serve(listener, player, async {
+        let local = listener.local_addr()?;
+        match (server.protocol, server.service.is_some()) {
+            (true, false) => info!("player {} listening on {local}", server.cfg.name),
+            (true, true) => info!(
+                "player {} listening on {local}; the solving service's page at http://{local}/ui/",
+                server.cfg.name
+            ),
+            (false, _) => {
+                info!("solving service listening on {local}; its page at http://{local}/ui/")
+            }
+        }
+        let player = Arc::new(server);
+        serve(listener, Arc::clone(&player), async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+        if let Some(svc) = player.service() {
+            svc.shutdown();
+        }
         Ok::<(), anyhow::Error>(())
     })
 }

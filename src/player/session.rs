@@ -43,6 +43,7 @@ use super::fallback::Fallback;
 use super::handover::Trajectory;
 use super::solver::SolverConfig;
 use super::stored;
+use super::watch::{MatchView, Watch};
 use super::worker::{Command, Ended, EngineInUse, ServerLink, Worker, WorkerConfig, REPLY_SLACK};
 use crate::protocol::{SExpr, Start};
 use crate::store::Plans;
@@ -103,6 +104,8 @@ pub struct Match {
     /// moves), in order: the one leading to step `i + 1` at `i`.
     announced: Mutex<Vec<Vec<SExpr>>>,
     helpers: Option<Arc<dyn super::Helpers>>,
+    /// What a person watching the match sees.
+    pub watch: Watch,
 }
 
 impl Match {
@@ -121,6 +124,15 @@ impl Match {
         let cancelled = Arc::new(AtomicBool::new(false));
         let fallback = Arc::new(Mutex::new(Fallback::default()));
         let rules = msg.rules_text();
+        let watch = Watch::new(MatchView {
+            id: msg.id.clone(),
+            role: msg.role.to_string(),
+            state: "starting".into(),
+            start_clock_s: msg.start_clock.as_secs_f64(),
+            play_clock_s: msg.play_clock.as_secs_f64(),
+            started: crate::store::entry::now_utc(),
+            ..MatchView::default()
+        });
         if let Some(h) = &cfg.helpers {
             h.start(&msg.id, &rules, &msg.role);
         }
@@ -133,6 +145,7 @@ impl Match {
                 cancelled: Arc::clone(&cancelled),
                 fallback: Arc::clone(&fallback),
                 decisions,
+                watch: watch.clone(),
             },
             ready_by,
             play_clock: msg.play_clock,
@@ -153,6 +166,7 @@ impl Match {
             fallback,
             announced: Mutex::new(Vec::new()),
             helpers: cfg.helpers.clone(),
+            watch,
         };
         (m, ready_rx)
     }
@@ -791,6 +805,7 @@ mod tests {
             fallback: Arc::new(Mutex::new(fallback)),
             announced: Mutex::new(Vec::new()),
             helpers: None,
+            watch: Watch::default(),
         };
         let joint = |text: &str| match Message::parse(text) {
             Ok(Message::Play { moves, .. }) => moves,

@@ -59,6 +59,7 @@ pub(super) struct ServerLink {
     pub cancelled: Arc<AtomicBool>,
     pub fallback: Arc<Mutex<Fallback>>,
     pub decisions: Decisions,
+    pub watch: super::watch::Watch,
 }
 
 /// What the worker takes of the server's settings.
@@ -550,6 +551,24 @@ impl<M: StateMachine + 'static> Worker<M> {
             pondered,
             t0.elapsed().as_secs_f64()
         );
+        let seen = self
+            .search
+            .root_stats(self.role)
+            .into_iter()
+            .find(|(m, _)| *m == mv)
+            .map(|(_, s)| s);
+        self.link.watch.played(super::watch::MoveView {
+            step: self.step + 1,
+            text: text.clone(),
+            by: by.name().to_string(),
+            engine: self.engine.name.to_string(),
+            visits: seen.map_or(0, |s| s.visits),
+            value: seen.filter(|s| s.visits > 0).map(|s| s.mean()),
+            playouts: playouts.saturating_sub(playouts_before) + pondered,
+            seconds: t0.elapsed().as_secs_f64(),
+        });
+        let solver = self.solver_words();
+        self.link.watch.update(|v| v.solver = solver);
         self.playouts_at_reply = playouts;
         Ok(text)
     }
@@ -685,7 +704,30 @@ impl<M: StateMachine + 'static> Worker<M> {
             "match {}: over after {} steps; goals {summary}",
             self.id, self.step
         );
+        let step = self.step;
+        self.link.watch.update(|v| {
+            v.state = "over".into();
+            v.step = step;
+            v.goals = Some(summary.clone());
+        });
         Ok(summary)
+    }
+
+    /// The solver's state in words for the match's page (one-player games
+    /// with the solver on; `None` otherwise).
+    fn solver_words(&self) -> Option<String> {
+        if self.roles() != 1 || !self.solver.wanted() {
+            return None;
+        }
+        Some(match (&self.plan, self.solver.running()) {
+            (Some(p), true) => format!(
+                "following a plan of {} moves; the solver runs on",
+                p.moves.len()
+            ),
+            (Some(p), false) => format!("following a plan of {} moves", p.moves.len()),
+            (None, true) => "running, no plan yet".into(),
+            (None, false) => "not running, no plan".into(),
+        })
     }
 
     /// Starts the solver from the current state.

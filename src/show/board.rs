@@ -150,6 +150,61 @@ impl View {
     }
 }
 
+/// A state as a grid of texts, for a page to draw (the service's boards):
+/// the same board as [`View::render`], its squares by row and column.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Grid {
+    /// The columns' names (empty for a board of boards).
+    pub columns: Vec<String>,
+    /// Each row's name (empty for a board of boards) and its squares: the
+    /// content, `#` for a mark, `None` for an empty square.
+    pub rows: Vec<(String, Vec<Option<String>>)>,
+    /// A board of boards: a rule after every this many rows and columns.
+    pub block: Option<(usize, usize)>,
+    /// The state's other fluents.
+    pub others: Vec<String>,
+}
+
+impl View {
+    /// The state as a [`Grid`]: `None` without a board (the page lists the
+    /// fluents then).
+    pub fn grid(&self, game: &Game, state: &[Term]) -> Option<Grid> {
+        let board = self.board.as_ref()?;
+        let mut sorted: Vec<&Term> = state.iter().collect();
+        sorted.sort();
+        let (on_board, rest): (Vec<&Term>, Vec<&Term>) =
+            sorted.into_iter().partition(|t| board.owns(t));
+        let name = |t: &Term| term_to_string(t, &game.symbols);
+        let squares = board.squares(game, &on_board);
+        let nested = board.rows.len() == 2;
+        let rows = product(&board.rows)
+            .into_iter()
+            .map(|r| {
+                let label = if nested {
+                    String::new()
+                } else {
+                    name(&board.rows[0].values[r[0]])
+                };
+                let cells = product(&board.cols)
+                    .into_iter()
+                    .map(|c| squares.get(&(r.clone(), c)).cloned())
+                    .collect();
+                (label, cells)
+            })
+            .collect();
+        Some(Grid {
+            columns: if nested {
+                Vec::new()
+            } else {
+                board.cols[0].values.iter().map(name).collect()
+            },
+            rows,
+            block: nested.then(|| (board.rows[1].values.len(), board.cols[1].values.len())),
+            others: rest.iter().map(|t| name(t)).collect(),
+        })
+    }
+}
+
 impl Board {
     fn owns(&self, t: &Term) -> bool {
         matches!(t, Term::Func(f, args) if *f == self.rel && args.len() == self.arity)
@@ -157,9 +212,14 @@ impl Board {
 
     /// The grid's lines: a header of column names (for a flat board), then
     /// one line per row with its name.
-    fn draw(&self, game: &Game, fluents: &[&Term], style: Style) -> Vec<String> {
+    /// Square (row indices, column indices) -> its content's text (`#` on a
+    /// board of marks).
+    fn squares(
+        &self,
+        game: &Game,
+        fluents: &[&Term],
+    ) -> BTreeMap<(Vec<usize>, Vec<usize>), String> {
         let name = |t: &Term| term_to_string(t, &game.symbols);
-        // Square (row index, column index) -> content text.
         let mut squares: BTreeMap<(Vec<usize>, Vec<usize>), String> = BTreeMap::new();
         for t in fluents {
             let args = t.args();
@@ -177,6 +237,12 @@ impl Board {
             };
             squares.insert((r, c), text);
         }
+        squares
+    }
+
+    fn draw(&self, game: &Game, fluents: &[&Term], style: Style) -> Vec<String> {
+        let name = |t: &Term| term_to_string(t, &game.symbols);
+        let squares = self.squares(game, fluents);
         let width = squares
             .values()
             .map(|s| s.chars().count())

@@ -13,6 +13,7 @@
 
 pub mod entry;
 pub mod fingerprint;
+pub mod jobs;
 pub mod plans;
 pub mod sqlite;
 
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, Outcome};
 pub use fingerprint::Fingerprint;
+pub use jobs::JobRecord;
 pub use plans::{Plans, Recalled};
 
 /// Why the store could not answer.
@@ -75,6 +77,11 @@ pub trait Backend: Send + Sync {
     fn list(&self) -> Result<Vec<Stored>, StoreError>;
     /// Removes the entry with this id; whether there was one.
     fn remove(&self, id: i64) -> Result<bool, StoreError>;
+    /// Writes a job of the solving service (inserted, or replacing the
+    /// record of the same id).
+    fn save_job(&self, job: &JobRecord) -> Result<(), StoreError>;
+    /// Every job kept, oldest first.
+    fn jobs(&self) -> Result<Vec<JobRecord>, StoreError>;
 }
 
 /// The environment variable that names the default store's file (`off`

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::{Backend, Change, Entry, Fingerprint, Outcome, StoreError, Stored};
+use super::{Backend, Change, Entry, Fingerprint, JobRecord, Outcome, StoreError, Stored};
 use crate::asp::Proven;
 
 /// The migrations, in order: `MIGRATIONS[v]` takes a store of version `v`
 /// to `v + 1`. The schema's version is their number.
-const MIGRATIONS: &[&str] = &["CREATE TABLE games (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE games (
         id INTEGER PRIMARY KEY,
         fingerprint TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -32,7 +33,19 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE games (
         solved_at TEXT NOT NULL,
         seconds REAL NOT NULL
     );
-    CREATE INDEX games_by_fingerprint ON games (fingerprint);"];
+    CREATE INDEX games_by_fingerprint ON games (fingerprint);",
+    // 2: the solving service's jobs (`ggp-asp serve`'s `/api/solve`).
+    "CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        request TEXT NOT NULL,
+        answer TEXT,
+        error TEXT,
+        progress TEXT NOT NULL,
+        created TEXT NOT NULL,
+        finished TEXT
+    );",
+];
 
 /// This build's schema version.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -253,5 +266,56 @@ impl Backend for SqliteStore {
             .execute("DELETE FROM games WHERE id = ?1", [id])
             .map_err(|e| self.err(e))?;
         Ok(n > 0)
+    }
+
+    fn save_job(&self, job: &JobRecord) -> Result<(), StoreError> {
+        let progress = serde_json::to_string(&job.progress).unwrap_or_else(|_| "[]".into());
+        self.lock()
+            .execute(
+                "INSERT INTO jobs (id, status, request, answer, error, progress, created, finished)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (id) DO UPDATE SET status = ?2, request = ?3, answer = ?4,
+                     error = ?5, progress = ?6, created = ?7, finished = ?8",
+                params![
+                    job.id,
+                    job.status,
+                    job.request,
+                    job.answer,
+                    job.error,
+                    progress,
+                    job.created,
+                    job.finished
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        let conn = self.lock();
+        let mut q = conn
+            .prepare(
+                "SELECT id, status, request, answer, error, progress, created, finished
+                 FROM jobs ORDER BY created, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([], |r| {
+                let progress: String = r.get(5)?;
+                Ok(JobRecord {
+                    id: r.get(0)?,
+                    status: r.get(1)?,
+                    request: r.get(2)?,
+                    answer: r.get(3)?,
+                    error: r.get(4)?,
+                    // A progress list that does not read is only lost text.
+                    progress: serde_json::from_str(&progress).unwrap_or_default(),
+                    created: r.get(6)?,
+                    finished: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
     }
 }
