@@ -38,6 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["player"],
     &["cluster"],
     &["show"],
+    &["service"],
     &["bench"],
     &["cli"],
 ];

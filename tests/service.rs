@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use ggp_asp::player::{MatchConfig, Server, ServerConfig, ServerHandle};
-use ggp_asp::service::{JobsConfig, Service, ServiceConfig};
+use ggp_asp::player::{MatchConfig, Server, ServerConfig};
+use ggp_asp::service::{JobsConfig, Service, ServiceConfig, ServiceHandle};
 use ggp_asp::store::{JobRecord, Plans};
 
 /// A reply: status, headers (lower-case names), the body as JSON (or
@@ -131,11 +131,12 @@ fn server_config() -> ServerConfig {
 
 /// A server with the service, on a free port; its store at `store` when
 /// given.
-fn start(cfg: ServiceConfig, store: Option<&Path>) -> ServerHandle {
+fn start(cfg: ServiceConfig, store: Option<&Path>) -> ServiceHandle {
     let plans = store.map(|p| Arc::new(Plans::open(p).unwrap()));
     let service = Service::start(cfg, plans, store.map(Path::to_path_buf));
-    ServerHandle::spawn_server(
-        Server::with_service(server_config(), service, true),
+    ServiceHandle::spawn(
+        Server::new(server_config()),
+        service,
         "127.0.0.1:0".parse().unwrap(),
     )
     .unwrap()
@@ -145,9 +146,10 @@ fn puzzle(name: &str) -> String {
     std::fs::read_to_string(common::puzzle_path(name)).unwrap()
 }
 
-/// A game no solver finishes in a test's time (a large knight's tour).
+/// A game the solver does not finish in a test's time: a 10x10 nonogram
+/// (clingo finds no plan in a minute; docs/limits.md).
 fn slow_game() -> String {
-    std::fs::read_to_string(common::corpus_file("knightsTourLarge.kif")).unwrap()
+    std::fs::read_to_string(common::corpus_file("nonogram_10x10_1.kif")).unwrap()
 }
 
 /// Polls job `id` until it has ended, for at most `limit`.
@@ -201,7 +203,7 @@ fn a_job_is_solved_to_the_end_its_plan_drawn_and_the_store_answers_the_same_game
     let h = start(config(1, 4), Some(&store));
     let game = puzzle("8puzzle");
     let r = post(
-        h.addr,
+        h.addr(),
         "/api/solve",
         &json!({ "game": game, "name": "eight", "timeout": 60 }),
     );
@@ -212,7 +214,7 @@ fn a_job_is_solved_to_the_end_its_plan_drawn_and_the_store_answers_the_same_game
         r.header("location"),
         Some(format!("/api/solve/{id}").as_str())
     );
-    let job = wait_for(h.addr, &id, Duration::from_secs(120));
+    let job = wait_for(h.addr(), &id, Duration::from_secs(120));
     assert_eq!(job["status"], "solved", "{job}");
     assert_eq!(job["answer"]["steps"], 30);
     assert_eq!(job["answer"]["proven"], "shortest");
@@ -220,7 +222,7 @@ fn a_job_is_solved_to_the_end_its_plan_drawn_and_the_store_answers_the_same_game
     assert!(!job["progress"].as_array().unwrap().is_empty());
 
     // The plan drawn: the 8-puzzle's board at step 0 and at the goal.
-    let b = get(h.addr, &format!("/api/solve/{id}/boards"));
+    let b = get(h.addr(), &format!("/api/solve/{id}/boards"));
     assert_eq!(b.status, 200, "{}", b.text);
     assert_eq!(b.json["board"], true);
     let steps = b.json["steps"].as_array().unwrap();
@@ -249,24 +251,24 @@ fn a_job_is_solved_to_the_end_its_plan_drawn_and_the_store_answers_the_same_game
     );
 
     // The same game again: the store's answer at once, no job.
-    let again = post(h.addr, "/api/solve", &json!({ "game": game }));
+    let again = post(h.addr(), "/api/solve", &json!({ "game": game }));
     assert_eq!(again.status, 200, "{}", again.text);
     assert_eq!(again.json["source"], "store");
     assert_eq!(again.json["answer"]["steps"], 30);
     let fp = again.json["fingerprint"].as_str().unwrap();
-    let games = get(h.addr, "/api/games");
+    let games = get(h.addr(), "/api/games");
     assert!(games.json["games"]
         .as_array()
         .unwrap()
         .iter()
         .any(|g| g["fingerprint"] == fp && g["name"] == "eight"));
-    let entry = get(h.addr, &format!("/api/games/{fp}"));
+    let entry = get(h.addr(), &format!("/api/games/{fp}"));
     assert_eq!(entry.status, 200);
     assert_eq!(entry.json["plan"].as_array().unwrap().len(), 30);
-    let stored_boards = get(h.addr, &format!("/api/games/{fp}/boards"));
+    let stored_boards = get(h.addr(), &format!("/api/games/{fp}/boards"));
     assert_eq!(stored_boards.json["steps"].as_array().unwrap().len(), 31);
     assert_eq!(
-        get(h.addr, "/api/games/00000000000000000000000000000000").status,
+        get(h.addr(), "/api/games/00000000000000000000000000000000").status,
         404
     );
 }
@@ -276,7 +278,7 @@ fn a_cancelled_job_ends_and_its_child_is_gone() {
     let h = start(config(1, 4), None);
     let token = "cancelme_7f3a";
     let r = post(
-        h.addr,
+        h.addr(),
         "/api/solve",
         &json!({ "game": slow_game(), "name": token, "timeout": 100 }),
     );
@@ -291,19 +293,19 @@ fn a_cancelled_job_ends_and_its_child_is_gone() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
-        get(h.addr, &format!("/api/solve/{id}")).json["status"],
+        get(h.addr(), &format!("/api/solve/{id}")).json["status"],
         "running"
     );
-    let c = http(h.addr, "DELETE", &format!("/api/solve/{id}"), None);
+    let c = http(h.addr(), "DELETE", &format!("/api/solve/{id}"), None);
     assert_eq!(c.status, 200, "{}", c.text);
     assert_eq!(c.json["status"], "cancelled");
     assert_none_left(token);
     assert_eq!(
-        get(h.addr, &format!("/api/solve/{id}")).json["status"],
+        get(h.addr(), &format!("/api/solve/{id}")).json["status"],
         "cancelled"
     );
     assert_eq!(
-        http(h.addr, "DELETE", "/api/solve/unknown", None).status,
+        http(h.addr(), "DELETE", "/api/solve/unknown", None).status,
         404
     );
 }
@@ -311,7 +313,7 @@ fn a_cancelled_job_ends_and_its_child_is_gone() {
 #[test]
 fn bad_input_gets_the_status_that_says_what_was_wrong_and_the_server_keeps_serving() {
     let h = start(config(1, 2), None);
-    let a = h.addr;
+    let a = h.addr();
     // GDL with an error: 400 with its line and column.
     let r = post(
         a,
@@ -379,7 +381,7 @@ fn a_full_queue_refuses_with_429_and_retry_after_and_nothing_is_left_running() {
         let mut refused = 0;
         for i in 0..5 {
             let r = post(
-                h.addr,
+                h.addr(),
                 "/api/solve",
                 &json!({ "game": slow_game(), "name": format!("{token}_{i}"), "timeout": 100 }),
             );
@@ -395,7 +397,7 @@ fn a_full_queue_refuses_with_429_and_retry_after_and_nothing_is_left_running() {
             // The first job leaves the queue for the slot before the next.
             if i == 0 {
                 let t0 = Instant::now();
-                while get(h.addr, "/api/status").json["running"] != 1 {
+                while get(h.addr(), "/api/status").json["running"] != 1 {
                     assert!(t0.elapsed() < Duration::from_secs(30));
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -404,7 +406,7 @@ fn a_full_queue_refuses_with_429_and_retry_after_and_nothing_is_left_running() {
         // One running, two waiting; the other two refused.
         assert_eq!(accepted.len(), 3);
         assert_eq!(refused, 2);
-        let list = get(h.addr, "/api/solve").json;
+        let list = get(h.addr(), "/api/solve").json;
         assert_eq!(list["jobs"].as_array().unwrap().len(), 3);
     }
     // The server is gone: its jobs were cancelled and their children killed.
@@ -418,14 +420,14 @@ fn a_restart_keeps_finished_jobs_and_marks_interrupted_ones() {
     let id = {
         let h = start(config(1, 4), Some(&store));
         let r = post(
-            h.addr,
+            h.addr(),
             "/api/solve",
             &json!({ "game": puzzle("maze"), "name": "maze" }),
         );
         assert_eq!(r.status, 202, "{}", r.text);
         let id = r.json["id"].as_str().unwrap().to_string();
         assert_eq!(
-            wait_for(h.addr, &id, Duration::from_secs(120))["status"],
+            wait_for(h.addr(), &id, Duration::from_secs(120))["status"],
             "solved"
         );
         id
@@ -445,11 +447,11 @@ fn a_restart_keeps_finished_jobs_and_marks_interrupted_ones() {
         })
         .unwrap();
     let h = start(config(1, 4), Some(&store));
-    let job = get(h.addr, &format!("/api/solve/{id}"));
+    let job = get(h.addr(), &format!("/api/solve/{id}"));
     assert_eq!(job.status, 200);
     assert_eq!(job.json["status"], "solved");
     assert!(job.json["answer"]["steps"].as_u64().is_some());
-    let lost = get(h.addr, "/api/solve/feedfacefeedface").json;
+    let lost = get(h.addr(), "/api/solve/feedfacefeedface").json;
     assert_eq!(lost["status"], "error");
     assert!(
         lost["error"].as_str().unwrap().starts_with("interrupted"),
@@ -460,7 +462,11 @@ fn a_restart_keeps_finished_jobs_and_marks_interrupted_ones() {
 #[test]
 fn the_encoding_pairs_rules_with_their_translation_and_the_report_counts_the_grounding() {
     let h = start(config(1, 2), None);
-    let r = post(h.addr, "/api/encode", &json!({ "game": puzzle("8puzzle") }));
+    let r = post(
+        h.addr(),
+        "/api/encode",
+        &json!({ "game": puzzle("8puzzle") }),
+    );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.json["program"]
         .as_str()
@@ -472,7 +478,7 @@ fn the_encoding_pairs_rules_with_their_translation_and_the_report_counts_the_gro
             && p["asp"].as_str().unwrap().starts_with("neighbour(up,")
     ));
     let full = post(
-        h.addr,
+        h.addr(),
         "/api/encode",
         &json!({ "game": puzzle("8puzzle"), "horizon": 5 }),
     );
@@ -481,7 +487,7 @@ fn the_encoding_pairs_rules_with_their_translation_and_the_report_counts_the_gro
         .unwrap()
         .contains("horizon(5)."));
     let r = post(
-        h.addr,
+        h.addr(),
         "/api/inspect",
         &json!({ "game": puzzle("8puzzle") }),
     );
@@ -496,11 +502,11 @@ fn a_match_is_watched_through_the_api_while_it_is_played() {
     let h = start(config(1, 2), None);
     let rules = puzzle("tictactoe");
     let start = format!("(START m1 x ({rules}) 10 2)");
-    let r = http(h.addr, "POST", "/", Some(("text/acl", start.as_bytes())));
+    let r = http(h.addr(), "POST", "/", Some(("text/acl", start.as_bytes())));
     assert_eq!(r.text.trim().to_ascii_lowercase(), "ready");
-    let r = http(h.addr, "POST", "/", Some(("text/acl", b"(PLAY m1 NIL)")));
+    let r = http(h.addr(), "POST", "/", Some(("text/acl", b"(PLAY m1 NIL)")));
     assert_eq!(r.status, 200, "{}", r.text);
-    let v = get(h.addr, "/api/matches/m1");
+    let v = get(h.addr(), "/api/matches/m1");
     assert_eq!(v.status, 200, "{}", v.text);
     assert_eq!(v.json["role"], "x");
     assert_eq!(v.json["roles"], 2);
@@ -512,18 +518,18 @@ fn a_match_is_watched_through_the_api_while_it_is_played() {
         r.text.trim().to_ascii_lowercase()
     );
     assert!(moves[0]["by"].is_string());
-    let r = http(h.addr, "POST", "/", Some(("text/acl", b"(ABORT m1)")));
+    let r = http(h.addr(), "POST", "/", Some(("text/acl", b"(ABORT m1)")));
     assert_eq!(r.status, 200);
-    let list = get(h.addr, "/api/matches").json;
+    let list = get(h.addr(), "/api/matches").json;
     assert_eq!(list["matches"][0]["id"], "m1");
     assert_eq!(list["matches"][0]["state"], "aborted");
-    assert_eq!(get(h.addr, "/api/matches/m2").status, 404);
+    assert_eq!(get(h.addr(), "/api/matches/m2").status, 404);
 }
 
 #[test]
 fn the_page_and_its_script_are_served_with_a_policy_that_allows_only_its_own_script() {
     let h = start(config(1, 2), None);
-    let page = get(h.addr, "/ui/");
+    let page = get(h.addr(), "/ui/");
     assert_eq!(page.status, 200);
     assert!(page.text.contains("<script src=\"/ui/app.js\""));
     let csp = page.header("content-security-policy").unwrap();
@@ -531,11 +537,11 @@ fn the_page_and_its_script_are_served_with_a_policy_that_allows_only_its_own_scr
         csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
         "{csp}"
     );
-    let script = get(h.addr, "/ui/app.js");
+    let script = get(h.addr(), "/ui/app.js");
     assert_eq!(script.status, 200);
     // The script writes text, never markup, into the page.
     assert!(!script.text.contains("innerHTML") && !script.text.contains("outerHTML"));
-    let puzzles = get(h.addr, "/ui/puzzles").json;
+    let puzzles = get(h.addr(), "/ui/puzzles").json;
     assert!(puzzles["puzzles"]
         .as_array()
         .unwrap()
@@ -553,18 +559,18 @@ fn load_stored_answers_from_twenty_clients_and_twenty_jobs_against_a_queue_of_te
     let h = start(config(2, 10), Some(&store));
     let game = puzzle("blocks");
     let r = post(
-        h.addr,
+        h.addr(),
         "/api/solve",
         &json!({ "game": game, "name": "blocks" }),
     );
     assert_eq!(r.status, 202, "{}", r.text);
     let id = r.json["id"].as_str().unwrap().to_string();
     assert_eq!(
-        wait_for(h.addr, &id, Duration::from_secs(120))["status"],
+        wait_for(h.addr(), &id, Duration::from_secs(120))["status"],
         "solved"
     );
 
-    let addr = h.addr;
+    let addr = h.addr();
     let t0 = Instant::now();
     let clients: Vec<_> = (0..20)
         .map(|_| {
@@ -626,4 +632,123 @@ fn load_stored_answers_from_twenty_clients_and_twenty_jobs_against_a_queue_of_te
     }
     drop(h);
     assert_none_left(token);
+}
+
+/// Benchmark (run by hand, recorded in docs/benchmarks.md): stored answers
+/// over the API from 20 clients, 100 requests each, on loopback: requests
+/// per second and the latency percentiles.
+#[test]
+#[ignore]
+fn bench_stored_answers_per_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("plans.sqlite");
+    let h = start(config(2, 10), Some(&store));
+    let game = puzzle("8puzzle");
+    let r = post(
+        h.addr(),
+        "/api/solve",
+        &json!({ "game": game, "name": "8puzzle" }),
+    );
+    let id = r.json["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        wait_for(h.addr(), &id, Duration::from_secs(120))["status"],
+        "solved"
+    );
+    let addr = h.addr();
+    let t0 = Instant::now();
+    let clients: Vec<_> = (0..20)
+        .map(|_| {
+            let game = game.clone();
+            std::thread::spawn(move || {
+                (0..100)
+                    .map(|_| {
+                        let t = Instant::now();
+                        let r = post(addr, "/api/solve", &json!({ "game": game }));
+                        assert_eq!(r.status, 200, "{}", r.text);
+                        t.elapsed()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut times: Vec<Duration> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let wall = t0.elapsed().as_secs_f64();
+    times.sort();
+    let pct = |p: f64| {
+        times[((times.len() as f64 * p) as usize).min(times.len() - 1)].as_secs_f64() * 1000.0
+    };
+    println!(
+        "{} stored answers (8puzzle, 30 moves replayed each) from 20 clients in {wall:.2} s: {:.0} requests/s; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        times.len(),
+        times.len() as f64 / wall,
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+}
+
+/// Benchmark (run by hand, recorded in docs/benchmarks.md): a match played
+/// through the referee against the server's match protocol while the API
+/// runs a queue of solve jobs (two slots busy, eight waiting): no late move.
+#[test]
+#[ignore]
+fn bench_a_match_beside_a_queue_of_jobs() {
+    let mut sc = server_config();
+    sc.matches.engine = ggp_asp::reasoner::Engine::Auto;
+    sc.matches.ponder = true;
+    sc.matches.meta = true;
+    let service = Service::start(config(2, 10), None, None);
+    let h = ServiceHandle::spawn(Server::new(sc), service, "127.0.0.1:0".parse().unwrap()).unwrap();
+    for i in 0..10 {
+        let game = format!("{}\n(extra{i})\n", slow_game());
+        let r = post(
+            h.addr(),
+            "/api/solve",
+            &json!({ "game": game, "name": format!("benchjob_{i}"), "timeout": 600 }),
+        );
+        assert_eq!(r.status, 202, "{}", r.text);
+    }
+    let url = format!("http://{}", h.addr());
+    let path = common::corpus_file("connectFour.kif");
+    let g = ggp_asp::gdl::load(&path).unwrap();
+    let cfg = ggp_asp::arena::RefereeConfig {
+        start_clock: Duration::from_secs(10),
+        play_clock: Duration::from_secs(2),
+        seed: 7,
+        kif: Some(std::fs::read_to_string(&path).unwrap()),
+        match_id: Some("beside-jobs".into()),
+        ..ggp_asp::arena::RefereeConfig::default()
+    };
+    let specs = [url.as_str(), "uct"]
+        .iter()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    let rec = ggp_asp::arena::run_match(&g, specs, &cfg).unwrap();
+    let status = get(h.addr(), "/api/status").json;
+    let jobs = get(h.addr(), "/api/solve").json;
+    let mut states: Vec<String> = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["status"].as_str().unwrap().to_string())
+        .collect();
+    states.sort();
+    println!("jobs at the end of the match: {states:?}");
+    println!(
+        "connectFour beside the jobs ({} running, {} queued): {} steps, goals {:?}, errors {:?}",
+        status["running"],
+        status["queued"],
+        rec.moves.len(),
+        rec.goals,
+        rec.errors
+    );
+    for (kind, d) in h.server.player.worst_latencies() {
+        println!("  worst {kind}: {:.3} s", d.as_secs_f64());
+    }
+    assert!(rec.errors.is_empty(), "{:?}", rec.errors);
+    drop(h);
+    assert_none_left("benchjob_");
 }

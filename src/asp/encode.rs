@@ -104,7 +104,12 @@ pub fn pairs(text: &str) -> Vec<Pair> {
             open = true;
             continue;
         }
-        if line.trim().is_empty() || line.starts_with('%') {
+        // A translation is rules (`:-`), each a line unless it runs on
+        // to a line that ends it with `.`; a fact after it is the game's own.
+        let continues = out
+            .last()
+            .is_some_and(|p| !p.asp.is_empty() && !p.asp.trim_end().ends_with('.'));
+        if line.trim().is_empty() || line.starts_with('%') || !(line.contains(":-") || continues) {
             open = false;
         }
         match out.last_mut() {
@@ -130,7 +135,7 @@ mod tests {
 
     #[test]
     fn pairs_put_each_rule_beside_its_translation() {
-        let text = "% header\nrole(p).\n\n% (<= (a ?x) (b ?x))\na(X) :- b(X).\n% (<= c d)\nc :- d.\nc :- e.\n\nfact(1).\n";
+        let text = "% header\nrole(p).\n\n% (<= (a ?x) (b ?x))\na(X) :- b(X).\n% (<= c d)\nc :- d.\nc :- e.\nfact(1).\n";
         let p = pairs(text);
         assert_eq!(
             p,

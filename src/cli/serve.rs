@@ -11,7 +11,7 @@ use ggp_asp::clock;
 use ggp_asp::player::solver::SolverConfig;
 use ggp_asp::player::{self, server, Server, ServerConfig};
 use ggp_asp::reasoner::Engine;
-use ggp_asp::service::{JobsConfig, Service, ServiceConfig};
+use ggp_asp::service::{self, JobsConfig, Service, ServiceConfig};
 use ggp_asp::store::{self, Plans};
 use std::sync::Arc;
 
@@ -165,30 +165,42 @@ impl Args {
             max_body: 4 << 20,
             one_match: self.one_match,
         };
-        let server = if self.no_api {
-            Server::new(cfg)
+        let player = Arc::new(if self.api_only {
+            Server::without_protocol(cfg)
         } else {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let service = Service::start(
-                ServiceConfig {
-                    jobs: JobsConfig {
-                        exe,
-                        slots: self.jobs.unwrap_or((cores / 2).max(1)),
-                        queue: self.queue,
-                        default_timeout: self.job_timeout.min(self.job_timeout_max),
-                        max_timeout: self.job_timeout_max,
-                        memory_mb: self.solver_memory_mb,
-                        threads: self.solver_threads,
-                        nice: JOB_NICE,
-                    },
-                    max_body: self.max_body,
+            Server::new(cfg)
+        });
+        let addr = std::net::SocketAddr::new(self.bind, self.port);
+        if self.no_api {
+            server::run(player, addr, axum::Router::new())?;
+            return Ok(0);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let svc = Service::start(
+            ServiceConfig {
+                jobs: JobsConfig {
+                    exe,
+                    slots: self.jobs.unwrap_or((cores / 2).max(1)),
+                    queue: self.queue,
+                    default_timeout: self.job_timeout.min(self.job_timeout_max),
+                    max_timeout: self.job_timeout_max,
+                    memory_mb: self.solver_memory_mb,
+                    threads: self.solver_threads,
+                    nice: JOB_NICE,
                 },
-                store,
-                store_path,
-            );
-            Server::with_service(cfg, service, !self.api_only)
-        };
-        server::run(server, std::net::SocketAddr::new(self.bind, self.port))?;
+                max_body: self.max_body,
+            },
+            store,
+            store_path,
+        );
+        tracing::info!(
+            "the solving service's API is under http://{addr}/api/, its page at http://{addr}/ui/"
+        );
+        let routes = service::router(Arc::clone(&svc), Arc::clone(&player));
+        let served = server::run(player, addr, routes);
+        // No job outlives the server.
+        svc.shutdown();
+        served?;
         Ok(0)
     }
 

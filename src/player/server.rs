@@ -57,9 +57,8 @@ pub struct Server {
     decisions: Decisions,
     /// The views of the latest matches that ended (STOP, ABORT), newest last.
     ended: Mutex<std::collections::VecDeque<Watch>>,
-    /// The solving service beside the match protocol (`/api/`, `/ui/`).
-    service: Option<Arc<crate::service::Service>>,
-    /// Whether `/` speaks the match protocol (off: `serve --api-only`).
+    /// Whether `/` speaks the match protocol (off: `serve --api-only`,
+    /// where the server only carries the routes it is given).
     protocol: bool,
 }
 
@@ -74,28 +73,22 @@ impl Server {
             worst: Mutex::new(HashMap::new()),
             decisions: Decisions::default(),
             ended: Mutex::new(std::collections::VecDeque::new()),
-            service: None,
             protocol: true,
         }
     }
 
-    /// The server with the solving service under `/api/` and `/ui/`, and
-    /// the match protocol at `/` unless `protocol` is false.
-    pub fn with_service(
-        cfg: ServerConfig,
-        service: Arc<crate::service::Service>,
-        protocol: bool,
-    ) -> Server {
+    /// A server that speaks no match protocol: `/` answers 404, and only
+    /// the routes given to [`serve`] are served.
+    pub fn without_protocol(cfg: ServerConfig) -> Server {
         Server {
-            service: Some(service),
-            protocol,
+            protocol: false,
             ..Server::new(cfg)
         }
     }
 
-    /// The solving service, when the server has one.
-    pub fn service(&self) -> Option<&Arc<crate::service::Service>> {
-        self.service.as_ref()
+    /// The name INFO reports.
+    pub fn name(&self) -> &str {
+        &self.cfg.name
     }
 
     /// How long a client may take to send a request's body.
@@ -387,7 +380,7 @@ async fn handle(State(player): State<Arc<Server>>, req: Request) -> Response {
     if !player.protocol {
         return failure(Failure {
             status: StatusCode::NOT_FOUND,
-            message: "this server speaks no match protocol (serve --api-only); the API is under /api/, the page under /ui/".into(),
+            message: "this server speaks no match protocol (serve --api-only)".into(),
         });
     }
     let text = match *req.method() {
@@ -490,19 +483,20 @@ pub(crate) async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, F
     Ok(buf)
 }
 
-/// Serves on `listener` until `shutdown` completes.
+/// Serves on `listener` until `shutdown` completes: the routes of `extra`
+/// (the solving service's, or none), and the match protocol at every other
+/// path.
 pub async fn serve(
     listener: TcpListener,
     player: Arc<Server>,
+    extra: Router,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let mut app = Router::new();
-    if player.service.is_some() {
-        app = app
-            .nest("/api", crate::service::api::router())
-            .merge(crate::service::page::router());
-    }
-    let app = app.fallback(handle).with_state(Arc::clone(&player));
+    let app = extra.merge(
+        Router::new()
+            .fallback(handle)
+            .with_state(Arc::clone(&player)),
+    );
     let read_timeout = player.cfg.read_timeout;
     tokio::pin!(shutdown);
     loop {
@@ -544,25 +538,28 @@ pub struct ServerHandle {
 impl ServerHandle {
     /// Binds `addr` (port 0 for any free port) and serves in the background.
     pub fn spawn(cfg: ServerConfig, addr: SocketAddr) -> std::io::Result<ServerHandle> {
-        ServerHandle::spawn_server(Server::new(cfg), addr)
+        ServerHandle::spawn_with(Arc::new(Server::new(cfg)), addr, Router::new())
     }
 
-    /// [`ServerHandle::spawn`] for a server made by the caller (one with
-    /// the solving service).
-    pub fn spawn_server(server: Server, addr: SocketAddr) -> std::io::Result<ServerHandle> {
+    /// [`ServerHandle::spawn`] for a server made by the caller, with more
+    /// routes beside the match protocol (the solving service's).
+    pub fn spawn_with(
+        player: Arc<Server>,
+        addr: SocketAddr,
+        extra: Router,
+    ) -> std::io::Result<ServerHandle> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()?;
         let listener = rt.block_on(TcpListener::bind(addr))?;
         let addr = listener.local_addr()?;
-        let player = Arc::new(server);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let p = Arc::clone(&player);
         let thread = std::thread::Builder::new()
             .name("ggp-player-server".into())
             .spawn(move || {
-                let r = rt.block_on(serve(listener, p, async {
+                let r = rt.block_on(serve(listener, p, extra, async {
                     let _ = rx.await;
                 }));
                 if let Err(e) = r {
@@ -587,15 +584,12 @@ impl Drop for ServerHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        // No job outlives the server.
-        if let Some(svc) = self.player.service() {
-            svc.shutdown();
-        }
     }
 }
 
-/// `ggp-asp serve`: binds and serves until the process is interrupted.
-pub fn run(server: Server, addr: SocketAddr) -> anyhow::Result<()> {
+/// `ggp-asp serve`: binds and serves until the process is interrupted; the
+/// routes of `extra` beside the match protocol (see [`serve`]).
+pub fn run(player: Arc<Server>, addr: SocketAddr, extra: Router) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -604,24 +598,15 @@ pub fn run(server: Server, addr: SocketAddr) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
         let local = listener.local_addr()?;
-        match (server.protocol, server.service.is_some()) {
-            (true, false) => info!("player {} listening on {local}", server.cfg.name),
-            (true, true) => info!(
-                "player {} listening on {local}; the solving service's page at http://{local}/ui/",
-                server.cfg.name
-            ),
-            (false, _) => {
-                info!("solving service listening on {local}; its page at http://{local}/ui/")
-            }
+        if player.protocol {
+            info!("player {} listening on {local}", player.cfg.name);
+        } else {
+            info!("listening on {local} (no match protocol)");
         }
-        let player = Arc::new(server);
-        serve(listener, Arc::clone(&player), async {
+        serve(listener, player, extra, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
-        if let Some(svc) = player.service() {
-            svc.shutdown();
-        }
         Ok::<(), anyhow::Error>(())
     })
 }

@@ -18,10 +18,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::jobs::{JobRequest, Refused};
-use super::Service;
+use super::{Api, Service};
 use crate::asp::encode::{self, Form};
 use crate::gdl::{self, print::term_to_string, Description, Game, GdlError};
-use crate::player::Server;
 use crate::reasoner::ground::{self, Limits};
 use crate::reasoner::prover::Prover;
 use crate::reasoner::StateMachine;
@@ -97,15 +96,8 @@ fn ok(status: StatusCode, v: Value) -> ApiResult {
     Ok((status, axum::Json(v)).into_response())
 }
 
-/// The service of the server, which has one (the routes exist only then).
-fn service(server: &Server) -> Result<&Arc<Service>, ApiError> {
-    server
-        .service()
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "the API is off"))
-}
-
 /// The API's routes (to nest under `/api`).
-pub fn router() -> Router<Arc<Server>> {
+pub fn router() -> Router<Arc<Api>> {
     Router::new()
         .route("/solve", methods(post(submit).get(list_jobs)))
         .route("/solve/:id", methods(get(job).delete(cancel)))
@@ -122,7 +114,7 @@ pub fn router() -> Router<Arc<Server>> {
 }
 
 /// A route's methods, any other answered 405.
-fn methods(m: MethodRouter<Arc<Server>>) -> MethodRouter<Arc<Server>> {
+fn methods(m: MethodRouter<Arc<Api>>) -> MethodRouter<Arc<Api>> {
     m.fallback(|req: Request| async move {
         ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -135,7 +127,7 @@ fn methods(m: MethodRouter<Arc<Server>>) -> MethodRouter<Arc<Server>> {
 /// Reads a JSON body: 415 unless it says it is JSON, 413 past the limit,
 /// 400 when it does not read as `T`.
 async fn json_body<T: serde::de::DeserializeOwned>(
-    server: &Server,
+    api: &Api,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<T, ApiError> {
@@ -150,9 +142,9 @@ async fn json_body<T: serde::de::DeserializeOwned>(
             "the body must be JSON (Content-Type: application/json)",
         ));
     }
-    let limit = service(server)?.cfg.max_body;
+    let limit = api.service.cfg.max_body;
     let bytes = match tokio::time::timeout(
-        server.read_timeout(),
+        api.player.read_timeout(),
         crate::player::server::read_body(body, limit),
     )
     .await
@@ -197,9 +189,9 @@ async fn blocking<T: Send + 'static>(
 
 /// `POST /api/solve`: a job (202 with its id and URL), or the store's
 /// answer at once (200) when the game is there and its answer is final.
-async fn submit(State(server): State<Arc<Server>>, headers: HeaderMap, body: Body) -> ApiResult {
-    let svc = Arc::clone(service(&server)?);
-    let request: JobRequest = json_body(&server, &headers, body).await?;
+async fn submit(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> ApiResult {
+    let svc = Arc::clone(&api.service);
+    let request: JobRequest = json_body(&api, &headers, body).await?;
     if let Some(t) = request.timeout {
         if !t.is_finite() || t <= 0.0 {
             return Err(ApiError::bad(
@@ -280,13 +272,13 @@ async fn submit(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bod
     }
 }
 
-async fn list_jobs(State(server): State<Arc<Server>>) -> ApiResult {
-    let svc = service(&server)?;
+async fn list_jobs(State(api): State<Arc<Api>>) -> ApiResult {
+    let svc = &api.service;
     ok(StatusCode::OK, json!({ "jobs": svc.jobs.list() }))
 }
 
-async fn job(State(server): State<Arc<Server>>, Path(id): Path<String>) -> ApiResult {
-    let svc = service(&server)?;
+async fn job(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
+    let svc = &api.service;
     let job = svc
         .jobs
         .get(&id)
@@ -297,8 +289,8 @@ async fn job(State(server): State<Arc<Server>>, Path(id): Path<String>) -> ApiRe
     )
 }
 
-async fn cancel(State(server): State<Arc<Server>>, Path(id): Path<String>) -> ApiResult {
-    let svc = service(&server)?;
+async fn cancel(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
+    let svc = &api.service;
     let job = svc
         .jobs
         .cancel(&id)
@@ -310,8 +302,8 @@ async fn cancel(State(server): State<Arc<Server>>, Path(id): Path<String>) -> Ap
 }
 
 /// `GET /api/solve/{id}/boards`: the states along the job's plan.
-async fn job_boards(State(server): State<Arc<Server>>, Path(id): Path<String>) -> ApiResult {
-    let svc = service(&server)?;
+async fn job_boards(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
+    let svc = &api.service;
     let job = svc
         .jobs
         .get(&id)
@@ -397,8 +389,8 @@ fn store_of(svc: &Service) -> Result<Arc<store::Plans>, ApiError> {
     })
 }
 
-async fn games(State(server): State<Arc<Server>>) -> ApiResult {
-    let store = store_of(service(&server)?)?;
+async fn games(State(api): State<Arc<Api>>) -> ApiResult {
+    let store = store_of(&api.service)?;
     let list = blocking(move || {
         store
             .list()
@@ -411,8 +403,8 @@ async fn games(State(server): State<Arc<Server>>) -> ApiResult {
 
 /// The store's record with this fingerprint (the first, should two games
 /// share it).
-async fn stored(server: &Server, fp: String) -> Result<(i64, Entry), ApiError> {
-    let store = store_of(service(server)?)?;
+async fn stored(api: &Api, fp: String) -> Result<(i64, Entry), ApiError> {
+    let store = store_of(&api.service)?;
     let fp: store::Fingerprint = fp
         .parse()
         .map_err(|e| ApiError::new(StatusCode::NOT_FOUND, format!("no such game: {e}")))?;
@@ -427,16 +419,16 @@ async fn stored(server: &Server, fp: String) -> Result<(i64, Entry), ApiError> {
     .await
 }
 
-async fn game_entry(State(server): State<Arc<Server>>, Path(fp): Path<String>) -> ApiResult {
-    let (id, e) = stored(&server, fp).await?;
+async fn game_entry(State(api): State<Arc<Api>>, Path(fp): Path<String>) -> ApiResult {
+    let (id, e) = stored(&api, fp).await?;
     let mut v = entry_summary(id, &e);
     v["plan"] = json!(e.plan);
     v["rules"] = json!(e.rules);
     ok(StatusCode::OK, v)
 }
 
-async fn game_boards(State(server): State<Arc<Server>>, Path(fp): Path<String>) -> ApiResult {
-    let (_, e) = stored(&server, fp).await?;
+async fn game_boards(State(api): State<Arc<Api>>, Path(fp): Path<String>) -> ApiResult {
+    let (_, e) = stored(&api, fp).await?;
     let (_, game) = read_game(e.rules, &e.name).await?;
     let plan = e.plan;
     let v = blocking(move || boards(&game, &plan)).await?;
@@ -458,12 +450,8 @@ fn yes() -> bool {
     true
 }
 
-async fn encode_game(
-    State(server): State<Arc<Server>>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult {
-    let req: EncodeRequest = json_body(&server, &headers, body).await?;
+async fn encode_game(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> ApiResult {
+    let req: EncodeRequest = json_body(&api, &headers, body).await?;
     let (_, game) = read_game(req.game, "the game").await?;
     single_player(&game)?;
     let form = match req.horizon {
@@ -498,12 +486,8 @@ fn ten() -> usize {
     10
 }
 
-async fn inspect_game(
-    State(server): State<Arc<Server>>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult {
-    let req: InspectRequest = json_body(&server, &headers, body).await?;
+async fn inspect_game(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> ApiResult {
+    let req: InspectRequest = json_body(&api, &headers, body).await?;
     let (desc, game) = read_game(req.game, "the game").await?;
     let v = blocking(move || {
         let limits = Limits::default();
@@ -533,12 +517,16 @@ async fn inspect_game(
     ok(StatusCode::OK, v)
 }
 
-async fn matches(State(server): State<Arc<Server>>) -> ApiResult {
-    ok(StatusCode::OK, json!({ "matches": server.match_views() }))
+async fn matches(State(api): State<Arc<Api>>) -> ApiResult {
+    ok(
+        StatusCode::OK,
+        json!({ "matches": api.player.match_views() }),
+    )
 }
 
-async fn match_view(State(server): State<Arc<Server>>, Path(id): Path<String>) -> ApiResult {
-    let view = server
+async fn match_view(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
+    let view = api
+        .player
         .match_views()
         .into_iter()
         .find(|m| m.id == id)
@@ -550,8 +538,8 @@ async fn match_view(State(server): State<Arc<Server>>, Path(id): Path<String>) -
 }
 
 /// `GET /api/status`: the queue, the slots, the store, the matches held.
-async fn status(State(server): State<Arc<Server>>) -> ApiResult {
-    let svc = service(&server)?;
+async fn status(State(api): State<Arc<Api>>) -> ApiResult {
+    let svc = &api.service;
     let (queued, running) = svc.jobs.load();
     let cfg = svc.jobs.config();
     ok(
@@ -564,7 +552,7 @@ async fn status(State(server): State<Arc<Server>>) -> ApiResult {
             "default_timeout": cfg.default_timeout.as_secs_f64(),
             "max_timeout": cfg.max_timeout.as_secs_f64(),
             "store": svc.store.as_ref().map(|s| s.location()),
-            "matches": server.active_matches(),
+            "matches": api.player.active_matches(),
             "version": env!("CARGO_PKG_VERSION"),
         }),
     )

@@ -22,9 +22,13 @@ pub mod api;
 pub mod jobs;
 pub mod page;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::Router;
+
+use crate::player::{Server, ServerHandle};
 use crate::store::Plans;
 
 pub use jobs::{Job, JobRequest, JobStatus, Jobs, JobsConfig};
@@ -60,5 +64,53 @@ impl Service {
     /// slots to end.
     pub fn shutdown(&self) {
         self.jobs.shutdown();
+    }
+}
+
+/// What the API's handlers share: the service, and the player whose
+/// matches the match pages show.
+pub struct Api {
+    pub service: Arc<Service>,
+    pub player: Arc<Server>,
+}
+
+/// The service's routes, `/api/...` and `/ui/...`, for
+/// [`crate::player::server::serve`] to serve beside the match protocol.
+pub fn router(service: Arc<Service>, player: Arc<Server>) -> Router {
+    Router::new()
+        .nest("/api", api::router())
+        .merge(page::router())
+        .with_state(Arc::new(Api { service, player }))
+}
+
+/// A server with the service on its own thread (tests, benchmarks).
+/// Dropping it stops the server, then the jobs (their children killed).
+pub struct ServiceHandle {
+    pub server: ServerHandle,
+    pub service: Arc<Service>,
+}
+
+impl ServiceHandle {
+    /// Serves `player` with `service`'s routes on `addr` (port 0 for any
+    /// free port).
+    pub fn spawn(
+        player: Server,
+        service: Arc<Service>,
+        addr: SocketAddr,
+    ) -> std::io::Result<ServiceHandle> {
+        let player = Arc::new(player);
+        let routes = router(Arc::clone(&service), Arc::clone(&player));
+        let server = ServerHandle::spawn_with(player, addr, routes)?;
+        Ok(ServiceHandle { server, service })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.server.addr
+    }
+}
+
+impl Drop for ServiceHandle {
+    fn drop(&mut self) {
+        self.service.shutdown();
     }
 }

@@ -5,15 +5,11 @@
 //! the page's Content-Security-Policy allows only its own script, so a
 //! symbol named `<script>` in a game is shown as text.
 
-use std::sync::Arc;
-
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::json;
-
-use crate::player::Server;
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
@@ -55,7 +51,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 /// The page's routes.
-pub fn router() -> Router<Arc<Server>> {
+pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route(
