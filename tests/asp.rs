@@ -153,6 +153,18 @@ fn puzzle_optimum_with(options: &SolveOptions) {
     }
 }
 
+/// The shallowest fifteen-puzzle, proven at its optimum (IDA* in
+/// tools/fifteen.py) by auto as the command line runs it; the deeper ones are
+/// benchmarks (docs/benchmarks.md).
+#[test]
+fn fifteen_puzzle_proven_at_its_optimum() {
+    let game = load(&common::puzzle_path("fifteen18"));
+    let r = solve_checked_with(&game, &in_processes(opts(Mode::Auto)));
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    assert_eq!(r.steps, Some(common::optimum("fifteen18")));
+    assert_eq!(r.proven, Proven::Shortest, "{}", r.message);
+}
+
 #[test]
 fn puzzles_full() {
     puzzle_optimum(Mode::Full);

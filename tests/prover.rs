@@ -301,6 +301,20 @@ fn eight_puzzle_solution() {
     assert_eq!(m.goal(&s, 0), Some(0));
 }
 
+/// The fifteen-puzzles' optimal plans (IDA* in tools/fifteen.py) replay on
+/// the rules to goal 100, and end the game there.
+#[test]
+fn fifteen_puzzle_solutions() {
+    for (name, len) in [
+        ("fifteen18", 18),
+        ("fifteen28", 28),
+        ("fifteen42", 42),
+        ("fifteen48", 48),
+    ] {
+        replay(name, len, 100);
+    }
+}
+
 #[test]
 fn lights_out_solution() {
     replay("lightsout", 6, 100);
