@@ -241,7 +241,9 @@ async fn submit(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> 
             );
         }
     }
-    match svc.jobs.submit(request) {
+    let jobs = Arc::clone(&svc.jobs);
+    let submitted = blocking(move || Ok(jobs.submit(request))).await?;
+    match submitted {
         Ok(job) => {
             let url = format!("/api/solve/{}", job.id);
             let mut r = (
@@ -290,11 +292,12 @@ async fn job(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
 }
 
 async fn cancel(State(api): State<Arc<Api>>, Path(id): Path<String>) -> ApiResult {
-    let svc = &api.service;
-    let job = svc
-        .jobs
-        .cancel(&id)
-        .ok_or_else(|| ApiError::not_found("such job"))?;
+    let jobs = Arc::clone(&api.service.jobs);
+    let job = blocking(move || {
+        jobs.cancel(&id)
+            .ok_or_else(|| ApiError::not_found("such job"))
+    })
+    .await?;
     ok(
         StatusCode::OK,
         serde_json::to_value(job).unwrap_or_default(),

@@ -232,6 +232,8 @@ pub struct Jobs {
     store_path: Option<PathBuf>,
     state: Mutex<State>,
     wake: Condvar,
+    /// Taken by each write to the store, in turn ([`Jobs::persist`]).
+    writes: Mutex<()>,
     slots: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -283,6 +285,7 @@ impl Jobs {
             store_path,
             state: Mutex::new(state),
             wake: Condvar::new(),
+            writes: Mutex::new(()),
             slots: Mutex::new(Vec::new()),
         });
         let mut slots = Vec::new();
@@ -343,11 +346,10 @@ impl Jobs {
             error: None,
             game: request.game.clone(),
         };
-        self.save(&job, &request);
         st.order.push(id.clone());
         st.queue.push_back(id.clone());
         st.jobs.insert(
-            id,
+            id.clone(),
             Entry {
                 job: job.clone(),
                 request,
@@ -356,6 +358,7 @@ impl Jobs {
         );
         drop(st);
         self.wake.notify_one();
+        self.persist(&id);
         Ok(job)
     }
 
@@ -388,22 +391,27 @@ impl Jobs {
     /// is killed. `None` for an unknown id; a job that has ended stays as
     /// it is.
     pub fn cancel(&self, id: &str) -> Option<Job> {
-        let mut st = self.lock();
-        let st = &mut *st;
-        let e = st.jobs.get_mut(id)?;
-        if !e.job.status.is_final() {
-            e.cancel.store(true, Ordering::SeqCst);
-            if e.job.status == JobStatus::Queued {
-                st.queue.retain(|q| q != id);
+        let (job, changed) = {
+            let mut st = self.lock();
+            let st = &mut *st;
+            let e = st.jobs.get_mut(id)?;
+            let changed = !e.job.status.is_final();
+            if changed {
+                e.cancel.store(true, Ordering::SeqCst);
+                if e.job.status == JobStatus::Queued {
+                    st.queue.retain(|q| q != id);
+                }
+                e.job.status = JobStatus::Cancelled;
+                e.job.error = Some("cancelled on request".into());
+                e.job.finished = Some(now_utc());
+                info!("job {id}: cancelled");
             }
-            e.job.status = JobStatus::Cancelled;
-            e.job.error = Some("cancelled on request".into());
-            e.job.finished = Some(now_utc());
-            let (job, request) = (e.job.clone(), e.request.clone());
-            self.save(&job, &request);
-            info!("job {id}: cancelled");
+            (e.job.clone(), changed)
+        };
+        if changed {
+            self.persist(id);
         }
-        Some(e.job.clone())
+        Some(job)
     }
 
     /// Stops taking jobs, cancels the queued ones (kept as `cancelled`)
@@ -428,11 +436,25 @@ impl Jobs {
         }
     }
 
-    fn save(&self, job: &Job, request: &JobRequest) {
-        if let Some(s) = &self.store {
-            if let Err(e) = s.save_job(&job.record(request)) {
-                warn!("{e}; job {} is kept in memory only", job.id);
+    /// Writes job `id` as it is now to the store, outside the state's lock
+    /// (a store another process holds may keep a write waiting for
+    /// seconds, and nobody reading a job waits for that). The writes take
+    /// turns, and each takes the job's state when its turn comes, so the
+    /// last write of a job is always its latest state.
+    fn persist(&self, id: &str) {
+        let Some(s) = &self.store else {
+            return;
+        };
+        let _turn = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let record = {
+            let st = self.lock();
+            match st.jobs.get(id) {
+                Some(e) => e.job.record(&e.request),
+                None => return,
             }
+        };
+        if let Err(e) = s.save_job(&record) {
+            warn!("{e}; job {id} is kept in memory only");
         }
     }
 
@@ -449,15 +471,13 @@ impl Jobs {
                         st.running += 1;
                         let e = st.jobs.get_mut(&id).expect("a queued job has an entry");
                         e.job.status = JobStatus::Running;
-                        let out = (id, e.request.clone(), Arc::clone(&e.cancel));
-                        let job = e.job.clone();
-                        self.save(&job, &out.1);
-                        break out;
+                        break (id, e.request.clone(), Arc::clone(&e.cancel));
                     }
                     st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
             };
             info!("job {id}: running");
+            self.persist(&id);
             let ended = self.run(&id, &request, &cancel);
             let mut st = self.lock();
             st.running -= 1;
@@ -480,10 +500,9 @@ impl Jobs {
                 }
                 e.job.finished = Some(now_utc());
             }
-            let (job, request) = (e.job.clone(), e.request.clone());
+            info!("job {id}: {}", e.job.status.name());
             drop(st);
-            info!("job {id}: {}", job.status.name());
-            self.save(&job, &request);
+            self.persist(&id);
         }
     }
 
