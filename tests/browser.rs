@@ -10,17 +10,15 @@
 mod common;
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-use ggp_asp::player::{MatchConfig, Server, ServerConfig};
-use ggp_asp::service::{JobsConfig, Service, ServiceConfig, ServiceHandle};
-use ggp_asp::store::Plans;
+use ggp_asp::player::Server;
+use ggp_asp::service::ServiceHandle;
 
 /// A game whose symbols and comment hold markup.
 const MARKUP_GAME: &str = "; <script>document.title='pwned'</script> markup in a comment
@@ -94,45 +92,8 @@ fn start_driver() -> (Driver, u16) {
 }
 
 fn start_service(store: &Path) -> ServiceHandle {
-    let cfg = ServiceConfig {
-        jobs: JobsConfig {
-            exe: PathBuf::from(env!("CARGO_BIN_EXE_ggp-asp")),
-            slots: 1,
-            queue: 4,
-            default_timeout: Duration::from_secs(60),
-            max_timeout: Duration::from_secs(120),
-            memory_mb: 2048,
-            threads: 1,
-            nice: 10,
-        },
-        max_body: 1 << 20,
-    };
-    let plans = Arc::new(Plans::open(store).unwrap());
-    let service = Service::start(cfg, Some(plans), Some(store.to_path_buf()));
-    let server = ServerConfig {
-        name: "browser-test".into(),
-        matches: MatchConfig {
-            margin: Duration::from_millis(500),
-            threads: 1,
-            engine: ggp_asp::reasoner::Engine::Prover,
-            solver: None,
-            ponder: false,
-            seed: 1,
-            meta: false,
-            model: None,
-            helpers: None,
-            store: None,
-        },
-        read_timeout: Duration::from_secs(10),
-        max_body: 4 << 20,
-        one_match: false,
-    };
-    ServiceHandle::spawn(
-        Server::without_protocol(server),
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .unwrap()
+    let server = Server::without_protocol(common::service::server_config());
+    common::service::start_with(common::service::config(1, 4), server, Some(store))
 }
 
 async fn shot(c: &Client, name: &str) {

@@ -7,16 +7,16 @@
 
 mod common;
 
+use common::service::{config, server_config, start};
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use ggp_asp::player::{MatchConfig, Server, ServerConfig};
-use ggp_asp::service::{JobsConfig, Service, ServiceConfig, ServiceHandle};
+use ggp_asp::player::Server;
+use ggp_asp::service::{Service, ServiceHandle};
 use ggp_asp::store::{JobRecord, Plans};
 
 /// A reply: status, headers (lower-case names), the body as JSON (or
@@ -88,58 +88,6 @@ fn get(addr: SocketAddr, path: &str) -> Reply {
 fn post(addr: SocketAddr, path: &str, v: &Value) -> Reply {
     let b = serde_json::to_vec(v).unwrap();
     http(addr, "POST", path, Some(("application/json", &b)))
-}
-
-/// The service's settings for a test: `slots` jobs at once, `queue`
-/// waiting, a short default timeout.
-fn config(slots: usize, queue: usize) -> ServiceConfig {
-    ServiceConfig {
-        jobs: JobsConfig {
-            exe: PathBuf::from(env!("CARGO_BIN_EXE_ggp-asp")),
-            slots,
-            queue,
-            default_timeout: Duration::from_secs(30),
-            max_timeout: Duration::from_secs(120),
-            memory_mb: 2048,
-            threads: 1,
-            nice: 10,
-        },
-        max_body: 256 << 10,
-    }
-}
-
-fn server_config() -> ServerConfig {
-    ServerConfig {
-        name: "service-test".into(),
-        matches: MatchConfig {
-            margin: Duration::from_millis(500),
-            threads: 1,
-            engine: ggp_asp::reasoner::Engine::Prover,
-            solver: None,
-            ponder: false,
-            seed: 1,
-            meta: false,
-            model: None,
-            helpers: None,
-            store: None,
-        },
-        read_timeout: Duration::from_secs(10),
-        max_body: 4 << 20,
-        one_match: false,
-    }
-}
-
-/// A server with the service, on a free port; its store at `store` when
-/// given.
-fn start(cfg: ServiceConfig, store: Option<&Path>) -> ServiceHandle {
-    let plans = store.map(|p| Arc::new(Plans::open(p).unwrap()));
-    let service = Service::start(cfg, plans, store.map(Path::to_path_buf));
-    ServiceHandle::spawn(
-        Server::new(server_config()),
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .unwrap()
 }
 
 fn puzzle(name: &str) -> String {

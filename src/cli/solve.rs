@@ -12,6 +12,7 @@ use ggp_asp::clock;
 use ggp_asp::gdl;
 use ggp_asp::show::progress::Spinner;
 use ggp_asp::show::{Replay, Style, View};
+use ggp_asp::store::plans::Lookup;
 use ggp_asp::store::{self, Plans};
 
 /// Solve a single-player game: the shortest plan to goal 100 (else the best
@@ -154,40 +155,27 @@ impl Args {
         game: &gdl::Game,
         opts: &mut SolveOptions,
     ) -> Option<SolveResult> {
-        let recalled = match store.recall(desc) {
-            Ok(Some(r)) => r,
-            Ok(None) => return None,
-            Err(e) => {
-                tracing::warn!("{e}; solving without the store's answer");
-                return None;
-            }
-        };
         if self.fresh {
             return None;
         }
-        if recalled.entry.answers(self.max_steps, self.timeout) {
-            match store::plans::replayed(game, &recalled) {
-                Ok(r) => {
-                    ggp_asp::progress!(
-                        "answer from the plan store {}: {}",
-                        store.location(),
-                        r.message
-                    );
-                    return Some(r);
-                }
-                Err(e) => tracing::warn!(
-                    "the stored plan (record {}) does not hold: {e}; solving",
-                    recalled.id
-                ),
+        match store.lookup(desc, game, self.max_steps, self.timeout) {
+            Lookup::Answer(_, r) => {
+                ggp_asp::progress!(
+                    "answer from the plan store {}: {}",
+                    store.location(),
+                    r.message
+                );
+                Some(r)
             }
+            Lookup::Bound(bound) => {
+                ggp_asp::progress!(
+                    "the plan store proves no plan to goal 100 of fewer than {bound} moves: the proof starts there"
+                );
+                opts.refuted = bound - 1;
+                None
+            }
+            Lookup::Nothing => None,
         }
-        if let Some(bound) = recalled.entry.lower_bound.filter(|b| *b > 1) {
-            ggp_asp::progress!(
-                "the plan store proves no plan to goal 100 of fewer than {bound} moves: the proof starts there"
-            );
-            opts.refuted = bound - 1;
-        }
-        None
     }
 }
 

@@ -25,6 +25,7 @@ use crate::reasoner::ground::{self, Limits};
 use crate::reasoner::prover::Prover;
 use crate::reasoner::StateMachine;
 use crate::show::board::View;
+use crate::store::plans::Lookup;
 use crate::store::{self, Entry};
 
 /// The most plan steps drawn as boards.
@@ -205,27 +206,10 @@ async fn submit(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> 
     if let Some(store) = svc.store.clone() {
         let timeout = request.timeout.map(Duration::from_secs_f64);
         let answer = blocking(move || {
-            let recalled = match store.recall(&desc) {
-                Ok(Some(r)) => r,
-                Ok(None) => return Ok(None),
-                Err(e) => {
-                    tracing::warn!("{e}; solving without the store's answer");
-                    return Ok(None);
-                }
-            };
-            if !recalled.entry.answers(MAX_STEPS, timeout) {
-                return Ok(None);
-            }
-            match store::plans::replayed(&game, &recalled) {
-                Ok(r) => Ok(Some((recalled.entry.fingerprint.to_string(), r))),
-                Err(e) => {
-                    tracing::warn!(
-                        "the stored plan (record {}) does not hold: {e}; solving",
-                        recalled.id
-                    );
-                    Ok(None)
-                }
-            }
+            Ok(match store.lookup(&desc, &game, MAX_STEPS, timeout) {
+                Lookup::Answer(recalled, r) => Some((recalled.entry.fingerprint.to_string(), r)),
+                Lookup::Bound(_) | Lookup::Nothing => None,
+            })
         })
         .await?;
         if let Some((fp, r)) = answer {

@@ -18,6 +18,16 @@ use super::fingerprint::{self, SymbolMap};
 use super::sqlite::SqliteStore;
 use super::{Backend, Change, Entry, Fingerprint, JobRecord, StoreError, Stored};
 
+/// What [`Plans::lookup`] found.
+#[derive(Debug)]
+pub enum Lookup {
+    /// The store's answer, its plan replayed on the prover, and the record.
+    Answer(Box<Recalled>, SolveResult),
+    /// No answer to give, but no plan to goal 100 has fewer moves than this.
+    Bound(usize),
+    Nothing,
+}
+
 /// A stored record found for a game.
 #[derive(Clone, Debug)]
 pub struct Recalled {
@@ -68,6 +78,41 @@ impl Plans {
                 warn!("{e}; going on without the plan store");
                 None
             }
+        }
+    }
+
+    /// What the store has for a solve of `game` (`desc`, its rules as read)
+    /// with these limits: its answer, when the record is final and its plan
+    /// replays on the prover ([`replayed`]); else the proven bound a proof
+    /// may start from; else nothing. A store that cannot be read, or a plan
+    /// that does not hold, is a warning and counts as nothing stored.
+    pub fn lookup(
+        &self,
+        desc: &Description,
+        game: &Game,
+        max_steps: usize,
+        timeout: Option<std::time::Duration>,
+    ) -> Lookup {
+        let recalled = match self.recall(desc) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Lookup::Nothing,
+            Err(e) => {
+                warn!("{e}; solving without the store's answer");
+                return Lookup::Nothing;
+            }
+        };
+        if recalled.entry.answers(max_steps, timeout) {
+            match replayed(game, &recalled) {
+                Ok(r) => return Lookup::Answer(Box::new(recalled), r),
+                Err(e) => warn!(
+                    "the stored plan (record {}) does not hold: {e}; solving",
+                    recalled.id
+                ),
+            }
+        }
+        match recalled.entry.lower_bound.filter(|b| *b > 1) {
+            Some(bound) => Lookup::Bound(bound),
+            None => Lookup::Nothing,
         }
     }
 

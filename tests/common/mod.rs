@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod lockstep;
+pub mod service;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
