@@ -68,6 +68,9 @@ pub struct Enhancements {
     /// Each node added starts with [`super::heuristic::Heuristic`]'s value
     /// of its state counted as this many visits.
     pub prior: Option<u32>,
+    /// The heuristic (and the prior) count material against its owner: a
+    /// game won by losing pieces ([`super::heuristic::Heuristic::against`]).
+    pub against: bool,
 }
 
 /// RAVE's default equivalence parameter.
@@ -104,7 +107,8 @@ impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
     /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
-    /// `prior:N`, `cutoff` or `cutoff:N`, joined by `+`
+    /// `prior:N`, `against` (with `heuristic` or `prior`), `cutoff` or
+    /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
         let mut e = Enhancements::default();
@@ -118,6 +122,7 @@ impl FromStr for Enhancements {
                 None if part == "gifl" => e.gifl = Some(GIFL_WALKS),
                 None if part == "heuristic" => e.heuristic = true,
                 None if part == "prior" => e.prior = Some(PRIOR_VISITS),
+                None if part == "against" => e.against = true,
                 Some(("prior", n)) => match n.parse::<u32>() {
                     Ok(n) if n > 0 => e.prior = Some(n),
                     _ => bail!("prior:{n}: the weight must be a positive number of visits"),
@@ -139,9 +144,12 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N) or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against or cutoff (cutoff:N)"
                 ),
             }
+        }
+        if e.against && !e.heuristic && e.prior.is_none() {
+            bail!("against turns the heuristic's material round: add heuristic or prior");
         }
         if e.gifl.is_some() && e.mast.is_some() {
             bail!("gifl and mast both choose the playouts' moves: take one");
@@ -193,6 +201,9 @@ impl fmt::Display for Enhancements {
             Some(PRIOR_VISITS) => parts.push("prior".into()),
             Some(n) => parts.push(format!("prior:{n}")),
             None => {}
+        }
+        if self.against {
+            parts.push("against".into());
         }
         f.write_str(&parts.join("+"))
     }
@@ -480,6 +491,8 @@ mod tests {
             "rave:50",
             "widen+mast+prior",
             "prior:3",
+            "heuristic+against",
+            "widen+mast+prior+against",
         ] {
             let e: Enhancements = s.parse().unwrap();
             assert_eq!(e.to_string(), s);
@@ -488,6 +501,7 @@ mod tests {
         assert!("rave+fast".parse::<Enhancements>().is_err());
         assert!("cutoff:0".parse::<Enhancements>().is_err());
         assert!("prior:0".parse::<Enhancements>().is_err());
+        assert!("mast+against".parse::<Enhancements>().is_err());
     }
 
     #[test]

@@ -28,14 +28,17 @@
 //! Otherwise the material (0.8) and the mobility (0.2) make one value, or
 //! the mobility alone where no place holds material; where the goal is
 //! defined for every role, it weighs as much as that value. Nothing is
-//! learned, so nothing depends on how fast the engine runs: the same rules
-//! give the same heuristic on every engine ([`Heuristic::new`] reads them
+//! learned here, so nothing depends on how fast the engine runs: the same
+//! rules give the same heuristic on every engine ([`Heuristic::new`] reads them
 //! from the machine it is given). Engines that keep the last state's
 //! answers (the prover) give the goal and the legal moves of a node just
 //! expanded at no cost.
 //!
-//! Weak where material means the opposite (a game won by losing pieces) or
-//! is not in the fluents (a race): the goal then guides, or the mobility.
+//! Material means the opposite in a game won by losing pieces (suicide
+//! othello): the rules do not say so, random playouts do, and the
+//! meta-choice turns it round where they show it ([`Heuristic::against`]).
+//! Weak where material is not in the fluents (a race): the goal then
+//! guides, or the mobility.
 
 use hashbrown::{HashMap, HashSet};
 
@@ -134,20 +137,31 @@ impl Material {
         })
     }
 
-    /// Each role's material value, 0..1, from its count of owned fluents
-    /// (`counts`, one per role) into `out`.
-    pub fn values(&self, counts: &[usize], out: &mut Vec<f64>) {
-        out.clear();
+    /// Each role's lead in material, in units of the logistic: its count
+    /// of owned fluents (`counts`, one per role) less the others' mean.
+    fn leads(&self, counts: &[usize]) -> Vec<f64> {
         let n = counts.len();
         let total: usize = counts.iter().sum();
-        for &c in counts {
-            let others = if n > 1 {
-                (total - c) as f64 / (n - 1) as f64
-            } else {
-                0.0
-            };
-            out.push(logistic((c as f64 - others) / self.scale));
-        }
+        counts
+            .iter()
+            .map(|&c| {
+                let others = if n > 1 {
+                    (total - c) as f64 / (n - 1) as f64
+                } else {
+                    0.0
+                };
+                (c as f64 - others) / self.scale
+            })
+            .collect()
+    }
+
+    /// Each role's material value, 0..1, from its count of owned fluents
+    /// (`counts`, one per role) into `out`; with `against`, a lead counts
+    /// against its owner.
+    pub fn values(&self, counts: &[usize], against: bool, out: &mut Vec<f64>) {
+        out.clear();
+        let sign = if against { -1.0 } else { 1.0 };
+        out.extend(self.leads(counts).into_iter().map(|l| logistic(sign * l)));
     }
 }
 
@@ -222,6 +236,9 @@ pub struct Heuristic {
     /// The legal moves of a role with a choice in the initial state (their
     /// mean over such roles): mobility is measured against it.
     branching: f64,
+    /// Material counts against its owner: the game is won by losing pieces
+    /// (see [`Heuristic::against`]).
+    against: bool,
 }
 
 impl Heuristic {
@@ -255,7 +272,25 @@ impl Heuristic {
             material,
             numbered,
             branching,
+            against: false,
         }
+    }
+
+    /// This heuristic with material counted against its owner where
+    /// `against` holds: for games won by losing pieces, which the rules
+    /// alone do not tell (the meta-choice's profile finds it: a lead in
+    /// material at the end of its random playouts falls with the final
+    /// goal, [`super::meta::Profile::material_correlation`]).
+    pub fn against(mut self, against: bool) -> Heuristic {
+        self.against = against;
+        self
+    }
+
+    /// Each role's lead in material in `state` (its owned fluents less the
+    /// others' mean, in units of the logistic); `None` where no place holds
+    /// material.
+    pub fn leads<M: StateMachine>(&self, machine: &M, state: &M::State) -> Option<Vec<f64>> {
+        (!self.material.is_empty()).then(|| self.material.leads(&self.counts(machine, state)))
     }
 
     /// Each role's mobility value, 0..1, into `out`: a role with a choice
@@ -325,7 +360,12 @@ impl Heuristic {
             .collect();
         places.sort();
         format!(
-            "the goal where defined, mobility and material: {} owned constants, in {}",
+            "the goal where defined, mobility and material{}: {} owned constants, in {}",
+            if self.against {
+                " (counted against its owner)"
+            } else {
+                ""
+            },
             self.material.owner.len(),
             places.join(", ")
         )
@@ -351,7 +391,7 @@ impl<M: StateMachine> Evaluator<M> for Heuristic {
         let mut material = Vec::with_capacity(roles);
         if !self.material.is_empty() {
             self.material
-                .values(&self.counts(machine, state), &mut material);
+                .values(&self.counts(machine, state), self.against, &mut material);
         }
         let defined = goals.iter().all(|v| !v.is_empty());
         for (r, mob) in mobility.into_iter().enumerate() {
@@ -426,6 +466,13 @@ mod tests {
         let (w, b) = (white.expect("white"), 1 - white.expect("white"));
         assert!(ahead[w] > even[w] + 0.03, "{ahead:?} against {even:?}");
         assert!(ahead[b] < even[b] - 0.03, "{ahead:?} against {even:?}");
+        // Counted against its owner, the same rook is a loss for white.
+        let inverse = Heuristic::new(&*m).against(true);
+        assert!(inverse.describe(m.game()).contains("against its owner"));
+        let mut turned = Vec::new();
+        inverse.evaluate(&*m, &black_rook, false, &mut turned);
+        assert!(turned[w] < even[w] - 0.03, "{turned:?} against {even:?}");
+        assert!(turned[b] > even[b] + 0.03, "{turned:?} against {even:?}");
     }
 
     /// Slaughter names its pieces `wp`, `bq`: their owners come from the

@@ -5,9 +5,11 @@
 //! Measured from random playouts of the initial state: playouts a second,
 //! their length, the branching of the roles that choose, whether moves are
 //! simultaneous, and whether the goal relation says something before the end
-//! (defined in nearly every non-terminal state, not constant, and correlated
-//! with the final goal: goal stability in the sense of CadiaPlayer and
-//! Sancho). Then, in a turn-taking game, paranoid alpha-beta is given the
+//! (defined at nearly every playout's halfway state, not constant, and
+//! correlated with the final goal: goal stability in the sense of
+//! CadiaPlayer and Sancho), and whether material ([`Heuristic`]) is good or
+//! bad for its owner at the end. The rate counts the walks alone, not the
+//! goals the profile reads along them. Then, in a turn-taking game, paranoid alpha-beta is given the
 //! rest of the time: a tree it solves is played by it, proven.
 
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::enhance::{Enhancements, CUTOFF, MAST_TAU};
-use super::heuristic;
+use super::heuristic::{self, Heuristic};
 use super::minimax::{Kind, Minimax};
 use crate::reasoner::{RoleIdx, StateMachine};
 
@@ -59,9 +61,14 @@ pub struct Profile {
     /// Some state of the playouts had two roles with a choice.
     pub simultaneous: bool,
     /// Correlation of the goal halfway through a playout with the final one
-    /// (over roles and playouts); `None` when the goal is not defined in
-    /// most non-terminal states or never varies.
+    /// (over roles and playouts); `None` when the goal is not defined at
+    /// nearly every playout's halfway state, or never varies.
     pub goal_correlation: Option<f64>,
+    /// Correlation of a role's material lead at the end of a playout
+    /// ([`Heuristic::leads`]) with its final goal (over roles and playouts);
+    /// `None` where no place holds material or either side never varies.
+    /// Negative in games won by losing pieces.
+    pub material_correlation: Option<f64>,
     /// Paranoid alpha-beta's proven value of the game for our role, when its
     /// slice of the time sufficed (turn-taking games only).
     pub proven: Option<f64>,
@@ -79,7 +86,22 @@ impl Profile {
         };
         self.goal_correlation.is_some_and(|c| c >= least)
     }
+
+    /// Material counts against its owner: at the end of the random
+    /// playouts, the more a role holds the lower its goal (r <=
+    /// [`MATERIAL_AGAINST`]).
+    pub fn material_against(&self) -> bool {
+        self.material_correlation
+            .is_some_and(|r| r <= MATERIAL_AGAINST)
+    }
 }
+
+/// The correlation of material with the final goal at or below which the
+/// heuristic counts material against its owner. Games whose material is
+/// good show a positive one (chess, breakthrough, checkers); suicide
+/// othello, won by the fewer discs, a strongly negative one. The margin
+/// keeps noise from a few playouts from turning a game round.
+pub const MATERIAL_AGAINST: f64 = -0.3;
 
 /// The configuration chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,32 +133,62 @@ pub fn profile_keeping<M: StateMachine + 'static>(
     budget: Duration,
 ) -> (Profile, Option<Minimax<M>>) {
     let t0 = Instant::now();
-    let m = &**machine;
+    let mut p = walks(&**machine, state, Some(t0 + budget / 2), 5_000);
+    let ab_end = t0 + budget;
+    // Paranoid alpha-beta lets the others answer knowing our move: at
+    // simultaneous moves its value is not the game's.
+    if !p.simultaneous && Instant::now() < ab_end {
+        let mut ab = Minimax::new(Arc::clone(machine), role, Kind::Paranoid);
+        if let Some(a) = ab.solve(state, Some(ab_end), None) {
+            if a.complete {
+                p.proven = Some(a.value);
+                return (p, Some(ab));
+            }
+        }
+    }
+    (p, None)
+}
+
+/// The profile's random playouts from `state`: at most `playouts` of them,
+/// and none begun or finished after `end` (a playout cut short by it is not
+/// counted). Seeded, so a count without a clock gives the same profile on
+/// every machine but for its rate.
+pub fn walks<M: StateMachine>(
+    m: &M,
+    state: &M::State,
+    end: Option<Instant>,
+    playouts: u64,
+) -> Profile {
     let roles = m.num_roles();
     let mut p = Profile {
         roles,
         ..Profile::default()
     };
     let mut rng = SmallRng::seed_from_u64(0x5eed);
-    let playout_end = t0 + budget / 2;
+    let past = |end: Option<Instant>| end.is_some_and(|e| Instant::now() >= e);
     let (mut steps, mut choice_points, mut branching_sum) = (0u64, 0u64, 0u64);
-    let (mut nonterminal, mut defined) = (0u64, 0u64);
+    let (mut sampled, mut defined) = (0u64, 0u64);
     let mut pairs: Vec<(f64, f64)> = Vec::new();
+    let material = Heuristic::new(m);
+    let mut material_pairs: Vec<(f64, f64)> = Vec::new();
+    // The time of the walks alone: the goals read below are the profile's
+    // own questions, not a playout's work, and on games whose goal counts
+    // the board they cost more than the walk (reversi's rate read 14 times
+    // too low while each step's goals were asked).
+    let mut walking = Duration::ZERO;
     let mut buf = Vec::new();
-    while Instant::now() < playout_end && p.playouts < 5_000 {
+    let mut line: Vec<M::State> = Vec::new();
+    while !past(end) && p.playouts < playouts {
+        let walk_start = Instant::now();
         let mut s = state.clone();
-        let mut line: Vec<Vec<Option<u8>>> = Vec::new();
-        let mut n = 0usize;
+        line.clear();
         let mut ended = true;
         while !m.is_terminal(&s) {
-            if n >= 500 || Instant::now() >= playout_end {
+            if line.len() >= 500 || past(end) {
                 ended = false;
                 break;
             }
-            let goals: Vec<Option<u8>> = (0..roles).map(|r| m.goal(&s, r)).collect();
-            nonterminal += 1;
-            defined += u64::from(goals.iter().all(Option::is_some));
-            line.push(goals);
+            line.push(s.clone());
             let mut joint = Vec::with_capacity(roles);
             let mut choosers = 0;
             for r in 0..roles {
@@ -156,41 +208,41 @@ pub fn profile_keeping<M: StateMachine + 'static>(
             }
             p.simultaneous |= choosers > 1;
             s = m.next_state(&s, &joint);
-            n += 1;
         }
+        walking += walk_start.elapsed();
         if !ended {
             break;
         }
         p.playouts += 1;
-        steps += n as u64;
+        steps += line.len() as u64;
+        let finals: Vec<Option<u8>> = (0..roles).map(|r| m.goal(&s, r)).collect();
         if let Some(mid) = line.get(line.len() / 2) {
-            for (r, g) in mid.iter().enumerate().take(roles) {
-                if let (Some(a), Some(b)) = (g, m.goal(&s, r)) {
-                    pairs.push((f64::from(*a), f64::from(b)));
+            let goals: Vec<Option<u8>> = (0..roles).map(|r| m.goal(mid, r)).collect();
+            sampled += 1;
+            defined += u64::from(goals.iter().all(Option::is_some));
+            for (g, f) in goals.iter().zip(&finals) {
+                if let (Some(a), Some(b)) = (g, f) {
+                    pairs.push((f64::from(*a), f64::from(*b)));
+                }
+            }
+        }
+        if let Some(leads) = material.leads(m, &s) {
+            for (lead, f) in leads.iter().zip(&finals) {
+                if let Some(b) = f {
+                    material_pairs.push((*lead, f64::from(*b)));
                 }
             }
         }
     }
-    let secs = t0.elapsed().as_secs_f64().max(1e-9);
+    let secs = walking.as_secs_f64().max(1e-9);
     p.playouts_per_s = p.playouts as f64 / secs;
     p.depth = steps as f64 / p.playouts.max(1) as f64;
     p.branching = branching_sum as f64 / choice_points.max(1) as f64;
-    if nonterminal > 0 && defined * 10 >= nonterminal * 9 {
+    if sampled > 0 && defined * 10 >= sampled * 9 {
         p.goal_correlation = correlation(&pairs);
     }
-    let ab_end = t0 + budget;
-    // Paranoid alpha-beta lets the others answer knowing our move: at
-    // simultaneous moves its value is not the game's.
-    if !p.simultaneous && Instant::now() < ab_end {
-        let mut ab = Minimax::new(Arc::clone(machine), role, Kind::Paranoid);
-        if let Some(a) = ab.solve(state, Some(ab_end), None) {
-            if a.complete {
-                p.proven = Some(a.value);
-                return (p, Some(ab));
-            }
-        }
-    }
-    (p, None)
+    p.material_correlation = correlation(&material_pairs);
+    p
 }
 
 /// Pearson's correlation; `None` when either side never varies.
@@ -299,13 +351,19 @@ pub fn choose_for_clock(p: &Profile, move_time: Duration) -> (Choice, String) {
         Choice::Uct(_) if p.roles > 1 && !heuristic::playouts_fit(p.playouts_per_s, secs) => {
             let e = Enhancements {
                 heuristic: true,
+                against: p.material_against(),
                 ..Enhancements::default()
             };
-            let why = format!(
+            let mut why = format!(
                 "{why}; {:.0} whole playouts fit a move of {secs:.1} s (under {}): the search scores the states it reaches by the heuristic",
                 p.playouts_per_s * secs,
                 heuristic::MIN_PLAYOUTS_PER_MOVE
             );
+            if let (true, Some(r)) = (e.against, p.material_correlation) {
+                why.push_str(&format!(
+                    ", material counted against its owner (its lead at the end of a playout against the final goal: r = {r:.2})"
+                ));
+            }
             (Choice::Uct(e), why)
         }
         _ => (choice, why),
@@ -315,6 +373,7 @@ pub fn choose_for_clock(p: &Profile, move_time: Duration) -> (Choice, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reasoner::Propnet;
 
     /// Fast playouts in a two-player game: MAST, and widening by its history
     /// where the roles take turns, none at simultaneous moves; three players
@@ -382,5 +441,52 @@ mod tests {
             ..slow
         };
         assert_eq!(choose_for_clock(&proven, second).0, Choice::AlphaBeta);
+    }
+
+    fn net(file: &str) -> Propnet {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games")
+            .join(file);
+        Propnet::new(crate::gdl::load(&path).expect("loads")).expect("compiles")
+    }
+
+    /// Forty seeded random playouts, counted, not timed: at their end a
+    /// role's material rises with its goal in othello, reversi and
+    /// checkers and falls with it in the suicide variants, where the
+    /// heuristic chosen for a clock no playout fits counts it against its
+    /// owner, and says so.
+    #[test]
+    fn material_counts_against_its_owner_in_games_won_by_losing_pieces() {
+        for game in ["othelloSuicide.kif", "reversiSuicide.kif"] {
+            let m = net(game);
+            let p = walks(&m, &m.initial_state(), None, 40);
+            assert_eq!(p.playouts, 40, "{game}");
+            assert!(p.material_against(), "{game}: {p:?}");
+            let slow = Profile {
+                playouts_per_s: 1.0,
+                ..p
+            };
+            let (c, why) = choose_for_clock(&slow, Duration::from_secs(2));
+            assert!(
+                matches!(c, Choice::Uct(e) if e.heuristic && e.against),
+                "{game}: {c:?}"
+            );
+            assert!(why.contains("material counted against its owner"), "{why}");
+        }
+        for game in ["Othello.kif", "reversi.kif", "checkers.kif"] {
+            let m = net(game);
+            let p = walks(&m, &m.initial_state(), None, 40);
+            let r = p.material_correlation.expect("material");
+            assert!(r > 0.5, "{game}: r = {r}");
+            let slow = Profile {
+                playouts_per_s: 1.0,
+                ..p
+            };
+            let (c, _) = choose_for_clock(&slow, Duration::from_secs(2));
+            assert!(
+                matches!(c, Choice::Uct(e) if e.heuristic && !e.against),
+                "{game}: {c:?}"
+            );
+        }
     }
 }

@@ -144,8 +144,9 @@ impl<M: StateMachine + 'static> Mcts<M> {
     /// its evaluator read from `machine`'s rules ([`heuristic::Heuristic`]).
     pub fn new(machine: Arc<M>, state: M::State, cfg: SearchConfig) -> Self {
         let heuristic = cfg.enhancements.heuristic;
+        let against = cfg.enhancements.against;
         let evaluator: Arc<dyn Evaluator<M>> = if heuristic {
-            Arc::new(heuristic::Heuristic::new(&*machine))
+            Arc::new(heuristic::Heuristic::new(&*machine).against(against))
         } else {
             Arc::new(GoalEvaluator)
         };
@@ -157,7 +158,8 @@ impl<M: StateMachine + 'static> Mcts<M> {
         };
         let tree = Tree::new(root, SmallRng::seed_from_u64(cfg.seed), per_tree);
         let leaf = cfg.enhancements.prior.map(|visits| {
-            let h: Arc<dyn Evaluator<M>> = Arc::new(heuristic::Heuristic::new(&*machine));
+            let h: Arc<dyn Evaluator<M>> =
+                Arc::new(heuristic::Heuristic::new(&*machine).against(against));
             (h, LeafUse::Prior(visits))
         });
         Mcts {
