@@ -1014,7 +1014,7 @@ fn counting_bounds_never_exceed_the_optimum() {
     let bound = |game: &Game| {
         let g = ground::ground(game, &prepare::default_limits()).expect("it grounds");
         let p = Prover::new(game.clone());
-        count::bound(game, &g, &p.fluents(&p.initial_state())).map(|b| b.moves)
+        count::bound(game, &g, &p.fluents(&p.initial_state()), None).map(|b| b.moves)
     };
     for &name in PUZZLES {
         let optimum = common::optimum(name);
@@ -1031,6 +1031,19 @@ fn counting_bounds_never_exceed_the_optimum() {
     // A corpus fill-in puzzle: one blank filled a move.
     let game = load(&common::corpus_file("futoshiki4.kif"));
     assert_eq!(bound(&game), Some(15));
+    // The empty sudoku has no blank fluent: each cell is a group of nine
+    // marks, one of which the end needs, and a move marks one cell. (Its
+    // goal does not ground; the rewrite the solver makes does.)
+    let prepared = ggp_asp::asp::prepare(&load(&common::corpus_file("sudoku.kif")));
+    let g = prepared.ground.expect("the rewrite grounds");
+    let p = Prover::new(prepared.game.clone());
+    let init = p.fluents(&p.initial_state());
+    let b = count::bound(&prepared.game, &g, &init, None).expect("a bound");
+    assert_eq!(b.moves, 81, "{}", b.why);
+    // With a clock that ends the game earlier, plans of the clock's length
+    // may end by it: the bound is the clock's.
+    let capped = count::bound(&prepared.game, &g, &init, Some(40)).expect("a bound");
+    assert_eq!(capped.moves, 40, "{}", capped.why);
 }
 
 #[test]

@@ -199,7 +199,7 @@ fn raise_bounds(
     refuted: &AtomicUsize,
 ) {
     let init = machine.visit(InitialFluents);
-    if let Some(b) = super::count::bound(game, g, &init) {
+    if let Some(b) = super::count::bound(game, g, &init, clock_end) {
         crate::progress!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
         refuted.fetch_max(b.moves - 1, Ordering::Relaxed);
     }

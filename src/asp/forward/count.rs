@@ -18,8 +18,17 @@
 //!   the fluent when the move is made) and the needs it may add (some `next`
 //!   rule may derive the fluent while it is false).
 //!
-//! The bound is the larger of `ceil(blockers at the start / most removed by a
-//! move)` and `ceil(needs missing at the start / most added by a move)`.
+//! - *groups*: sets of fluents of which one must hold when the game ends
+//!   with goal 100, read off `terminal` as well as goal 100: a rule that
+//!   fails only when one of the fluents it negates holds gives a group, and
+//!   an atom that must be false needs a group from each of its rules. The
+//!   empty sudoku has no blank fluent: a cell is empty while none of its nine
+//!   marks holds, and `terminal` waits for no empty cell, so each cell is a
+//!   group of nine and a move gives a fluent to one group.
+//!
+//! The bound is the largest of `ceil(blockers at the start / most removed by
+//! a move)`, `ceil(needs missing at the start / most added by a move)` and
+//! `ceil(groups unmet at the start / most groups a move may meet)`.
 //! "Certain" and "may" lean the safe way: a literal the analysis cannot decide
 //! counts against certainty, so a bound can only come out lower than the
 //! truth, never higher.
@@ -47,8 +56,16 @@ pub struct CountBound {
 }
 
 /// The counting bound of `game` from `init` (the fluents of its initial
-/// state), when it is above 1 move.
-pub fn bound(game: &Game, g: &GroundProgram, init: &[Term]) -> Option<CountBound> {
+/// state), when it is above 1 move. `clock_end`: the moves after which a
+/// clock left out of `game` ends it ([`super::breadth::without_clock`]);
+/// what `terminal`'s other rules need then binds only plans shorter than
+/// that.
+pub fn bound(
+    game: &Game,
+    g: &GroundProgram,
+    init: &[Term],
+    clock_end: Option<usize>,
+) -> Option<CountBound> {
     let a = Analysis::new(game, g)?;
     let init: HashSet<TermId> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
     let goal = a.goal100?;
@@ -92,8 +109,16 @@ pub fn bound(game: &Game, g: &GroundProgram, init: &[Term]) -> Option<CountBound
         added.unwrap_or(0),
         "fluents goal 100 needs are missing at the start",
     );
+    if let Some(b) = a.group_bound(&init, clock_end) {
+        if best.as_ref().is_none_or(|best| b.moves > best.moves) {
+            best = Some(b);
+        }
+    }
     best
 }
+
+/// A set of fluents at least one of which must hold (sorted, no repeats).
+type Group = Vec<TermId>;
 
 /// The ground rules indexed for the analysis.
 struct Analysis<'a> {
@@ -109,6 +134,8 @@ struct Analysis<'a> {
     fluent_of_true: HashMap<AtomId, TermId>,
     next_of: HashMap<TermId, AtomId>,
     goal100: Option<AtomId>,
+    /// The `terminal` atom.
+    terminal: Option<AtomId>,
 }
 
 impl<'a> Analysis<'a> {
@@ -120,6 +147,7 @@ impl<'a> Analysis<'a> {
         let (mut true_of, mut fluent_of_true, mut next_of) =
             (HashMap::new(), HashMap::new(), HashMap::new());
         let mut moves = Vec::new();
+        let mut terminal = None;
         for (a, &t) in g.atoms.iter().enumerate() {
             let a = a as AtomId;
             let args = g.pool.args(t);
@@ -132,6 +160,7 @@ impl<'a> Analysis<'a> {
                     next_of.insert(args[0], a);
                 }
                 (f, 2) if f == kw::DOES => moves.push(a),
+                (f, 0) if f == kw::TERMINAL => terminal = Some(a),
                 _ => {}
             }
         }
@@ -145,6 +174,7 @@ impl<'a> Analysis<'a> {
             fluent_of_true,
             next_of,
             goal100,
+            terminal,
         };
         analysis.certain = analysis.certain_atoms();
         Some(analysis)
@@ -266,6 +296,144 @@ impl<'a> Analysis<'a> {
             }
             need
         })
+    }
+
+    /// The bound from groups: sets of fluents at least one of which must
+    /// hold when the game ends with goal 100 (a sudoku's cell, empty while
+    /// none of its nine marks holds, and `terminal` waits for no empty
+    /// cell), counted like the single fluents: groups none of whose fluents
+    /// holds at the start, against the most groups one move may give a
+    /// fluent to. `terminal`'s groups bind plans shorter than `clock_end`
+    /// only; goal 100's bind every plan.
+    fn group_bound(&self, init: &HashSet<TermId>, clock_end: Option<usize>) -> Option<CountBound> {
+        let unmet = |groups: HashSet<Group>| -> Vec<Group> {
+            let mut v: Vec<Group> = groups
+                .into_iter()
+                .filter(|g| g.len() > 1 && !g.iter().any(|f| init.contains(f)))
+                .collect();
+            v.sort();
+            v
+        };
+        let goal = self
+            .goal100
+            .map(|a| unmet(self.groups_true(a, 0)))
+            .unwrap_or_default();
+        let terminal = self
+            .terminal
+            .map(|a| unmet(self.groups_true(a, 0)))
+            .unwrap_or_default();
+        let mut best: Option<CountBound> = None;
+        for (groups, what, cap) in [(goal, "goal 100", None), (terminal, "the end", clock_end)] {
+            if groups.is_empty()
+                || groups
+                    .iter()
+                    .map(Vec::len)
+                    .sum::<usize>()
+                    .saturating_mul(self.moves.len())
+                    > MAX_PAIRS
+            {
+                continue;
+            }
+            let per_move = self
+                .moves
+                .iter()
+                .map(|&m| {
+                    groups
+                        .iter()
+                        .filter(|g| g.iter().any(|&f| self.may_add(f, m)))
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            if per_move == 0 {
+                continue;
+            }
+            let mut moves = groups.len().div_ceil(per_move);
+            if let Some(end) = cap {
+                moves = moves.min(end);
+            }
+            if moves > 1 && best.as_ref().is_none_or(|b| moves > b.moves) {
+                best = Some(CountBound {
+                    moves,
+                    why: format!(
+                        "{} sets of fluents of which {what} needs one hold none at the start, at most {per_move} given one a move",
+                        groups.len()
+                    ),
+                });
+            }
+        }
+        best
+    }
+
+    /// The groups every rule of `a` needs: each of its fluents a group of
+    /// one, and for each atom it needs false, that atom's groups
+    /// ([`Analysis::groups_false`]).
+    fn groups_true(&self, a: AtomId, depth: usize) -> HashSet<Group> {
+        let mut all: Option<HashSet<Group>> = None;
+        for r in self.rules(a) {
+            let mut these: HashSet<Group> = HashSet::new();
+            for &p in &r.pos {
+                if let Some(&f) = self.fluent_of_true.get(&p) {
+                    these.insert(vec![f]);
+                } else if depth < MAX_DEPTH && !self.is_state_atom(p) && !self.certain.contains(&p)
+                {
+                    these.extend(self.groups_true(p, depth + 1));
+                }
+            }
+            if depth < MAX_DEPTH {
+                for &n in &r.neg {
+                    if !self.fluent_of_true.contains_key(&n) && !self.is_state_atom(n) {
+                        these.extend(self.groups_false(n, depth + 1));
+                    }
+                }
+            }
+            let common = match all {
+                None => these,
+                Some(prev) => prev.intersection(&these).cloned().collect(),
+            };
+            if common.is_empty() {
+                return common;
+            }
+            all = Some(common);
+        }
+        all.unwrap_or_default()
+    }
+
+    /// The groups `a` needs to be false: every rule of `a` must fail. A
+    /// rule whose only literals that may fail are `(not (true f))` fails
+    /// only when one of those fluents holds: they make a group. A rule
+    /// whose only such literal is a derived atom fails only when that atom
+    /// is false: its groups. Other rules may fail in ways the analysis does
+    /// not follow, and give none (a group left out only lowers the bound).
+    fn groups_false(&self, a: AtomId, depth: usize) -> HashSet<Group> {
+        let mut groups = HashSet::new();
+        for r in self.rules(a) {
+            let open: Vec<AtomId> = r
+                .pos
+                .iter()
+                .copied()
+                .filter(|p| !self.certain.contains(p))
+                .collect();
+            match (&open[..], r.neg.is_empty()) {
+                ([], false) => {
+                    let group: Option<Group> = r
+                        .neg
+                        .iter()
+                        .map(|n| self.fluent_of_true.get(n).copied())
+                        .collect();
+                    if let Some(mut group) = group {
+                        group.sort_unstable();
+                        group.dedup();
+                        groups.insert(group);
+                    }
+                }
+                ([p], true) if depth < MAX_DEPTH && !self.is_state_atom(*p) => {
+                    groups.extend(self.groups_false(*p, depth + 1));
+                }
+                _ => {}
+            }
+        }
+        groups
     }
 
     /// Whether making move `m` may leave fluent `f`, true now, false next: no
