@@ -6,7 +6,8 @@
 //! no part of a solve prepares, grounds or builds the same thing again.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::{invariants, Mode, Prepared, Program, SolveError, SolveOptions, INVARIANT_BUDGET};
@@ -23,8 +24,9 @@ pub struct SolveContext {
     /// ([`super::prepare`]).
     pub game: Game,
     /// The prover every plan is replayed on before it counts: on `game`, or
-    /// on the rules as written for a game split by invariants.
-    pub prover: Arc<Prover>,
+    /// on the rules as written for a game split by invariants (built
+    /// beside the search, see [`SolveContext::prover`]).
+    verifier: Verifier,
     /// The clock fluent of the prover's game, left out when plans are
     /// shortened.
     pub clock: Option<Sym>,
@@ -56,17 +58,27 @@ impl SolveContext {
         opts: &SolveOptions,
         start: Instant,
     ) -> Result<(SolveContext, Option<Arc<GroundProgram>>), SolveError> {
-        let prover = match prepared.prover.take() {
-            Some(p) => p,
-            None => Prover::try_new(prepared.game.clone())?,
+        let (verifier, clock) = match (prepared.prover.take(), prepared.verify_on.take()) {
+            (Some(p), _) => {
+                let clock = super::bounds::clock_fluent(crate::reasoner::StateMachine::game(&p));
+                (Verifier::ready(p), clock)
+            }
+            (None, Some(written)) => {
+                let clock = super::bounds::clock_fluent(&written);
+                (Verifier::building(written, prepared.game.clone()), clock)
+            }
+            (None, None) => {
+                let p = Prover::try_new(prepared.game.clone())?;
+                let clock = super::bounds::clock_fluent(crate::reasoner::StateMachine::game(&p));
+                (Verifier::ready(p), clock)
+            }
         };
-        let clock = super::bounds::clock_fluent(crate::reasoner::StateMachine::game(&prover));
         let engine = Engine::for_prepared(&prepared);
         let ground = prepared.ground.take().map(Arc::new);
         let context = SolveContext {
             start,
             game: prepared.game,
-            prover: Arc::new(prover),
+            verifier,
             clock,
             engine,
             too_big: prepared.too_big,
@@ -77,6 +89,13 @@ impl SolveContext {
             machine: OnceLock::new(),
         };
         Ok((context, ground))
+    }
+
+    /// The prover plans are replayed on; for a game split by invariants it
+    /// is built on the rules as written beside the search, and the first
+    /// caller waits for it. An error says why none could be built.
+    pub fn prover(&self) -> Result<&Arc<Prover>, String> {
+        self.verifier.get()
     }
 
     /// Whether the answer is decided.
@@ -93,8 +112,9 @@ impl SolveContext {
         self.machine
             .get_or_init(|| {
                 if self.engine == Engine::Prover {
-                    let why = format!("prover ({})", self.prover.strategy().name());
-                    return Ok((AnyMachine::Prover(Arc::clone(&self.prover)), why));
+                    let prover = self.prover()?;
+                    let why = format!("prover ({})", prover.strategy().name());
+                    return Ok((AnyMachine::Prover(Arc::clone(prover)), why));
                 }
                 AnyMachine::build_on_ground(self.game.clone(), self.engine, ground.cloned())
                     .map_err(|e| e.to_string())
@@ -128,5 +148,57 @@ impl SolveContext {
             Err(e) => crate::progress!("[invariants] none: {e}"),
         }
         program
+    }
+}
+
+/// The verifying prover, ready or being built on a thread of its own.
+struct Verifier {
+    built: OnceLock<Result<Arc<Prover>, String>>,
+    building: Mutex<Option<JoinHandle<Result<Prover, String>>>>,
+}
+
+impl Verifier {
+    fn ready(p: Prover) -> Verifier {
+        Verifier {
+            built: OnceLock::from(Ok(Arc::new(p))),
+            building: Mutex::new(None),
+        }
+    }
+
+    /// Builds the verifier of `written` (the rules as written, else their
+    /// exact rewrite for the prover, else `split`'s rules, as the solve did
+    /// before it built it on a thread of its own).
+    fn building(written: Game, split: Game) -> Verifier {
+        let build = move || {
+            crate::reasoner::prepare::verifier_of(&written)
+                .map_or_else(|| Prover::try_new(split), Ok)
+                .map_err(|e| format!("no prover to verify plans with: {e}"))
+        };
+        let handle = std::thread::Builder::new()
+            .name("verifier".into())
+            .spawn(build)
+            .ok();
+        Verifier {
+            built: OnceLock::new(),
+            building: Mutex::new(handle),
+        }
+    }
+
+    fn get(&self) -> Result<&Arc<Prover>, String> {
+        self.built
+            .get_or_init(|| {
+                let handle = self
+                    .building
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                match handle.map(JoinHandle::join) {
+                    Some(Ok(built)) => built.map(Arc::new),
+                    Some(Err(_)) => Err("the verifier's build panicked".into()),
+                    None => Err("the verifier's thread did not start".into()),
+                }
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 }

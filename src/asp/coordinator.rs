@@ -269,8 +269,10 @@ fn verify_fallbacks(
         }
         let (kind, found) = next;
         let found = without_detours(context, found);
-        let verified =
-            verify::verify(&*context.prover, &found.plan, found.goal).map(|note| Verified {
+        let verified = context
+            .prover()
+            .and_then(|p| verify::verify(&**p, &found.plan, found.goal))
+            .map(|note| Verified {
                 kind,
                 found,
                 times: Times::default(),
@@ -286,8 +288,11 @@ fn verify_fallbacks(
 /// [`shorten`]); the same when nothing can be cut. A plan proven shortest has
 /// nothing to cut.
 fn without_detours(context: &SolveContext, found: FoundPlan) -> FoundPlan {
+    let Ok(prover) = context.prover() else {
+        return found;
+    };
     match shorten::shorten(
-        &*context.prover,
+        &**prover,
         &found.plan,
         context.clock,
         shorten::SHORTCUT_BUDGET,
@@ -353,7 +358,11 @@ impl Coordinator {
             }
             Ok(Event::Candidate(kind, found, times)) => {
                 let found = without_detours(&self.context, found);
-                let note = match verify::verify(&*self.context.prover, &found.plan, found.goal) {
+                let verified = self
+                    .context
+                    .prover()
+                    .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
+                let note = match verified {
                     Ok(note) => note,
                     Err(e) => return Some(self.error(kind, times, e)),
                 };
@@ -560,7 +569,11 @@ impl Coordinator {
     /// A plan, once the prover has replayed it, becomes the answer.
     fn finish(&self, mode: WorkerKind, found: FoundPlan, times: Times) -> SolveResult {
         let found = without_detours(&self.context, found);
-        match verify::verify(&*self.context.prover, &found.plan, found.goal) {
+        let verified = self
+            .context
+            .prover()
+            .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
+        match verified {
             Ok(note) => self.answer(Verified {
                 kind: mode,
                 found,

@@ -30,9 +30,14 @@ pub struct Prepared {
     /// What was rewritten, for logs and progress output.
     pub note: Option<String>,
     /// The prover that verifies plans, when preparing built it already: on
-    /// `game`, except for a game split by invariants, whose plans are
-    /// verified on the rules as written (or an exact rewrite of them).
+    /// `game`.
     pub prover: Option<Prover>,
+    /// For a game split by invariants, the rules as written: its plans are
+    /// verified on them (or on an exact rewrite, [`verifier_of`]), not on
+    /// the split whose exactness rests on the invariants. Left to the
+    /// caller to build: the solver builds it beside its search, since on
+    /// the corpus sudoku it takes as long as the rest of the preparation.
+    pub verify_on: Option<Game>,
     /// Only the prover runs `game`: neither the game nor any rewrite grounds,
     /// and the prover runs a rewrite ([`for_the_prover`]), so neither clingo
     /// nor a propnet is worth trying.
@@ -76,6 +81,7 @@ pub fn prepare_knowing(
         too_big: None,
         note,
         prover: None,
+        verify_on: None,
         prover_only: false,
         unique: Vec::new(),
         ground: Some(ground),
@@ -91,6 +97,7 @@ pub fn prepare_knowing(
             too_big: Some(e),
             note: None,
             prover: Prover::try_new(game.clone()).ok(),
+            verify_on: None,
             prover_only: true,
             unique: Vec::new(),
             ground: None,
@@ -105,11 +112,6 @@ pub fn prepare_knowing(
     if let Some((split, unique, ground)) =
         unique.and_then(|proof| split_by_invariants(game, &limits, proof))
     {
-        // Plans are verified on the rules as written (or an exact rewrite),
-        // not on the split whose exactness rests on the invariants.
-        let prover = Prover::try_new(game.clone())
-            .ok()
-            .or_else(|| for_the_prover(game).map(|(p, _)| p));
         return Prepared {
             game: split.game,
             too_big: None,
@@ -117,7 +119,8 @@ pub fn prepare_knowing(
                 "the game does not ground ({e}); rewritten, {}",
                 split.note
             )),
-            prover,
+            prover: None,
+            verify_on: Some(game.clone()),
             prover_only: false,
             unique,
             ground: Some(ground),
@@ -143,6 +146,7 @@ pub fn prepare_knowing(
         too_big,
         note,
         prover,
+        verify_on: None,
         prover_only,
         unique: Vec::new(),
         ground: None,
@@ -194,6 +198,15 @@ fn split_by_invariants(
         Err(_) => return None,
     };
     Some((rewritten, unique, ground))
+}
+
+/// The prover that verifies the plans of `game` as written: on its rules
+/// when the prover runs them, else on the exact rewrite
+/// [`for_the_prover`] finds.
+pub fn verifier_of(game: &Game) -> Option<Prover> {
+    Prover::try_new(game.clone())
+        .ok()
+        .or_else(|| for_the_prover(game).map(|(p, _)| p))
 }
 
 /// A game rewritten so that it grounds, and what was changed, for logs.
