@@ -2,9 +2,12 @@
 # Engine speed side by side: random playouts per second of Sancho's propositional
 # network (the 2014 champion, ../shared/tools/sancho; driver in
 # benches/sancho_speed/SanchoSpeed.java, Sancho's own rollout call
-# ForwardDeadReckonPropnetStateMachine.getDepthChargeResult) and of ours
-# (`ggp-asp simulate --engine propnet`), one thread each, both pinned to the
-# same core, one after the other. Uniformly random joint moves from the initial
+# ForwardDeadReckonPropnetStateMachine.getDepthChargeResult) and of ours, one
+# thread each, both pinned to the same core, one after the other. Ours twice:
+# its own playout loop (`ggp-asp bench playouts --engine propnet`, the call
+# the search's playouts make: the counterpart of Sancho's rollout call), and
+# through the generic state-machine calls (`ggp-asp simulate --engine
+# propnet`: legal moves, a copied next state, per step). Uniformly random joint moves from the initial
 # state to the end, the goals read at the end. Prints a markdown table; the
 # drivers' own lines go to stderr. A measuring instrument, like
 # ../shared/tools/sancho itself: no test or CI may need it. Needs a JDK (javac).
@@ -53,8 +56,8 @@ fmt() { if [[ $1 =~ ^[0-9.]+$ ]]; then printf '%.0f' "$1"; else printf '%s' "$1"
 # field after KEY on a line: `field "playouts/s" LINE`
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' <<< "$2"; }
 
-echo "| game | Sancho playouts/s | ggp-asp playouts/s | ratio (ggp-asp / Sancho) | avg length Sancho / ggp-asp |"
-echo "|---|---:|---:|---:|---:|"
+echo "| game | Sancho playouts/s (its rollout call) | ggp-asp playouts/s (its playout loop) | ratio (ggp-asp / Sancho) | ggp-asp playouts/s (generic calls) | avg length Sancho / ggp-asp |"
+echo "|---|---:|---:|---:|---:|---:|"
 for g in "$@"; do
   kif=$(cd "$(dirname "$games/$g.kif")" && pwd)/$g.kif
   s_rate='failed' s_len='-'
@@ -91,9 +94,17 @@ for g in "$@"; do
     echo "ggp-asp: $g failed: $(tail -3 <<< "$trial")" >&2
   fi
 
+  # ggp-asp's own playout loop, timed by `bench playouts`
+  l_rate='failed'
+  loop=$(taskset -c "$core" "$bin" bench playouts "$kif" --engine propnet --threads 1 \
+    --seconds "$ours_secs" --json 2>/dev/null) || loop=''
+  l_rate=$(sed -n 's/.*"playouts_per_s":\([0-9.]*\).*/\1/p' <<< "$loop")
+  [ -n "$l_rate" ] || l_rate='failed'
+  echo "ggp-asp: $g playout loop $l_rate playouts/s" >&2
+
   ratio='-'
-  if [[ $s_rate =~ ^[0-9.]+$ && $o_rate =~ ^[0-9.]+$ ]]; then
-    ratio=$(awk -v a="$o_rate" -v b="$s_rate" 'BEGIN { printf "%.2f", a / b }')
+  if [[ $s_rate =~ ^[0-9.]+$ && $l_rate =~ ^[0-9.]+$ ]]; then
+    ratio=$(awk -v a="$l_rate" -v b="$s_rate" 'BEGIN { printf "%.2f", a / b }')
   fi
-  echo "| $g | $(fmt "$s_rate") | $(fmt "$o_rate") | $ratio | $s_len / $o_len |"
+  echo "| $g | $(fmt "$s_rate") | $(fmt "$l_rate") | $ratio | $(fmt "$o_rate") | $s_len / $o_len |"
 done
