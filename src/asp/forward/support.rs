@@ -238,10 +238,9 @@ impl Support {
                 }
             }
         }
-        if let Some(counts) = self.counts(&possible).filter(|_| counting) {
-            self.consistent_by_counts(counts, &open, &mut possible)?;
-        } else {
-            self.consistent(&open, &mut possible)?;
+        match self.counts(&possible).filter(|_| counting) {
+            Some(mut counts) => self.consistent(&mut counts, &open, &mut possible)?,
+            None => self.consistent(&mut Whole(self), &open, &mut possible)?,
         }
         let open = self
             .groups
@@ -261,57 +260,15 @@ impl Support {
 
     /// Arc consistency over the `open` groups: each candidate without which
     /// (its group's other candidates taken away) goal 100 is underivable
-    /// leaves `possible`; `None` when goal 100 is underivable.
-    fn consistent(&self, open: &[bool], possible: &mut [bool]) -> Option<()> {
-        if !self.goal_holds(possible) {
-            return None;
-        }
-        loop {
-            let mut changed = false;
-            for (gi, group) in self.groups.iter().enumerate() {
-                if !open[gi] {
-                    continue;
-                }
-                let candidates: Vec<u32> = group
-                    .iter()
-                    .copied()
-                    .filter(|&f| possible[f as usize])
-                    .collect();
-                if candidates.len() < 2 {
-                    continue;
-                }
-                let mut kept = vec![true; candidates.len()];
-                for (i, &c) in candidates.iter().enumerate() {
-                    for &o in &candidates {
-                        possible[o as usize] = o == c;
-                    }
-                    kept[i] = self.goal_holds(possible);
-                    changed |= !kept[i];
-                    for (&o, &k) in candidates.iter().zip(&kept) {
-                        possible[o as usize] = k;
-                    }
-                }
-            }
-            if !self.goal_holds(possible) {
-                return None;
-            }
-            if !changed {
-                return Some(());
-            }
-        }
-    }
-
-    /// [`Support::consistent`] asked of `counts`: each question takes away
-    /// a few fluents and puts them back, and only the rules that read what
-    /// changed are visited (on the empty sudoku, 729 questions a pass over
-    /// 22,652 goal rules each were a search's whole time).
-    fn consistent_by_counts(
+    /// leaves `possible`; `None` when goal 100 is underivable. `goal`
+    /// answers the questions: by counting or by whole evaluation.
+    fn consistent(
         &self,
-        mut counts: Counts,
+        goal: &mut impl GoalOracle,
         open: &[bool],
         possible: &mut [bool],
     ) -> Option<()> {
-        if !counts.goal_holds() {
+        if !goal.holds(possible) {
             return None;
         }
         loop {
@@ -329,22 +286,18 @@ impl Support {
                     continue;
                 }
                 for &c in &candidates {
-                    for &o in &candidates {
-                        if o != c && possible[o as usize] {
-                            counts.remove(o);
-                        }
-                    }
-                    let kept = counts.goal_holds();
-                    counts.restore();
-                    if !kept {
-                        possible[c as usize] = false;
-                        counts.remove(c);
-                        counts.keep();
+                    let others: Vec<u32> = candidates
+                        .iter()
+                        .copied()
+                        .filter(|&o| o != c && possible[o as usize])
+                        .collect();
+                    if !goal.holds_without(possible, &others) {
+                        goal.drop_fluent(possible, c);
                         changed = true;
                     }
                 }
             }
-            if !counts.goal_holds() {
+            if !goal.holds(possible) {
                 return None;
             }
             if !changed {
@@ -464,6 +417,65 @@ impl Support {
                 return false;
             }
         }
+    }
+}
+
+/// Answers arc consistency's questions: does goal 100 hold under
+/// `possible`, with some fluents taken away?
+trait GoalOracle {
+    fn holds(&mut self, possible: &[bool]) -> bool;
+    /// Whether it holds with `taken` taken out of `possible` for the question
+    /// only.
+    fn holds_without(&mut self, possible: &mut [bool], taken: &[u32]) -> bool;
+    /// Takes `f` out of `possible` for good.
+    fn drop_fluent(&mut self, possible: &mut [bool], f: u32);
+}
+
+/// The goal's rules evaluated whole at every question.
+struct Whole<'a>(&'a Support);
+
+impl GoalOracle for Whole<'_> {
+    fn holds(&mut self, possible: &[bool]) -> bool {
+        self.0.goal_holds(possible)
+    }
+
+    fn holds_without(&mut self, possible: &mut [bool], taken: &[u32]) -> bool {
+        for &f in taken {
+            possible[f as usize] = false;
+        }
+        let holds = self.0.goal_holds(possible);
+        for &f in taken {
+            possible[f as usize] = true;
+        }
+        holds
+    }
+
+    fn drop_fluent(&mut self, possible: &mut [bool], f: u32) {
+        possible[f as usize] = false;
+    }
+}
+
+/// Counting visits only the goal rules that read a fluent taken away (on
+/// the empty sudoku, 729 questions a pass over 22,652 goal rules each were
+/// a search's whole time when each was evaluated whole).
+impl GoalOracle for Counts<'_> {
+    fn holds(&mut self, _: &[bool]) -> bool {
+        self.goal_holds()
+    }
+
+    fn holds_without(&mut self, _: &mut [bool], taken: &[u32]) -> bool {
+        for &f in taken {
+            self.remove(f);
+        }
+        let holds = self.goal_holds();
+        self.restore();
+        holds
+    }
+
+    fn drop_fluent(&mut self, possible: &mut [bool], f: u32) {
+        possible[f as usize] = false;
+        self.remove(f);
+        self.keep();
     }
 }
 
