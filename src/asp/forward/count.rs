@@ -243,17 +243,17 @@ impl<'a> Analysis<'a> {
 
     /// The fluents that `of_rule` gives for every rule of `a` (none when `a`
     /// has no rule: the analysis then claims nothing).
-    fn in_every_rule(
+    fn in_every_rule<T: Clone + Eq + std::hash::Hash>(
         &self,
         a: AtomId,
-        of_rule: impl Fn(&GroundRule) -> HashSet<TermId>,
-    ) -> HashSet<TermId> {
-        let mut all: Option<HashSet<TermId>> = None;
+        of_rule: impl Fn(&GroundRule) -> HashSet<T>,
+    ) -> HashSet<T> {
+        let mut all: Option<HashSet<T>> = None;
         for r in self.rules(a) {
             let these = of_rule(r);
             let common = match all {
                 None => these,
-                Some(prev) => prev.intersection(&these).copied().collect(),
+                Some(prev) => prev.intersection(&these).cloned().collect(),
             };
             if common.is_empty() {
                 return common;
@@ -369,8 +369,7 @@ impl<'a> Analysis<'a> {
     /// one, and for each atom it needs false, that atom's groups
     /// ([`Analysis::groups_false`]).
     fn groups_true(&self, a: AtomId, depth: usize) -> HashSet<Group> {
-        let mut all: Option<HashSet<Group>> = None;
-        for r in self.rules(a) {
+        self.in_every_rule(a, |r| {
             let mut these: HashSet<Group> = HashSet::new();
             for &p in &r.pos {
                 if let Some(&f) = self.fluent_of_true.get(&p) {
@@ -387,16 +386,8 @@ impl<'a> Analysis<'a> {
                     }
                 }
             }
-            let common = match all {
-                None => these,
-                Some(prev) => prev.intersection(&these).cloned().collect(),
-            };
-            if common.is_empty() {
-                return common;
-            }
-            all = Some(common);
-        }
-        all.unwrap_or_default()
+            these
+        })
     }
 
     /// The groups `a` needs to be false: every rule of `a` must fail. A
