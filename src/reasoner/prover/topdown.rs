@@ -33,7 +33,7 @@ use hashbrown::HashMap;
 use super::compile::{compile_called, register_slots, CRule, Relations};
 use super::table::Table;
 use super::RelId;
-use crate::gdl::{kw, Game, Phase, Relation, Rule};
+use crate::gdl::{kw, Game, Phase, Relation, Rule, Term};
 use crate::reasoner::terms::{TermId, TermPool};
 
 /// Calls nested deeper than this stop the evaluation (see [`Lookup::TooDeep`]).
@@ -217,6 +217,8 @@ struct Planner {
     rel_plans: HashMap<(RelId, Mask), Arc<Vec<CRule>>>,
     rels: Relations,
     sizes: Vec<f64>,
+    /// The initial state's fluents, by which plans estimate `true` literals.
+    init: Vec<Term>,
 }
 
 /// Linear tabling's bookkeeping: the calls under evaluation, the leaders'
@@ -307,6 +309,13 @@ impl TopDown {
                 rel_plans: HashMap::new(),
                 rels,
                 sizes,
+                init: game
+                    .rules
+                    .iter()
+                    .filter(|r| r.is_fact() && r.head.name() == Some(kw::INIT))
+                    .filter_map(|r| r.head.args().first().cloned())
+                    .filter(Term::is_ground)
+                    .collect(),
             },
             state: Store::default(),
             moves: Store::default(),
@@ -602,6 +611,7 @@ impl Planner {
             &self.sizes,
             mask,
             self.in_order,
+            &self.init,
         );
         register_slots(std::slice::from_mut(&mut plan), tables);
         let plan = Arc::new(plan);
