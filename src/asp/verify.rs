@@ -23,7 +23,6 @@ pub fn replay<M: StateMachine>(machine: &M, plan: &[Term]) -> Result<u8, String>
 pub fn replay_values<M: StateMachine>(machine: &M, plan: &[Term]) -> Result<Vec<u8>, String> {
     let symbols = &machine.game().symbols;
     let mut state = machine.initial_state();
-    let mut legal = Vec::new();
     for (step, mv) in plan.iter().enumerate() {
         let text = term_to_string(mv, symbols);
         if machine.is_terminal(&state) {
@@ -31,10 +30,9 @@ pub fn replay_values<M: StateMachine>(machine: &M, plan: &[Term]) -> Result<Vec<
                 "the game has already ended before step {step} (move {text})"
             ));
         }
-        machine.legal_moves(&state, 0, &mut legal);
         let m = machine
             .parse_move(mv)
-            .filter(|m| legal.contains(m))
+            .filter(|m| machine.is_legal(&state, 0, m))
             .ok_or_else(|| format!("move {text} at step {step} is not legal"))?;
         state = machine.next_state(&state, &[m]);
     }
@@ -49,6 +47,25 @@ pub fn replay_values<M: StateMachine>(machine: &M, plan: &[Term]) -> Result<Vec<
         return Err("the terminal state after the plan has no goal value".into());
     }
     Ok(values)
+}
+
+/// Plays `plan` from the initial state as long as each move is legal and
+/// the game goes on; returns the moves played.
+pub fn replay_prefix<M: StateMachine>(machine: &M, plan: &[Term]) -> usize {
+    let mut state = machine.initial_state();
+    for (step, mv) in plan.iter().enumerate() {
+        if machine.is_terminal(&state) {
+            return step;
+        }
+        match machine
+            .parse_move(mv)
+            .filter(|m| machine.is_legal(&state, 0, m))
+        {
+            Some(m) => state = machine.next_state(&state, &[m]),
+            None => return step,
+        }
+    }
+    plan.len()
 }
 
 /// Replays `plan` and checks the goal the solver claimed. A game that gives

@@ -418,7 +418,7 @@ fn sideways(rule: &Rule, adorn: &Adornments) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{rewrite, Scope};
     use crate::gdl::{parse, Game};
     use crate::reasoner::{Prover, StateMachine};
@@ -443,7 +443,7 @@ mod tests {
 
     /// Walks every line of play of two games side by side, comparing states,
     /// terminal, goals and legal moves; returns how many states it saw.
-    fn lockstep(game: Game, other: Game) -> usize {
+    pub(crate) fn lockstep(game: Game, other: Game) -> usize {
         let a = Prover::try_new(game).unwrap();
         let b = Prover::try_new(other).unwrap();
         let mut todo = vec![(a.initial_state(), b.initial_state())];

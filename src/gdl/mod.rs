@@ -7,6 +7,7 @@ pub mod constant;
 pub mod demand;
 pub mod domain;
 pub mod error;
+pub mod factor;
 pub mod graph;
 pub mod normal;
 pub mod parser;

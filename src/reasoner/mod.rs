@@ -137,6 +137,13 @@ pub trait StateMachine: Send + Sync {
     fn initial_state(&self) -> Self::State;
     /// Appends the legal moves of `role` in `state` to `out` (cleared first).
     fn legal_moves(&self, state: &Self::State, role: RoleIdx, out: &mut Vec<Self::Move>);
+    /// Whether `m` is legal for `role` in `state`: what a replay asks of each
+    /// move (an engine that can ask one move answers without listing all).
+    fn is_legal(&self, state: &Self::State, role: RoleIdx, m: &Self::Move) -> bool {
+        let mut legal = Vec::new();
+        self.legal_moves(state, role, &mut legal);
+        legal.contains(m)
+    }
     /// The state after `joint` (one move per role, in role order).
     fn next_state(&self, state: &Self::State, joint: &[Self::Move]) -> Self::State;
     fn is_terminal(&self, state: &Self::State) -> bool;

@@ -437,6 +437,17 @@ impl StateMachine for Prover {
         });
     }
 
+    fn is_legal(&self, state: &ProverState, role: RoleIdx, m: &TermId) -> bool {
+        let r = self.roles[role];
+        self.with_state(state, Some(&self.program.needs_legal), |db, prog| {
+            // Goal-directed, one call with both arguments bound (it stops at
+            // its first answer); bottom-up, the table.
+            let c = db.ask(prog.legal_rel, 0b11, &[r, *m]);
+            let t = db.answers(c, prog.legal_rel);
+            (0..t.len()).any(|i| t.row(i) == [r, *m])
+        })
+    }
+
     fn next_state(&self, state: &ProverState, joint: &[TermId]) -> ProverState {
         self.with_state(state, None, |db, prog| {
             db.load_move(prog, &self.roles, joint);
