@@ -186,6 +186,25 @@ pub struct Description {
     pub source: String,
 }
 
+/// True for the keyword relations, whose arity and meaning GDL fixes (a
+/// rewrite may not rename them or change their arguments).
+pub fn is_keyword_relation(s: Sym) -> bool {
+    [
+        kw::ROLE,
+        kw::INIT,
+        kw::TRUE,
+        kw::NEXT,
+        kw::LEGAL,
+        kw::DOES,
+        kw::GOAL,
+        kw::TERMINAL,
+        kw::DISTINCT,
+        kw::BASE,
+        kw::INPUT,
+    ]
+    .contains(&s)
+}
+
 /// True for the keyword relations that a game may not define by rules.
 pub fn is_input_keyword(s: Sym) -> bool {
     s == kw::TRUE || s == kw::DOES || s == kw::DISTINCT || s == kw::NOT || s == kw::OR

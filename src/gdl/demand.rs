@@ -34,10 +34,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ast::{Description, Literal, Relation, Rule, Term};
+use super::ast::{is_keyword_relation, Description, Literal, Relation, Rule, Term};
 use super::graph::Phase;
 use super::normal::Game;
-use super::symbol::{kw, Sym};
+use super::symbol::Sym;
 
 /// Which relations the rewrite may give a demand relation.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,22 +54,6 @@ type Adornments = HashMap<Relation, Vec<bool>>;
 /// The game rewritten, and the relations that got a demand relation; `None`
 /// when no relation qualifies or the result is not stratified.
 pub fn rewrite(game: &Game, scope: Scope) -> Option<(Game, Vec<Relation>)> {
-    let keyword = |s: Sym| {
-        [
-            kw::ROLE,
-            kw::INIT,
-            kw::TRUE,
-            kw::NEXT,
-            kw::LEGAL,
-            kw::DOES,
-            kw::GOAL,
-            kw::TERMINAL,
-            kw::DISTINCT,
-            kw::BASE,
-            kw::INPUT,
-        ]
-        .contains(&s)
-    };
     // Every literal must be one the normal form leaves.
     if game.rules.iter().any(|r| {
         r.body
@@ -89,7 +73,7 @@ pub fn rewrite(game: &Game, scope: Scope) -> Option<(Game, Vec<Relation>)> {
         .iter()
         .filter(|(rel, phase)| {
             rel.arity > 0
-                && !keyword(rel.name)
+                && !is_keyword_relation(rel.name)
                 && derived.contains(rel)
                 && (scope == Scope::All || **phase != Phase::Static)
         })
@@ -425,7 +409,7 @@ pub(crate) mod tests {
 
     /// A chain that doubles at each level bottom-up and is asked about one
     /// tuple: `(p1 0)` needs `(p2 0 0)` only, as the `distinct` narrows it.
-    const CHAIN: &str = "(role r) (init (step 1)) (bit 0) (bit 1)
+    pub(crate) const CHAIN: &str = "(role r) (init (step 1)) (bit 0) (bit 1)
         (succ 1 2) (succ 2 3) (succ 3 4)
         (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
         (<= (legal r go) (p1 0))

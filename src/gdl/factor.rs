@@ -34,9 +34,9 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::ast::{Description, Literal, Relation, Rule, Term};
+use super::ast::{is_keyword_relation, Description, Literal, Relation, Rule, Term};
 use super::normal::Game;
-use super::symbol::{kw, Sym};
+use super::symbol::Sym;
 
 /// The game with its inert argument positions factored out, and the
 /// relations that lost positions; `None` when no position is inert or the
@@ -88,24 +88,6 @@ pub fn rewrite(game: &Game) -> Option<(Game, Vec<Relation>)> {
     Some((factored, order))
 }
 
-/// The keyword relations, whose arity the game's meaning fixes.
-fn keyword(s: Sym) -> bool {
-    [
-        kw::ROLE,
-        kw::INIT,
-        kw::TRUE,
-        kw::NEXT,
-        kw::LEGAL,
-        kw::DOES,
-        kw::GOAL,
-        kw::TERMINAL,
-        kw::DISTINCT,
-        kw::BASE,
-        kw::INPUT,
-    ]
-    .contains(&s)
-}
-
 /// The unary relations given by ground facts alone, each with its terms.
 fn type_tables(game: &Game) -> HashMap<Sym, HashSet<Term>> {
     let mut derived = HashSet::new();
@@ -126,7 +108,7 @@ fn type_tables(game: &Game) -> HashMap<Sym, HashSet<Term>> {
         }
     }
     tables.retain(|name, _| {
-        !keyword(*name)
+        !is_keyword_relation(*name)
             && !derived.contains(&Relation {
                 name: *name,
                 arity: 1,
@@ -144,7 +126,7 @@ fn candidates(game: &Game, types: &HashMap<Sym, HashSet<Term>>) -> Inert {
         .iter()
         .filter(|r| !r.is_fact())
         .filter_map(|r| r.head.relation())
-        .filter(|rel| rel.arity > 0 && !keyword(rel.name))
+        .filter(|rel| rel.arity > 0 && !is_keyword_relation(rel.name))
         .filter(|rel| !(rel.arity == 1 && types.contains_key(&rel.name)))
         .map(|rel| (rel, vec![true; rel.arity]))
         .collect()
@@ -172,16 +154,10 @@ fn shrink(game: &Game, types: &HashMap<Sym, HashSet<Term>>, inert: &mut Inert) {
                     }
                 }
             }
-            let Some(head) = r.head.relation() else {
-                continue;
-            };
-            let Some(positions) = inert.get(&head) else {
-                continue;
-            };
-            for (i, _) in positions.iter().enumerate().filter(|(_, b)| **b) {
-                if !inert_in_rule(r, i, types, inert) {
-                    out.push((head, i));
-                }
+        }
+        for (r, head, i) in inert_heads(game, inert) {
+            if !inert_in_rule(r, i, types, inert) {
+                out.push((head, i));
             }
         }
         if out.is_empty() {
@@ -244,39 +220,39 @@ fn position_types(
     let mut kinds: Kinds = HashMap::new();
     loop {
         let mut changed = false;
-        for r in &game.rules {
-            let Some(head) = r.head.relation() else {
-                continue;
-            };
-            let Some(positions) = inert.get(&head) else {
-                continue;
-            };
-            for i in (0..head.arity).filter(|&i| positions[i]) {
-                let kind = rule_kind(r, i, types, inert, &kinds);
-                let known = kinds.entry((head, i)).or_default();
-                let before = known.len();
-                known.extend(kind);
-                changed |= known.len() != before;
-            }
+        for (r, head, i) in inert_heads(game, inert) {
+            let kind = rule_kind(r, i, types, inert, &kinds);
+            let known = kinds.entry((head, i)).or_default();
+            let before = known.len();
+            known.extend(kind);
+            changed |= known.len() != before;
         }
         if !changed {
             break;
         }
     }
-    for r in &game.rules {
-        let Some(head) = r.head.relation() else {
-            continue;
-        };
-        let Some(positions) = inert.get(&head) else {
-            continue;
-        };
-        for i in (0..head.arity).filter(|&i| positions[i]) {
-            if rule_kind(r, i, types, inert, &kinds) != kinds[&(head, i)] {
-                return Err((head, i));
-            }
+    for (r, head, i) in inert_heads(game, inert) {
+        if rule_kind(r, i, types, inert, &kinds) != kinds[&(head, i)] {
+            return Err((head, i));
         }
     }
     Ok(kinds)
+}
+
+/// Each rule with its head's relation and each of its positions still
+/// taken for inert.
+fn inert_heads<'a>(
+    game: &'a Game,
+    inert: &'a Inert,
+) -> impl Iterator<Item = (&'a Rule, Relation, usize)> + 'a {
+    game.rules.iter().flat_map(move |r| {
+        let head = r.head.relation().filter(|h| inert.contains_key(h));
+        head.into_iter().flat_map(move |h| {
+            (0..h.arity)
+                .filter(move |&i| inert[&h][i])
+                .map(move |i| (r, h, i))
+        })
+    })
 }
 
 /// Per inert position, the type relations its values must be in.
@@ -424,26 +400,17 @@ impl Factoring<'_> {
 #[cfg(test)]
 mod tests {
     use super::rewrite;
-    use crate::gdl::demand::tests::lockstep;
+    use crate::gdl::demand::{self, tests::lockstep};
     use crate::gdl::{parse, print, Game};
 
-    /// ruleDepthExponential in small: each level asks two rows of the
-    /// next, whose arguments are only tested by `bit`.
-    const CHAIN: &str = "(role r) (init (step 1)) (bit 0) (bit 1)
-        (succ 1 2) (succ 2 3) (succ 3 4)
-        (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
-        (<= (legal r go) (p1 0))
-        (legal r stop)
-        (<= (next done) (does r stop))
-        (<= (p1 ?a) (bit ?a) (true (step 1)))
-        (<= (p1 ?a) (bit ?a) (not (true (step 1))) (p2 ?a 0) (p2 ?a 1))
-        (<= (p2 ?a ?b) (bit ?a) (bit ?b) (true (step 2)))
-        (<= (p2 ?a ?b) (bit ?a) (bit ?b) (not (true (step 2))) (p3 ?a ?b 0) (p3 ?a ?b 1))
-        (<= (p3 ?a ?b ?c) (bit ?a) (bit ?b) (bit ?c) (true (step 3)))
-        (<= terminal (true done))
-        (<= terminal (true (step 4)))
-        (<= (goal r 100) (true (step 4)))
-        (<= (goal r 0) (not (true (step 4))))";
+    /// ruleDepthExponential in small: the demand rewrite's chain with both
+    /// rows of the next level asked at each level, whose arguments are
+    /// only tested by `bit`.
+    fn chain() -> String {
+        demand::tests::CHAIN
+            .replace("(not (distinct ?a 0)) (p2 ?a 0)", "(p2 ?a 0) (p2 ?a 1)")
+            .replace("(p3 ?a ?b 1))", "(p3 ?a ?b 0) (p3 ?a ?b 1))")
+    }
 
     fn rules_of(game: &Game, name: &str) -> Vec<String> {
         game.rules
@@ -453,11 +420,20 @@ mod tests {
             .collect()
     }
 
+    /// The game of `text`, factored, and the names of the relations factored.
+    fn factor(text: &str) -> (Game, Game, Vec<String>) {
+        let game = Game::new(parse(text, "chain.kif").unwrap()).unwrap();
+        let (factored, rels) = rewrite(&game).expect("a position is inert");
+        let names = rels
+            .iter()
+            .map(|r| game.symbols.name(r.name).to_string())
+            .collect();
+        (game, factored, names)
+    }
+
     #[test]
     fn arguments_that_carry_a_type_are_factored_out() {
-        let game = Game::new(parse(CHAIN, "chain.kif").unwrap()).unwrap();
-        let (factored, rels) = rewrite(&game).expect("every prereq position is inert");
-        let names: Vec<&str> = rels.iter().map(|r| game.symbols.name(r.name)).collect();
+        let (game, factored, names) = factor(&chain());
         assert_eq!(names, ["p1", "p2", "p3"]);
         // One nullary relation a level, the constants' types decided at once.
         assert_eq!(
@@ -475,27 +451,32 @@ mod tests {
     }
 
     #[test]
-    fn a_position_compared_or_failing_its_type_is_kept_or_removed() {
-        // `distinct` reads p1's argument: it is not inert, p2's still are.
-        let text = CHAIN.replace(
-            "(<= (p1 ?a) (bit ?a) (true (step 1)))",
-            "(<= (p1 ?a) (bit ?a) (true (step 1)) (distinct ?a 1))",
-        );
-        let game = Game::new(parse(&text, "chain.kif").unwrap()).unwrap();
-        let (factored, rels) = rewrite(&game).expect("p2 and p3 are inert");
-        let names: Vec<&str> = rels.iter().map(|r| game.symbols.name(r.name)).collect();
-        assert_eq!(names, ["p2", "p3"]);
-        assert!(lockstep(game, factored.clone()) > 4);
-        // A constant outside the type: the call never holds, its rule goes;
-        // negated, the literal always holds and goes.
-        let text = CHAIN
-            .replace("(p3 ?a ?b 0) (p3 ?a ?b 1)", "(p3 ?a ?b 0) (p3 ?a ?b 7)")
-            .replace(
-                "(<= (next done) (does r stop))",
-                "(<= (next done) (does r stop) (not (p2 0 7)))",
+    fn a_position_compared_or_read_by_the_state_is_kept() {
+        // `distinct`, or the state, reads p1's argument: it is not inert,
+        // p2's and p3's still are.
+        for read in ["(distinct ?a 1)", "(true (mark ?a))"] {
+            let text = chain().replace(
+                "(<= (p1 ?a) (bit ?a) (true (step 1)))",
+                &format!("(<= (p1 ?a) (bit ?a) (true (step 1)) {read})"),
             );
-        let game = Game::new(parse(&text, "chain.kif").unwrap()).unwrap();
-        let (factored, _) = rewrite(&game).expect("a rewrite");
+            let (game, factored, names) = factor(&text);
+            assert_eq!(names, ["p2", "p3"], "{read}");
+            assert!(lockstep(game, factored) >= 2);
+        }
+    }
+
+    #[test]
+    fn a_constant_outside_the_type_removes_its_rule_or_negated_literal() {
+        // The call never holds, its rule goes; negated, the literal always
+        // holds and goes.
+        let (game, factored, _) = factor(
+            &chain()
+                .replace("(p3 ?a ?b 0) (p3 ?a ?b 1)", "(p3 ?a ?b 0) (p3 ?a ?b 7)")
+                .replace(
+                    "(<= (next done) (does r stop))",
+                    "(<= (next done) (does r stop) (not (p2 0 7)))",
+                ),
+        );
         assert_eq!(
             rules_of(&factored, "p2_factored"),
             ["(<= p2_factored (true (step 2)))"]
@@ -508,15 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn a_position_the_state_reads_is_kept_and_a_game_with_none_is_left_alone() {
-        let text = CHAIN.replace(
-            "(p2 ?a 0) (p2 ?a 1)",
-            "(p2 ?a 0) (p2 ?a 1) (true (mark ?a))",
-        );
-        let game = Game::new(parse(&text, "chain.kif").unwrap()).unwrap();
-        let (_, rels) = rewrite(&game).expect("p2 and p3 are inert");
-        let names: Vec<&str> = rels.iter().map(|r| game.symbols.name(r.name)).collect();
-        assert_eq!(names, ["p2", "p3"]);
+    fn a_game_with_no_inert_position_is_left_alone() {
         let facts = "(role r) (init (s 1)) (<= (legal r (go ?x)) (true (s ?x)))
             (<= (next (s ?x)) (does r (go ?x))) (<= terminal (true (s 1))) (goal r 100)";
         let game = Game::new(parse(facts, "facts.kif").unwrap()).unwrap();
