@@ -13,6 +13,7 @@ use ggp_asp::asp::{
     self, symbols::SymbolMap, Mode, Proven, SolveOptions, SolveResult, Status, WorkerKind,
 };
 use ggp_asp::gdl::{self, parse, parser::parse_ground_terms, Game, Term};
+use ggp_asp::reasoner::prover::Strategy;
 use ggp_asp::reasoner::Prover;
 
 fn load(path: &Path) -> Game {
@@ -788,6 +789,29 @@ fn constant_fluents_and_static_demand_solve_a_maze() {
     assert_eq!(r.status, Status::Solved, "{}", r.message);
     let plan = plan_terms(&game, &r.plan);
     assert_eq!(asp::verify::replay(&prover, &plan), Ok(100));
+}
+
+/// ruleDepthExponential's one legal move derives 2^k rows of `prereq` at
+/// step k, whose bit arguments are only tested by `bit`: nothing grounds it
+/// as written or on demand, and it grounds, small, with those arguments
+/// factored out. The plan found on the factored rules replays to 100 on the
+/// rules as written.
+#[test]
+fn factored_arguments_ground_a_rule_depth_stress_test() {
+    let game = load(&corpus("ruleDepthExponential"));
+    let prepared = asp::prepare(&game);
+    let note = prepared.note.clone().expect("the game is rewritten");
+    assert!(note.contains("factoring the arguments"), "{note}");
+    assert!(note.contains("prereq20/20"), "{note}");
+    assert!(prepared.too_big.is_none(), "{note}");
+    let r = asp::solve(&game, &opts(Mode::Search)).expect("a single-player game");
+    assert_eq!(r.status, Status::Solved, "{}", r.message);
+    assert_eq!(r.plan.len(), 19);
+    let prover = Prover::try_with(game.clone(), Strategy::GoalDirected).unwrap();
+    assert_eq!(
+        asp::verify::replay(&prover, &plan_terms(&game, &r.plan)),
+        Ok(100)
+    );
 }
 
 /// `prover` on the corpus sudoku `game` scores a valid fill 100 and one

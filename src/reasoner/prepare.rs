@@ -7,7 +7,9 @@
 //! among those that ground small ([`first_that_grounds`]):
 //! [`crate::gdl::demand`] (compute only the demanded tuples of a
 //! relation), after [`crate::gdl::constant`] if need be (constant fluents read
-//! as static relations). The solver may also split joins over fluents proven
+//! as static relations), on the rules as written and then on the rules with
+//! their inert arguments factored out ([`crate::gdl::factor`]: what
+//! ruleDepthExponential grounds on). The solver may also split joins over fluents proven
 //! to hold one value ([`crate::gdl::split`]; the proof is the solver's, with
 //! clingo, and is handed in). When nothing grounds, [`for_the_prover`] looks
 //! for a rewrite the prover runs: the prover computes a demanded relation for
@@ -17,7 +19,7 @@
 use super::ground::{self, GroundError, GroundProgram, Limits};
 use super::Prover;
 use crate::gdl::split::Unique;
-use crate::gdl::{constant, demand, kw, Game, Relation};
+use crate::gdl::{constant, demand, factor, kw, Game, Relation};
 
 /// The rules to run for a game, and how they came about.
 pub struct Prepared {
@@ -345,49 +347,77 @@ pub fn for_the_prover(game: &Game) -> Option<(Prover, Rewritten)> {
 
 /// The exact rewrites of `game`, from the least change to the most (static
 /// relations are computed once, a rewritten one per state), each with what
-/// it changed. Lazy: each is made only when the one before is turned down.
+/// it changed: the constant fluents frozen and the demand rewrite, on the
+/// rules as written, then on the rules with their inert arguments factored
+/// out ([`crate::gdl::factor`]; ruleDepthExponential grounds only so).
+/// Lazy: each is made only when the one before is turned down.
 fn rewrites(game: &Game) -> impl Iterator<Item = Rewritten> + '_ {
-    let frozen = constant::freeze(game);
+    let as_written = variants(game, None);
+    let factored = std::iter::once(()).flat_map(move |()| {
+        let Some((factored, rels)) = factor::rewrite(game) else {
+            return Vec::new();
+        };
+        let note = format!(
+            "factoring the arguments that only carry a type out of {}",
+            names(game, &rels)
+        );
+        variants(&factored, Some(&note)).collect()
+    });
+    as_written.chain(factored)
+}
+
+/// `base` with its constant fluents frozen and the demand rewrite, in the
+/// order of [`rewrites`]; `base` alone first when it is already a rewrite
+/// (`factored` says how it was made).
+fn variants<'a>(base: &'a Game, factored: Option<&'a str>) -> impl Iterator<Item = Rewritten> + 'a {
+    let frozen = constant::freeze(base);
     let tries = [
+        (false, None),
         (false, Some(demand::Scope::Dynamic)),
         (false, Some(demand::Scope::All)),
         (true, None),
         (true, Some(demand::Scope::Dynamic)),
         (true, Some(demand::Scope::All)),
     ];
-    tries.into_iter().filter_map(move |(freeze, scope)| {
-        let base = match (&frozen, freeze) {
-            (_, false) => game,
-            (Some((g, _)), true) => g,
-            (None, true) => return None,
-        };
-        let (rewritten, rels) = match scope {
-            None => (base.clone(), Vec::new()),
-            Some(scope) => demand::rewrite(base, scope)?,
-        };
-        let names = |rels: &[Relation]| -> String {
-            let names: Vec<String> = rels
-                .iter()
-                .map(|r| format!("{}/{}", base.symbols.name(r.name), r.arity))
-                .collect();
-            names.join(", ")
-        };
-        let mut changes = Vec::new();
-        if let (Some((_, fluents)), true) = (&frozen, freeze) {
-            changes.push(format!(
-                "reading the constant fluents {} as static relations",
-                names(fluents)
-            ));
-        }
-        if !rels.is_empty() {
-            changes.push(format!(
-                "computing only the demanded tuples of {}",
-                names(&rels)
-            ));
-        }
-        Some(Rewritten {
-            game: rewritten,
-            note: changes.join(" and "),
+    let skip = usize::from(factored.is_none());
+    tries
+        .into_iter()
+        .skip(skip)
+        .filter_map(move |(freeze, scope)| {
+            let from = match (&frozen, freeze) {
+                (_, false) => base,
+                (Some((g, _)), true) => g,
+                (None, true) => return None,
+            };
+            let (rewritten, rels) = match scope {
+                None => (from.clone(), Vec::new()),
+                Some(scope) => demand::rewrite(from, scope)?,
+            };
+            let mut changes: Vec<String> = factored.iter().map(|n| n.to_string()).collect();
+            if let (Some((_, fluents)), true) = (&frozen, freeze) {
+                changes.push(format!(
+                    "reading the constant fluents {} as static relations",
+                    names(base, fluents)
+                ));
+            }
+            if !rels.is_empty() {
+                changes.push(format!(
+                    "computing only the demanded tuples of {}",
+                    names(base, &rels)
+                ));
+            }
+            Some(Rewritten {
+                game: rewritten,
+                note: changes.join(" and "),
+            })
         })
-    })
+}
+
+/// Relations as `name/arity`, comma-separated.
+fn names(game: &Game, rels: &[Relation]) -> String {
+    let names: Vec<String> = rels
+        .iter()
+        .map(|r| format!("{}/{}", game.symbols.name(r.name), r.arity))
+        .collect();
+    names.join(", ")
 }
