@@ -390,6 +390,20 @@ fn is_legal_agrees_with_the_legal_moves() {
     }
 }
 
+/// A prover built with its static relations on demand has empty static
+/// tables, which bottom-up evaluation would read as false (mummymaze1p: no
+/// legal move at the start): it stays goal-directed whatever it is asked.
+#[test]
+fn a_prover_with_static_relations_on_demand_stays_goal_directed() {
+    let game = gdl::load(&Path::new(CORPUS).join("mummymaze1p.kif")).unwrap();
+    let p = Prover::try_lazy(game).unwrap();
+    p.set_strategy(Strategy::BottomUp);
+    assert_eq!(p.strategy(), Strategy::GoalDirected);
+    let mut legal = Vec::new();
+    p.legal_moves(&p.initial_state(), 0, &mut legal);
+    assert_eq!(legal.len(), 5, "four directions and nowhere");
+}
+
 /// The allocation-free playout loop (which keeps the legal moves as sets updated
 /// by propagation) plays only legal moves and ends where the state machine's own
 /// methods say: its recorded joint moves are replayed and checked step by step.

@@ -278,11 +278,16 @@ impl Prover {
         }
     }
 
-    /// Switches the strategy (the memo of the loaded state is dropped).
+    /// Switches the strategy (the memo of the loaded state is dropped). A
+    /// prover built with its static relations on demand
+    /// ([`Prover::try_lazy`]) stays goal-directed.
     pub fn set_strategy(&self, strategy: Strategy) {
         let mut db = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        // A game read top-down has no other strategy.
-        db.topdown = strategy == Strategy::GoalDirected || !self.game.top_down.is_empty();
+        // A game read top-down has no other strategy, and neither has a
+        // prover whose static relations are computed on demand.
+        db.topdown = strategy == Strategy::GoalDirected
+            || !self.game.top_down.is_empty()
+            || db.td.as_ref().is_some_and(|td| td.lazy);
         self.forget(&mut db);
     }
 

@@ -192,6 +192,9 @@ struct Frame {
 pub(super) struct TopDown {
     /// Relations answered by calls: derived, and changing with the state.
     pub(super) tabled: Vec<bool>,
+    /// Whether static relations are computed by calls, on demand (their
+    /// tables stay empty: the bottom-up strategy cannot read them).
+    pub(super) lazy: bool,
     /// How long each tabled relation's calls hold.
     life: Vec<Life>,
     planner: Planner,
@@ -300,6 +303,7 @@ impl TopDown {
         }
         TopDown {
             tabled,
+            lazy,
             life,
             planner: Planner {
                 rules_of,
