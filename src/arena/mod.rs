@@ -17,17 +17,20 @@
 //! [`crate::bench::arena`] plays series of matches to measure strength.
 
 pub mod http;
+mod record;
+mod spec;
 pub mod strategies;
 
-use std::fmt;
-use std::str::FromStr;
+pub use record::{EngineSpan, MatchEnd, MatchRecord, ReplyError, ReplyTimes};
+pub use spec::PlayerSpec;
+use spec::{NN_MIX_WEIGHT, NN_PRIOR_VISITS};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::gdl::print::term_to_string;
@@ -98,108 +101,6 @@ pub struct MoveReport {
     pub seconds: f64,
 }
 
-/// A player named on the command line.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PlayerSpec {
-    Random,
-    Legal,
-    Mc,
-    /// Flat Monte Carlo with memory across moves (`mcm`).
-    McMemory,
-    Uct,
-    /// UCT with enhancements (`uct+rave`, `uct+rave+mast`, ...).
-    UctWith(crate::search::Enhancements),
-    /// Paranoid alpha-beta (`alphabeta`).
-    AlphaBeta,
-    /// max^n (`maxn`).
-    MaxN,
-    /// Meta-choice (`auto`): the configuration the game's profile suggests.
-    Auto,
-    /// UCT with a learned model's value at the leaves and its exploration
-    /// constant (`nn-uct`; needs `--model`).
-    NnUct,
-    /// UCT whose leaves are valued by a learned model and a random playout
-    /// together, half each, with the model's constant (`nn-mix`).
-    NnMix,
-    /// UCT with random playouts whose new nodes start with a learned
-    /// model's value counted as [`NN_PRIOR_VISITS`] visits, with the model's
-    /// constant (`nn-prior`): the value as the tree policy's prior.
-    NnPrior,
-    /// Plain UCT (random playouts) with a learned model's exploration
-    /// constant, tuned by the cross-entropy method (`uct-tuned`): the tuning
-    /// measured on its own.
-    TunedUct,
-    /// Alpha-beta with a learned model's value at the leaves (`nn-alphabeta`).
-    NnAlphaBeta,
-    /// A GGP player at `http://HOST:PORT`.
-    Http(String),
-}
-
-/// `nn-mix`'s weight of the model's value against the playout's (AlphaGo
-/// mixed its value network and rollouts half and half).
-pub const NN_MIX_WEIGHT: f64 = 0.5;
-
-/// `nn-prior`'s visits of the model's value on the edge into a new node: a
-/// handful, as a weak heuristic deserves (Gelly and Silver gave a strong
-/// one 50 in 9x9 Go); a node near the root, visited thousands of times a
-/// second, soon forgets it.
-pub const NN_PRIOR_VISITS: u32 = 10;
-
-impl FromStr for PlayerSpec {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "random" => PlayerSpec::Random,
-            "legal" => PlayerSpec::Legal,
-            "mc" => PlayerSpec::Mc,
-            "mcm" => PlayerSpec::McMemory,
-            "uct" => PlayerSpec::Uct,
-            "alphabeta" => PlayerSpec::AlphaBeta,
-            "maxn" => PlayerSpec::MaxN,
-            "auto" => PlayerSpec::Auto,
-            "nn-uct" => PlayerSpec::NnUct,
-            "uct-tuned" => PlayerSpec::TunedUct,
-            "nn-mix" => PlayerSpec::NnMix,
-            "nn-prior" => PlayerSpec::NnPrior,
-            "nn-alphabeta" => PlayerSpec::NnAlphaBeta,
-            l if l.starts_with("uct+") => {
-                let e: crate::search::Enhancements = l["uct+".len()..]
-                    .parse()
-                    .with_context(|| format!("player {s:?}"))?;
-                if e.is_plain() {
-                    PlayerSpec::Uct
-                } else {
-                    PlayerSpec::UctWith(e)
-                }
-            }
-            l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-mix, nn-prior, nn-alphabeta, uct-tuned or http://HOST:PORT"),
-        })
-    }
-}
-
-impl fmt::Display for PlayerSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PlayerSpec::Random => f.write_str("random"),
-            PlayerSpec::Legal => f.write_str("legal"),
-            PlayerSpec::Mc => f.write_str("mc"),
-            PlayerSpec::McMemory => f.write_str("mcm"),
-            PlayerSpec::Uct => f.write_str("uct"),
-            PlayerSpec::UctWith(e) => write!(f, "uct+{e}"),
-            PlayerSpec::AlphaBeta => f.write_str("alphabeta"),
-            PlayerSpec::MaxN => f.write_str("maxn"),
-            PlayerSpec::Auto => f.write_str("auto"),
-            PlayerSpec::NnUct => f.write_str("nn-uct"),
-            PlayerSpec::TunedUct => f.write_str("uct-tuned"),
-            PlayerSpec::NnMix => f.write_str("nn-mix"),
-            PlayerSpec::NnPrior => f.write_str("nn-prior"),
-            PlayerSpec::NnAlphaBeta => f.write_str("nn-alphabeta"),
-            PlayerSpec::Http(u) => f.write_str(u),
-        }
-    }
-}
-
 /// Called after every step with the step number and the joint move as KIF.
 pub type StepObserver = Arc<dyn Fn(usize, &[String]) + Send + Sync>;
 
@@ -247,98 +148,6 @@ impl Default for RefereeConfig {
             model: None,
         }
     }
-}
-
-/// A player's reply the referee could not use (late, illegal or failed), and
-/// what it did about it.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct ReplyError {
-    pub role: String,
-    /// The step (0 = the first move; the START reply also counts as step 0).
-    pub step: usize,
-    /// `timeout`, `illegal` or `error`.
-    pub kind: String,
-    pub detail: String,
-}
-
-/// How a match ended.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum MatchEnd {
-    Terminal,
-    MaxSteps,
-}
-
-/// Everything that happened in one match.
-#[derive(Clone, Debug, Serialize)]
-pub struct MatchRecord {
-    pub match_id: String,
-    pub roles: Vec<String>,
-    /// The players, by name, in role order.
-    pub players: Vec<String>,
-    /// Joint moves, each a list of KIF strings in role order.
-    pub moves: Vec<Vec<String>>,
-    pub errors: Vec<ReplyError>,
-    /// Role -> goal at the end (`null` when the game gives none or several).
-    #[serde(serialize_with = "goals_as_object")]
-    pub goals: Vec<(String, Option<u8>)>,
-    /// Role -> its slowest answer (START or PLAY) in seconds, as the referee
-    /// timed it.
-    #[serde(serialize_with = "goals_as_object")]
-    pub worst_reply_s: Vec<(String, f64)>,
-    /// Every answer's time beside the clocks.
-    pub reply_times: ReplyTimes,
-    pub end: MatchEnd,
-    /// The engine that computed the last step.
-    pub engine: String,
-    /// Which engine computed which steps: the first from step 0, the chosen
-    /// one from the step it took over (when it did).
-    pub engines: Vec<EngineSpan>,
-    /// The in-process players' accounts of their moves, by step.
-    pub move_reports: Vec<MoveReport>,
-    pub seconds: f64,
-}
-
-/// An engine of the referee's and the first step it computed.
-#[derive(Clone, Debug, Serialize)]
-pub struct EngineSpan {
-    pub engine: String,
-    pub from_step: usize,
-}
-
-/// How long every answer of a match took, as the referee timed it (from
-/// sending the message to reading the reply, in seconds to the millisecond),
-/// beside the clocks they ran under: the answers of an HTTP player include
-/// the network's time, as a game manager sees them.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ReplyTimes {
-    pub start_clock_s: f64,
-    pub play_clock_s: f64,
-    /// Role -> its START answer.
-    #[serde(serialize_with = "goals_as_object")]
-    pub start_s: Vec<(String, f64)>,
-    /// Role -> its PLAY answers, by step.
-    #[serde(serialize_with = "goals_as_object")]
-    pub play_s: Vec<(String, Vec<f64>)>,
-}
-
-impl MatchRecord {
-    /// The goal of role `r` (0 when the game gives it none).
-    pub fn score(&self, r: RoleIdx) -> u8 {
-        self.goals.get(r).and_then(|g| g.1).unwrap_or(0)
-    }
-}
-
-/// A list of (role, value) pairs as a JSON object.
-fn goals_as_object<S: Serializer, V: Serialize>(
-    goals: &[(String, V)],
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    let mut m = s.serialize_map(Some(goals.len()))?;
-    for (r, g) in goals {
-        m.serialize_entry(r, g)?;
-    }
-    m.end()
 }
 
 /// A player entered in a match: one to build from its spec (`--player`), or
