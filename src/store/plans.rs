@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use tracing::warn;
 
 use crate::asp::{verify, SolveResult, Source};
-use crate::gdl::Term;
-use crate::gdl::{self, print, Description, Game};
+use crate::gdl::{self, print, Description, Game, Term};
 use crate::reasoner::prover::{Prover, Strategy};
 
 use super::fingerprint::{self, SymbolMap};
