@@ -127,7 +127,7 @@ impl SolveContext {
     pub fn program(&self) -> Program {
         let mut program = Program::new(&self.game);
         let opts = &self.opts;
-        if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth) {
+        if !opts.invariants || matches!(opts.mode, Mode::Search | Mode::Breadth | Mode::Parallel) {
             return program;
         }
         let budget = opts

@@ -73,10 +73,17 @@ impl Workers {
             // clingo would ground for as long as it is let (sudoku: gigabytes
             // within a minute, no horizon grounded).
             Mode::Auto if context.engine == crate::reasoner::Engine::Prover => vec![],
-            Mode::Auto => vec![WorkerKind::Full, WorkerKind::Incremental],
+            // The parallel worker goes last: the launcher analyses the game
+            // for it first, and in auto drops it where few moves commute.
+            Mode::Auto => vec![
+                WorkerKind::Full,
+                WorkerKind::Incremental,
+                WorkerKind::Parallel,
+            ],
             Mode::Search | Mode::Breadth => vec![],
             Mode::Full => vec![WorkerKind::Full],
             Mode::Incremental => vec![WorkerKind::Incremental],
+            Mode::Parallel => vec![WorkerKind::Parallel],
         };
         let breadth = matches!(opts.mode, Mode::Auto | Mode::Breadth);
         if breadth {
@@ -86,6 +93,7 @@ impl Workers {
         if !kinds.is_empty() {
             let launcher = ClingoLauncher {
                 kinds: kinds.clone(),
+                ground: ground.clone(),
                 context: Arc::clone(context),
                 tx: tx.clone(),
                 children: Arc::clone(&children),
@@ -125,6 +133,8 @@ impl Workers {
 /// and its invariants proven (a small game is solved by then).
 struct ClingoLauncher {
     kinds: Vec<WorkerKind>,
+    /// The game's ground program, which the parallel worker's analysis reads.
+    ground: Option<Arc<GroundProgram>>,
     context: Arc<SolveContext>,
     tx: mpsc::Sender<Event>,
     children: Arc<Mutex<Vec<u32>>>,
@@ -133,13 +143,23 @@ struct ClingoLauncher {
 impl ClingoLauncher {
     /// Makes the program and starts a worker of each kind on it; a worker
     /// that cannot start is reported as failed.
-    fn run(self) {
+    fn run(mut self) {
         let program = self.context.program();
-        for &kind in &self.kinds {
+        for &kind in &self.kinds.clone() {
             if self.context.stopped() {
                 return;
             }
-            let job = job_of(kind, &program, &self.context);
+            let job = if kind == WorkerKind::Parallel {
+                match self.parallel_job(&program) {
+                    Ok(job) => job,
+                    Err(why) => {
+                        let _ = self.tx.send(why);
+                        continue;
+                    }
+                }
+            } else {
+                job_of(kind, &program, &self.context)
+            };
             match spawn_clingo_worker(job, &self.context, &self.tx) {
                 Ok(Some(pid)) => self
                     .children
@@ -154,6 +174,58 @@ impl ClingoLauncher {
                 }
             }
         }
+    }
+}
+
+/// In auto the parallel worker runs only where at least this share of the
+/// pairs of moves may share a step: elsewhere its horizons are nearly the
+/// serial ones, and the full worker already searches those.
+const PARALLEL_MIN_INDEPENDENT: f64 = 0.5;
+
+impl ClingoLauncher {
+    /// The parallel worker's job, after the analysis of the game's ground
+    /// rules; else the event that ends it: in auto a quiet stop where it
+    /// does not apply or would not help, with `--mode parallel` a failure
+    /// that says why.
+    fn parallel_job(&mut self, program: &super::Program) -> Result<Job, Event> {
+        let kind = WorkerKind::Parallel;
+        let auto = self.context.opts.mode == Mode::Auto;
+        let ground = self.ground.take();
+        let t0 = Instant::now();
+        let steps = match ground.as_deref() {
+            Some(g) => super::parallel::analyse(&self.context.game, g),
+            None => Err(self
+                .context
+                .too_big
+                .clone()
+                .unwrap_or_else(|| "the game was not ground".into())),
+        };
+        drop(ground);
+        let steps = match steps {
+            Ok(s) if auto && s.independent() < PARALLEL_MIN_INDEPENDENT => {
+                crate::progress!(
+                    "[parallel] not started: {:.0}% of the pairs of moves conflict",
+                    100.0 * (1.0 - s.independent())
+                );
+                return Err(Event::Done(kind, Verdict::Stopped, Times::default()));
+            }
+            Ok(s) => s,
+            Err(e) if auto => {
+                crate::progress!("[parallel] not started: {e}");
+                return Err(Event::Done(kind, Verdict::Stopped, Times::default()));
+            }
+            Err(e) => {
+                let msg = format!("parallel steps do not apply: {e}");
+                return Err(Event::Failed(kind, msg, Times::default()));
+            }
+        };
+        crate::progress!(
+            "[parallel] {} moves, {:.1}% of their pairs never interfere; analysis {:.2} s",
+            steps.moves,
+            100.0 * steps.independent(),
+            t0.elapsed().as_secs_f64()
+        );
+        Ok(Job::parallel(&steps, program, 1, &self.context.opts))
     }
 }
 
@@ -364,6 +436,15 @@ impl Coordinator {
                     .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
                 let note = match verified {
                     Ok(note) => note,
+                    // A parallel plan whose serialisation passes through a
+                    // terminal state (which the analysis cannot rule out) is
+                    // that worker's failure, not the solve's.
+                    Err(e) if kind == WorkerKind::Parallel => {
+                        crate::progress!("[parallel] a plan that does not replay: {e}");
+                        w.failures
+                            .push(format!("parallel: a plan that does not replay: {e}"));
+                        return None;
+                    }
                     Err(e) => return Some(self.error(kind, times, e)),
                 };
                 let better = self

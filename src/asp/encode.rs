@@ -19,6 +19,9 @@ pub enum Form {
     Horizon(usize),
     /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
     Incremental,
+    /// The parallel-step program (see [`super::parallel`]): plans of at most
+    /// this many steps, moves that do not interfere sharing a step.
+    Parallel(usize),
 }
 
 /// A program and what was said while making it.
@@ -42,7 +45,34 @@ pub fn encode(g: &Game, form: Form, invariants: bool) -> Result<Encoding, String
         ));
     }
     let mut notes = Vec::new();
-    let prepared = prepare(g);
+    let mut prepared = prepare(g);
+    if let Form::Parallel(h) = form {
+        let ground = prepared.ground.take().ok_or_else(|| {
+            let why = prepared
+                .too_big
+                .clone()
+                .unwrap_or_else(|| "it was not ground".into());
+            format!("no parallel-step program: the game's ground rules are needed, and {why}")
+        })?;
+        let steps = super::parallel::analyse(&prepared.game, &ground)
+            .map_err(|e| format!("parallel steps do not apply: {e}"))?;
+        if let Some(note) = &prepared.note {
+            notes.push(format!("note: {note}"));
+        }
+        notes.push(format!(
+            "note: {} moves, {:.1}% of their pairs never interfere",
+            steps.moves,
+            100.0 * steps.independent()
+        ));
+        let text = format!(
+            "{}
+% The horizon (parallel steps).
+horizon({h}).
+",
+            steps.program(&prepared.game.source)
+        );
+        return Ok(Encoding { text, notes });
+    }
     // A rewrite only the prover runs would not ground either: the rules as
     // written are the ones worth reading.
     let encoded = if prepared.prover_only {
@@ -68,12 +98,15 @@ pub fn encode(g: &Game, form: Form, invariants: bool) -> Result<Encoding, String
             notes.push(format!("warning: no state invariants: {e}"));
         }
     }
+    // The parallel form was answered above: the others remain.
     let text = match form {
-        Form::Incremental => format!("#include <incmode>.\n{}", program.incremental()),
         Form::Horizon(h) => format!(
             "{}\n% The horizon, and the query switched on for the clingo executable.\nhorizon({h}).\nquery.\n",
             program.full()
         ),
+        Form::Incremental | Form::Parallel(_) => {
+            format!("#include <incmode>.\n{}", program.incremental())
+        }
     };
     Ok(Encoding { text, notes })
 }

@@ -17,6 +17,7 @@ mod coordinator;
 pub mod encode;
 pub mod forward;
 pub mod invariants;
+pub mod parallel;
 pub mod process;
 pub mod program;
 pub mod shorten;
@@ -58,6 +59,10 @@ pub enum Mode {
     /// Breadth-first search over the rule engine with duplicate detection
     /// (no clingo): proves its plan shortest (see [`forward::breadth`]).
     Breadth,
+    /// clingo on the parallel-step program: moves that commute share a step
+    /// (see [`parallel`]); its plans are not proven shortest, its refuted
+    /// horizons bound every plan's length.
+    Parallel,
 }
 
 impl Mode {
@@ -68,6 +73,7 @@ impl Mode {
             Mode::Incremental => "incremental",
             Mode::Search => "search",
             Mode::Breadth => "breadth",
+            Mode::Parallel => "parallel",
         }
     }
 
@@ -80,6 +86,7 @@ impl Mode {
             Mode::Incremental => Some(WorkerKind::Incremental),
             Mode::Search => Some(WorkerKind::Search),
             Mode::Breadth => Some(WorkerKind::Breadth),
+            Mode::Parallel => Some(WorkerKind::Parallel),
         }
     }
 }
@@ -98,6 +105,8 @@ pub enum WorkerKind {
     Search,
     /// The breadth-first search over the rule engine.
     Breadth,
+    /// clingo on the parallel-step program.
+    Parallel,
 }
 
 impl WorkerKind {
@@ -108,6 +117,7 @@ impl WorkerKind {
             WorkerKind::Incremental => "incremental",
             WorkerKind::Search => "search",
             WorkerKind::Breadth => "breadth",
+            WorkerKind::Parallel => "parallel",
         }
     }
 

@@ -32,7 +32,8 @@ pub struct Program {
     /// The most moves any play lasts, when a clock in the rules says so
     /// ([`super::bounds::game_length`]): a horizon the full worker grounds.
     pub ends_by: Option<usize>,
-    name: String,
+    /// The game's source, for the programs' first line.
+    pub name: String,
 }
 
 impl Program {

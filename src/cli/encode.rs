@@ -21,6 +21,10 @@ pub struct Args {
     /// Multi-shot form for clingo's incremental mode (`#include <incmode>.`).
     #[arg(long, group = "form")]
     incremental: bool,
+    /// Parallel steps: plans of at most H steps, moves that do not interfere
+    /// sharing a step (from the game's ground rules).
+    #[arg(long, group = "form", value_name = "H")]
+    parallel: Option<usize>,
     /// Leave out the state invariants (proven with clingo, added as constraints).
     #[arg(long)]
     no_invariants: bool,
@@ -29,9 +33,10 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<u8> {
         let g = gdl::load(&self.game)?;
-        let form = match self.horizon {
-            Some(h) => encode::Form::Horizon(h),
-            None => encode::Form::Incremental,
+        let form = match (self.horizon, self.parallel) {
+            (Some(h), _) => encode::Form::Horizon(h),
+            (None, Some(h)) => encode::Form::Parallel(h),
+            (None, None) => encode::Form::Incremental,
         };
         let program = encode::encode(&g, form, !self.no_invariants).map_err(anyhow::Error::msg)?;
         for note in &program.notes {

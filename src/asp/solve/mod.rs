@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 
 mod full;
 mod incremental;
+mod parallel;
 
 /// What a worker found. `plan` is in step order; `goal` is what the program claims.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -92,6 +93,11 @@ pub struct Job {
     pub full: String,
     /// The incremental form ([`Program::incremental`]), for that worker.
     pub incremental: Option<String>,
+    /// The parallel worker's free-state program
+    /// ([`super::parallel::ParallelSteps::free_state`]); its `full` is the
+    /// parallel program.
+    #[serde(default)]
+    pub free_state: Option<String>,
     pub map: SymbolMap,
     pub factors: Vec<Factor>,
     /// See [`Program::ends_by`].
@@ -110,9 +116,31 @@ impl Job {
             kind,
             full: program.full(),
             incremental: (kind == WorkerKind::Incremental).then(|| program.incremental()),
+            free_state: None,
             map: program.translation.map.clone(),
             factors: program.translation.factors.clone(),
             ends_by: program.ends_by,
+            threads,
+            opts: opts.clone(),
+            step_back: 0,
+        }
+    }
+
+    /// The parallel worker's job on `steps`, the analysis of `program`'s game.
+    pub fn parallel(
+        steps: &super::parallel::ParallelSteps,
+        program: &Program,
+        threads: usize,
+        opts: &SolveOptions,
+    ) -> Job {
+        Job {
+            kind: WorkerKind::Parallel,
+            full: steps.program(&program.name),
+            incremental: None,
+            free_state: Some(steps.free_state()),
+            map: program.translation.map.clone(),
+            factors: Vec::new(),
+            ends_by: None,
             threads,
             opts: opts.clone(),
             step_back: 0,
@@ -358,6 +386,7 @@ impl ClingoWorker {
         self.guard = Some(lock());
         let r = match self.kind {
             WorkerKind::Incremental => self.incremental(),
+            WorkerKind::Parallel => self.parallel(),
             _ => self.full(),
         };
         let times = self.times;

@@ -66,7 +66,7 @@ async function viewSolve() {
   const upload = el("input", { type: "file", accept: ".kif,.gdl,.txt", "data-testid": "upload" });
   const timeout = el("input", { type: "number", min: "1", value: "60", size: "5", "data-testid": "timeout" });
   const mode = el("select", { "data-testid": "mode" },
-    ...["auto", "full", "incremental", "search", "breadth"].map(m => el("option", { value: m }, m)));
+    ...["auto", "full", "incremental", "search", "breadth", "parallel"].map(m => el("option", { value: m }, m)));
   const first = el("input", { type: "checkbox", "data-testid": "first" });
   const out = el("div", {});
   const setGame = text => { area.value = text; currentGame = text; sessionStorage.setItem("game", text); };
