@@ -429,6 +429,17 @@ impl<'a> Analysis<'a> {
         let nexts: Vec<AtomId> = (0..self.g.atoms.len() as AtomId)
             .filter(|&x| self.kind[x as usize] == Kind::Next)
             .collect();
+        // A fluent that no `next` rule can derive (the initial value of a
+        // clock) is cleared by every move.
+        let derivable: HashSet<AtomId> = self.true_of_next.values().copied().collect();
+        for t in 0..self.g.atoms.len() as AtomId {
+            if self.kind[t as usize] == Kind::True && !derivable.contains(&t) {
+                self.spend(moves.len() as u64)?;
+                for e in effects.iter_mut() {
+                    e.push((t, Vec::new()));
+                }
+            }
+        }
         // The memo of the relations reading `does`, per move (and for none).
         let mut memos: HashMap<Option<usize>, HashMap<AtomId, Dnf>> = HashMap::new();
         for n in nexts {
