@@ -357,9 +357,14 @@ fn verify_fallbacks(
 }
 
 /// `found` with its plan shortened where it loops or takes a detour (see
-/// [`shorten`]); the same when nothing can be cut. A plan proven shortest has
-/// nothing to cut.
+/// [`shorten`]); the same when nothing can be cut. A plan proven shortest, or
+/// as long as the lower bound, has nothing to cut.
 fn without_detours(context: &SolveContext, found: FoundPlan) -> FoundPlan {
+    // A plan no longer than the proven lower bound has nothing to cut (and
+    // the search for shortcuts costs seconds on the prover's slower games).
+    if found.plan.len() <= context.refuted.load(Ordering::Relaxed) + 1 {
+        return found;
+    }
     let Ok(prover) = context.prover() else {
         return found;
     };
@@ -679,6 +684,17 @@ impl Coordinator {
                 "goal 100 is out of reach; best goal {} in {} moves",
                 found.goal,
                 found.plan.len()
+            ),
+            // What the parallel horizons prove, and what they do not.
+            Proven::None if mode == WorkerKind::Parallel => format!(
+                "plan to goal {} (not proven optimal: its moves shared parallel steps, \
+                 and a parallel plan's length bounds no serial plan's{})",
+                found.goal,
+                if self.refuted > 0 {
+                    format!("; no plan of {} or fewer moves", self.refuted)
+                } else {
+                    String::new()
+                }
             ),
             Proven::None => format!("plan to goal {} (not proven optimal)", found.goal),
         };
