@@ -139,6 +139,8 @@ enum Kind {
 
 struct Analysis<'a> {
     g: &'a GroundProgram,
+    /// The game's symbols, to name atoms in messages.
+    symbols: &'a crate::gdl::Symbols,
     kind: Vec<Kind>,
     rules_of: Vec<Vec<usize>>,
     /// Whether the atom depends on a `does` atom.
@@ -155,7 +157,7 @@ pub fn analyse(game: &Game, g: &GroundProgram) -> Result<ParallelSteps, String> 
     if game.roles.len() != 1 {
         return Err("parallel steps are for single-player games".into());
     }
-    let mut a = Analysis::new(g);
+    let mut a = Analysis::new(g, &game.symbols);
     let moves: Vec<AtomId> = {
         let mut m: Vec<(usize, AtomId)> = (0..g.atoms.len() as AtomId)
             .filter_map(|x| match a.kind[x as usize] {
@@ -231,7 +233,7 @@ pub fn analyse(game: &Game, g: &GroundProgram) -> Result<ParallelSteps, String> 
 }
 
 impl<'a> Analysis<'a> {
-    fn new(g: &'a GroundProgram) -> Analysis<'a> {
+    fn new(g: &'a GroundProgram, symbols: &'a crate::gdl::Symbols) -> Analysis<'a> {
         let n = g.atoms.len();
         let mut does_index = 0;
         let kind: Vec<Kind> = g
@@ -287,6 +289,7 @@ impl<'a> Analysis<'a> {
         }
         Analysis {
             g,
+            symbols,
             kind,
             rules_of,
             reads_moves,
@@ -415,11 +418,10 @@ impl<'a> Analysis<'a> {
         Ok(out)
     }
 
+    /// Atom `x` as GDL text, for messages.
     fn name(&self, x: AtomId) -> String {
-        format!(
-            "{:?}",
-            crate::reasoner::terms::TermPool::to_term(&self.g.pool, self.g.atoms[x as usize])
-        )
+        let t = self.g.pool.to_term(self.g.atoms[x as usize]);
+        crate::gdl::print::term_to_string(&t, self.symbols)
     }
 
     /// Per move, the fluents it writes (as `true` atoms) with its effect on
@@ -743,5 +745,53 @@ impl Render<'_> {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::analyse;
+    use crate::gdl::{parse, Game};
+    use crate::reasoner::ground::{ground, Limits};
+
+    fn game(text: &str) -> Game {
+        Game::new(parse(text, "t.kif").unwrap()).unwrap()
+    }
+
+    /// Two lamps, each switched on by a move of its own: the moves never
+    /// interfere, and each writes its lamp only.
+    const LAMPS: &str = "(role p) (lamp a) (lamp b)
+        (<= (legal p (on ?l)) (lamp ?l) (not (true (lit ?l))))
+        (<= (next (lit ?l)) (does p (on ?l)))
+        (<= (next (lit ?l)) (true (lit ?l)))
+        (<= terminal (true (lit a)) (true (lit b)))
+        (<= (goal p 100) (true (lit a)) (true (lit b)))
+        (<= (goal p 0) (not (true (lit a))))
+        (<= (goal p 0) (not (true (lit b))))";
+
+    #[test]
+    fn moves_that_switch_different_lamps_never_interfere() {
+        let g = game(LAMPS);
+        let steps = analyse(&g, &ground(&g, &Limits::default()).unwrap()).unwrap();
+        assert_eq!((steps.moves, steps.conflicts), (2, 0));
+        let text = steps.program("lamps");
+        assert!(text.contains("writes(on(a),lit(a))."), "{text}");
+        assert!(!text.contains("writes(on(a),lit(b))."), "{text}");
+        assert!(text.contains("reads(on(a),lit(a))."), "{text}");
+    }
+
+    #[test]
+    fn a_move_relation_negated_under_a_state_condition_is_declined_by_name() {
+        // `(moved ?l)` reads the move and the state; `next` negates it.
+        let text = LAMPS.replace(
+            "(<= (next (lit ?l)) (true (lit ?l)))",
+            "(<= (moved ?l) (does p (on ?l)) (true (lit ?l)))
+             (<= (next (lit ?l)) (true (lit ?l)) (not (moved ?l)))",
+        );
+        let g = game(&text);
+        let e = analyse(&g, &ground(&g, &Limits::default()).unwrap())
+            .err()
+            .expect("declined");
+        assert!(e.contains("negated") && e.contains("(moved "), "{e}");
     }
 }
