@@ -545,43 +545,9 @@ fn ggp_asp() -> Command {
     cmd
 }
 
-fn clingo_available() -> bool {
-    Command::new("clingo").arg("--version").output().is_ok()
-}
-
-/// Runs the stock `clingo` on a program; the moves of its last (optimal) answer.
-fn stock_clingo_plan(program: &str) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("ggp-asp-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("p{}.lp", program.len()));
-    std::fs::write(&file, program).unwrap();
-    let out = Command::new("clingo")
-        .arg(&file)
-        .arg("--outf=0")
-        .arg("--quiet=1")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&file);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("SATISFIABLE") || text.contains("OPTIMUM FOUND"),
-        "{text}"
-    );
-    let answer = text
-        .lines()
-        .skip_while(|l| !l.starts_with("Answer"))
-        .nth(1)
-        .unwrap_or_else(|| panic!("no answer: {text}"));
-    answer
-        .split_whitespace()
-        .filter(|a| a.starts_with("does("))
-        .map(str::to_string)
-        .collect()
-}
-
 #[test]
 fn stock_clingo_solves_the_printed_programs() {
-    if !clingo_available() {
+    if !common::clingo_available() {
         println!("note: no `clingo` executable on PATH (Debian package gringo); test skipped");
         return;
     }
@@ -599,9 +565,9 @@ fn stock_clingo_solves_the_printed_programs() {
             String::from_utf8(out.stdout).unwrap()
         };
         let horizon = (optimum + 3).to_string();
-        let full = stock_clingo_plan(&encode(&["--horizon", &horizon]));
+        let full = common::stock_clingo_plan(&encode(&["--horizon", &horizon]));
         assert_eq!(full.len(), optimum, "{name}: full program, {full:?}");
-        let inc = stock_clingo_plan(&encode(&["--incremental"]));
+        let inc = common::stock_clingo_plan(&encode(&["--incremental"]));
         assert_eq!(inc.len(), optimum, "{name}: incremental program, {inc:?}");
     }
 }

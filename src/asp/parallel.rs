@@ -57,6 +57,8 @@ use super::symbols::SymbolMap;
 
 /// The game-independent part of the parallel program.
 pub const PARALLEL_LP: &str = include_str!("../../encodings/parallel.lp");
+/// The game-independent part of the free-state check.
+pub const FREE_STATE_LP: &str = include_str!("../../encodings/free_state.lp");
 
 /// The most conjunctions an effect or a relation reading `does` may expand to.
 const MAX_CONJUNCTIONS: usize = 64;
@@ -114,11 +116,7 @@ impl ParallelSteps {
     /// The free-state program: satisfiable when some set of fluents is a
     /// terminal state in which the role's goal is above 0.
     pub fn free_state(&self) -> String {
-        format!(
-            "{}{}\ntime(0).\n{{ holds(F,0) : fluent(F) }}.\n\
-             :- not terminal(0).\nscores :- goal(R,G,0), role(R), G > 0.\n:- not scores.\n",
-            self.rules, self.fluents
-        )
+        format!("{}{}\n{FREE_STATE_LP}", self.rules, self.fluents)
     }
 }
 

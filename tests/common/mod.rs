@@ -8,7 +8,7 @@ pub mod service;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use ggp_asp::gdl::{self, parser::parse_ground_terms};
@@ -282,4 +282,39 @@ pub fn wait_cpu(child: &mut Child, cpu: Duration, wall: Duration) -> Option<Exit
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Whether the stock `clingo` executable is on PATH (Debian package gringo).
+pub fn clingo_available() -> bool {
+    Command::new("clingo").arg("--version").output().is_ok()
+}
+
+/// Runs the stock `clingo` on a program; the moves of its last (optimal) answer.
+pub fn stock_clingo_plan(program: &str) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("ggp-asp-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("p{}.lp", program.len()));
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new("clingo")
+        .arg(&file)
+        .arg("--outf=0")
+        .arg("--quiet=1")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("SATISFIABLE") || text.contains("OPTIMUM FOUND"),
+        "{text}"
+    );
+    let answer = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Answer"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no answer: {text}"));
+    answer
+        .split_whitespace()
+        .filter(|a| a.starts_with("does("))
+        .map(str::to_string)
+        .collect()
 }
