@@ -127,13 +127,13 @@ pub fn run(
             &context.refuted,
         );
     }
-    drop(ground);
     let end = machine.visit(Search {
         limits,
         clock_end,
         stop: &context.stop,
         refuted: &context.refuted,
         start,
+        rules: ground.as_deref().map(|g| (&game, g)),
     });
     let event = match end {
         End::Won(plan) => Event::Done(
@@ -272,7 +272,7 @@ impl MachineVisitor for InitialFluents {
 }
 
 /// How the search ended.
-enum End {
+pub(super) enum End {
     Won(Vec<Term>),
     /// Every reachable state seen: the best goal of a terminal state, with a
     /// shortest plan to it; `depth` the deepest layer.
@@ -284,20 +284,32 @@ enum End {
     Stopped,
 }
 
-struct Search<'a> {
-    limits: Limits,
+pub(super) struct Search<'a> {
+    pub(super) limits: Limits,
     /// Moves after which the left-out clock would end the game.
-    clock_end: Option<usize>,
-    stop: &'a AtomicBool,
-    refuted: &'a AtomicUsize,
-    start: Instant,
+    pub(super) clock_end: Option<usize>,
+    pub(super) stop: &'a AtomicBool,
+    pub(super) refuted: &'a AtomicUsize,
+    pub(super) start: Instant,
+    /// The rules searched and their ground program, for the pattern
+    /// databases (see [`HEURISTIC_AFTER`]).
+    pub(super) rules: Option<(&'a Game, &'a GroundProgram)>,
 }
 
-/// A state seen: its parent's index and the move from there.
-struct Node<S, M> {
-    state: S,
-    parent: u32,
-    mv: Option<M>,
+/// The states the blind search keeps before it builds pattern databases
+/// and, when they bound the plan's length above what it has proven, goes on
+/// as A* (see [`super::astar`]): a game it proves at once is not delayed by
+/// them.
+const HEURISTIC_AFTER: usize = 200_000;
+
+/// A state seen: its parent's index, the move from there, the moves from
+/// the initial state (`g`) and, for A*, the heuristic's estimate (`h`).
+pub(super) struct Node<S, M> {
+    pub(super) state: S,
+    pub(super) parent: u32,
+    pub(super) mv: Option<M>,
+    pub(super) g: u32,
+    pub(super) h: u32,
 }
 
 impl MachineVisitor for Search<'_> {
@@ -316,15 +328,15 @@ impl MachineVisitor for Search<'_> {
     }
 }
 
-struct Bfs<'a, M: StateMachine> {
-    m: &'a M,
-    s: Search<'a>,
-    nodes: Vec<Node<M::State, M::Move>>,
+pub(super) struct Bfs<'a, M: StateMachine> {
+    pub(super) m: &'a M,
+    pub(super) s: Search<'a>,
+    pub(super) nodes: Vec<Node<M::State, M::Move>>,
     /// Indices into `nodes`, hashed by state.
-    table: HashTable<u32>,
-    hasher: hashbrown::DefaultHashBuilder,
+    pub(super) table: HashTable<u32>,
+    pub(super) hasher: hashbrown::DefaultHashBuilder,
     /// The best goal below 100 of a terminal state seen, at its first node.
-    best: Option<(u8, u32)>,
+    pub(super) best: Option<(u8, u32)>,
 }
 
 /// What adding a state found.
@@ -341,6 +353,8 @@ impl<M: StateMachine> Bfs<'_, M> {
             state: init.clone(),
             parent: u32::MAX,
             mv: None,
+            g: 0,
+            h: 0,
         });
         let h = self.hash(&init);
         self.table.insert_unique(h, 0, |_| h);
@@ -373,6 +387,11 @@ impl<M: StateMachine> Bfs<'_, M> {
                     "no winning plan within {depth} moves (every state within them searched)"
                 ));
             }
+            if self.nodes.len() >= HEURISTIC_AFTER.min(self.s.limits.max_states / 2) {
+                if let Some(end) = self.try_heuristic(depth) {
+                    return end;
+                }
+            }
             depth += 1;
             let at_clock_end = self.s.clock_end == Some(depth);
             for (k, &i) in layer.iter().enumerate() {
@@ -389,7 +408,7 @@ impl<M: StateMachine> Bfs<'_, M> {
                 self.m.legal_moves(&state, 0, &mut legal);
                 for mv in legal.drain(..) {
                     let child = self.m.next_state(&state, std::slice::from_ref(&mv));
-                    match self.add(child, i, mv, at_clock_end) {
+                    match self.add(child, i, mv, depth, at_clock_end) {
                         Added::Seen => {}
                         Added::New => next.push(self.nodes.len() as u32 - 1),
                         Added::Won(n) => return End::Won(self.plan(n)),
@@ -427,7 +446,7 @@ impl<M: StateMachine> Bfs<'_, M> {
     /// its cheap chance ([`Limits::step_back_after`]) and another worker is
     /// ahead: it has proven that no plan of `depth` moves, the layer this
     /// search is still expanding, exists.
-    fn step_back_when_behind(&mut self, depth: usize) {
+    pub(super) fn step_back_when_behind(&mut self, depth: usize) {
         if let Some(after) = self.s.limits.step_back_after {
             if self.s.start.elapsed() >= after && self.s.refuted.load(Ordering::Relaxed) >= depth {
                 crate::priority::step_back(crate::priority::BEHIND);
@@ -438,18 +457,25 @@ impl<M: StateMachine> Bfs<'_, M> {
 
     /// The state's goal (see [`super::best_goal`]): a plan wins when goal
     /// 100 holds at its end.
-    fn goal(&self, s: &M::State) -> u8 {
+    pub(super) fn goal(&self, s: &M::State) -> u8 {
         super::best_goal(self.m, s)
     }
 
-    fn hash(&self, s: &M::State) -> u64 {
+    pub(super) fn hash(&self, s: &M::State) -> u64 {
         use std::hash::BuildHasher;
         self.hasher.hash_one(s)
     }
 
     /// Adds `state`, reached from node `parent` by `mv`, unless seen; a
     /// state at the clock's end is terminal.
-    fn add(&mut self, state: M::State, parent: u32, mv: M::Move, at_clock_end: bool) -> Added {
+    fn add(
+        &mut self,
+        state: M::State,
+        parent: u32,
+        mv: M::Move,
+        depth: usize,
+        at_clock_end: bool,
+    ) -> Added {
         let h = self.hash(&state);
         let nodes = &self.nodes;
         if self
@@ -466,6 +492,8 @@ impl<M: StateMachine> Bfs<'_, M> {
             state,
             parent,
             mv: Some(mv),
+            g: depth as u32,
+            h: 0,
         });
         let nodes = &self.nodes;
         let hasher = &self.hasher;
@@ -487,7 +515,7 @@ impl<M: StateMachine> Bfs<'_, M> {
     }
 
     /// The moves from the initial state to node `n`.
-    fn plan(&self, mut n: u32) -> Vec<Term> {
+    pub(super) fn plan(&self, mut n: u32) -> Vec<Term> {
         let mut plan = Vec::new();
         while let Some(mv) = &self.nodes[n as usize].mv {
             plan.push(self.m.move_term(mv));
@@ -497,7 +525,7 @@ impl<M: StateMachine> Bfs<'_, M> {
         plan
     }
 
-    fn give_up(&self, depth: usize) -> End {
+    pub(super) fn give_up(&self, depth: usize) -> End {
         End::GaveUp(format!(
             "breadth-first search gave up at depth {depth} after {} states (its memory share)",
             self.nodes.len()

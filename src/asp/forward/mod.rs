@@ -45,12 +45,15 @@ use dfs::Dfs;
 use distance::Distances;
 use support::Support;
 
+pub mod abstraction;
+mod astar;
 mod beam;
 pub mod blockers;
 pub mod breadth;
 pub mod count;
 mod dfs;
 pub mod distance;
+pub mod pattern;
 pub mod relaxed;
 pub mod support;
 use crate::gdl::split::Unique;

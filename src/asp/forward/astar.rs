@@ -1,0 +1,211 @@
+//! A* over the rule engine with the pattern databases of [`super::pattern`]:
+//! the breadth-first search's sequel where the databases bound the moves
+//! left (sliding puzzles, where breadth-first search drowns in the boards
+//! within 20 moves).
+//!
+//! The databases are admissible and consistent (each is a distance in an
+//! abstract space every concrete move projects into; their sum where the
+//! patterns count disjoint moves), so a state is expanded at its fewest
+//! moves from the start and states are taken in buckets of `f = g + h`.
+//! When bucket `f` is empty, every plan of `f` moves or fewer would have had
+//! a state in it: none exists, which raises the shared lower bound as the
+//! blind search's layers do. A winning state found in bucket `f` at `f`
+//! moves or fewer is therefore a shortest plan; one found at `f + 1` is
+//! kept until bucket `f` is empty. States whose estimate passes the last
+//! move allowed, or from which a database finds goal 100 out of reach, are
+//! not searched, so an empty open list proves no plan to goal 100 but no
+//! best goal below it.
+
+use std::sync::atomic::Ordering;
+
+use crate::reasoner::StateMachine;
+
+use super::breadth::{Bfs, End, Node};
+use super::pattern::{self, Heuristic};
+
+/// A state the databases (or the last move allowed) rule out: never expanded.
+const DEAD: u32 = u32::MAX;
+/// A terminal state: never expanded.
+const ENDED: u32 = u32::MAX - 1;
+
+impl<M: StateMachine> Bfs<'_, M> {
+    /// Builds the pattern databases once the blind search has proven no plan
+    /// of `depth` moves; when they bound the root's distance above half of
+    /// that, searches again from the start as A* and returns its end. `None`
+    /// to go on blind.
+    pub(super) fn try_heuristic(&mut self, depth: usize) -> Option<End> {
+        let (game, ground) = self.s.rules.take()?;
+        let built = std::time::Instant::now();
+        let clocked = self.s.clock_end.is_some();
+        let h = match pattern::build(game, ground, self.m, clocked, self.s.stop) {
+            Ok(h) => h,
+            Err(e) => {
+                crate::progress!("[breadth] no pattern databases: {e}");
+                return None;
+            }
+        };
+        let root = self.m.initial_state();
+        let h0 = h.estimate(self.m, &root, &mut Vec::new());
+        crate::progress!(
+            "[breadth] {} in {:.2} s; the initial state's estimate: {}",
+            h.description,
+            built.elapsed().as_secs_f64(),
+            h0.map_or("goal 100 out of reach".to_string(), |d| format!(
+                "{d} moves"
+            ))
+        );
+        match h0 {
+            // Goal 100 is out of reach: the blind search goes on for the
+            // best goal below it.
+            None => {
+                self.claim(self.last_claimable());
+                None
+            }
+            Some(d) if d as usize * 2 <= depth => None,
+            Some(d) => Some(self.astar(&h, d)),
+        }
+    }
+
+    /// The longest plan searched: `--max-steps`, or the clock's end.
+    fn last(&self) -> usize {
+        let max = self.s.limits.max_steps;
+        self.s.clock_end.map_or(max, |e| e.min(max))
+    }
+
+    /// The most moves an exhausted search refutes: a board first reached
+    /// earlier may end a plan by the clock at its end, unseen (see
+    /// [`super::breadth`]).
+    fn last_claimable(&self) -> usize {
+        self.s
+            .clock_end
+            .map_or(self.last(), |e| self.last().min(e - 1))
+    }
+
+    /// A* from the initial state, whose estimate is `h0`.
+    fn astar(&mut self, heuristic: &Heuristic, h0: u32) -> End {
+        let last = self.last();
+        if h0 as usize > last {
+            self.claim(self.last_claimable());
+            return End::GaveUp(format!(
+                "no plan reaches goal 100 within {last} moves (by the pattern databases)"
+            ));
+        }
+        let clock_end = self.s.clock_end.map_or(u32::MAX, |e| e as u32);
+        self.nodes.clear();
+        self.table.clear();
+        let root = self.m.initial_state();
+        let hash = self.hash(&root);
+        self.nodes.push(Node {
+            state: root,
+            parent: u32::MAX,
+            mv: None,
+            g: 0,
+            h: h0,
+        });
+        self.table.insert_unique(hash, 0, |_| hash);
+        if h0 > 0 {
+            self.claim(h0 as usize - 1);
+        }
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); last + 2];
+        buckets[h0 as usize].push(0);
+        let mut scratch = Vec::new();
+        let mut legal = Vec::new();
+        let mut expanded: u64 = 0;
+        for f in h0 as usize..=last {
+            // A winning state one move past `f`: shortest once bucket `f` is empty.
+            let mut pending: Option<u32> = None;
+            while let Some(i) = buckets[f].pop() {
+                let node = &self.nodes[i as usize];
+                if node.h >= ENDED || (node.g + node.h) as usize != f || node.g >= clock_end {
+                    continue; // stale: reached again in fewer moves
+                }
+                let (state, g) = (node.state.clone(), node.g + 1);
+                expanded += 1;
+                if expanded.is_multiple_of(1024) {
+                    if self.s.stop.load(Ordering::Relaxed) {
+                        return End::Stopped;
+                    }
+                    self.step_back_when_behind(f);
+                }
+                if self.nodes.len() >= self.s.limits.max_states {
+                    return self.give_up(f);
+                }
+                self.m.legal_moves(&state, 0, &mut legal);
+                for mv in legal.drain(..) {
+                    let child = self.m.next_state(&state, std::slice::from_ref(&mv));
+                    let hash = self.hash(&child);
+                    let nodes = &self.nodes;
+                    let seen = self.table.find(hash, |&j| nodes[j as usize].state == child);
+                    let n = match seen.copied() {
+                        Some(j) if self.nodes[j as usize].g <= g => continue,
+                        Some(j) => {
+                            let node = &mut self.nodes[j as usize];
+                            node.g = g;
+                            node.parent = i;
+                            node.mv = Some(mv);
+                            j
+                        }
+                        None => {
+                            let h = if self.m.is_terminal(&child) {
+                                ENDED
+                            } else {
+                                heuristic
+                                    .estimate(self.m, &child, &mut scratch)
+                                    .unwrap_or(DEAD)
+                            };
+                            let n = self.nodes.len() as u32;
+                            self.nodes.push(Node {
+                                state: child,
+                                parent: i,
+                                mv: Some(mv),
+                                g,
+                                h,
+                            });
+                            let (nodes, hasher) = (&self.nodes, &self.hasher);
+                            self.table.insert_unique(hash, n, |&j| {
+                                use std::hash::BuildHasher;
+                                hasher.hash_one(&nodes[j as usize].state)
+                            });
+                            n
+                        }
+                    };
+                    let node = &self.nodes[n as usize];
+                    let (h, child) = (node.h, &node.state);
+                    if (h == ENDED || g == clock_end) && self.goal(child) == 100 {
+                        if g as usize <= f {
+                            return End::Won(self.plan(n));
+                        }
+                        pending = pending.or(Some(n));
+                    }
+                    if h < ENDED && (g + h) as usize <= last {
+                        buckets[(g + h) as usize].push(n);
+                    }
+                }
+            }
+            if let Some(n) = pending {
+                return End::Won(self.plan(n));
+            }
+            if f < clock_end as usize {
+                self.claim(f);
+            }
+            crate::progress!(
+                "[breadth] A*: no plan of {f} moves: {} states, {expanded} expanded, {:.2} s",
+                self.nodes.len(),
+                self.s.start.elapsed().as_secs_f64()
+            );
+            if buckets[f + 1..].iter().all(Vec::is_empty) {
+                break;
+            }
+        }
+        self.claim(self.last_claimable());
+        End::GaveUp(format!(
+            "no plan reaches goal 100 within {last} moves (A*: every state the pattern \
+             databases leave searched)"
+        ))
+    }
+
+    /// Records that no plan of `moves` moves or fewer exists.
+    fn claim(&self, moves: usize) {
+        self.s.refuted.fetch_max(moves, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,188 @@
+//! Pattern databases (src/asp/forward/pattern.rs) and the A* search of the
+//! breadth-first worker: every estimate checked against the true distance
+//! to goal 100 over every reachable state of small games, ours and the
+//! corpus's; the databases of sliding puzzles proven additive; and the
+//! fifteen-puzzle of 28 moves proven shortest in a memory where breadth-first
+//! search alone gives up.
+
+mod common;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use ggp_asp::asp::forward::{breadth, pattern};
+use ggp_asp::asp::{self, Mode, Proven, SolveOptions, Status};
+use ggp_asp::gdl::{self, Game};
+use ggp_asp::reasoner::{ground, prepare, Propnet, StateMachine};
+
+/// The game as the breadth-first worker searches it (without a clock that
+/// nothing else reads), the moves after which that clock ends it, its
+/// propnet and its pattern databases.
+fn databases(
+    path: &std::path::Path,
+) -> (Propnet, Option<usize>, Result<pattern::Heuristic, String>) {
+    let game: Game = gdl::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (game, clock) = match breadth::without_clock(&game) {
+        Some((g, end)) => (g, Some(end)),
+        None => (game, None),
+    };
+    let g = ground::ground(&game, &prepare::default_limits()).expect("grounds");
+    let net = Propnet::new(game.clone()).expect("compiles");
+    let stop = AtomicBool::new(false);
+    let h = pattern::build(&game, &g, &net, clock.is_some(), &stop);
+    (net, clock, h)
+}
+
+/// Every state reachable in `net` (at most `limit`), with each one's fewest
+/// moves to a state that ends a plan with goal 100: a terminal one, or any
+/// state where the goal is 100 when a clock (left out) may end the game
+/// there. `None` where no such state is reachable.
+fn true_distances(
+    net: &Propnet,
+    clocked: bool,
+    limit: usize,
+) -> Vec<(<Propnet as StateMachine>::State, Option<u32>)> {
+    let root = net.initial_state();
+    let mut index = HashMap::from([(root.clone(), 0usize)]);
+    let mut states = vec![root];
+    let mut into: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut legal = Vec::new();
+    let mut i = 0;
+    while i < states.len() {
+        let s = states[i].clone();
+        if !net.is_terminal(&s) {
+            net.legal_moves(&s, 0, &mut legal);
+            for mv in legal.drain(..) {
+                let c = net.next_state(&s, std::slice::from_ref(&mv));
+                let j = *index.entry(c.clone()).or_insert_with(|| {
+                    states.push(c);
+                    into.push(Vec::new());
+                    states.len() - 1
+                });
+                into[j].push(i);
+            }
+        }
+        assert!(states.len() <= limit, "over {limit} states");
+        i += 1;
+    }
+    let mut dist: Vec<Option<u32>> = vec![None; states.len()];
+    let mut queue = VecDeque::new();
+    for (k, s) in states.iter().enumerate() {
+        let wins = net.goal_values(s, 0).contains(&100) && (clocked || net.is_terminal(s));
+        if wins {
+            dist[k] = Some(0);
+            queue.push_back(k);
+        }
+    }
+    while let Some(k) = queue.pop_front() {
+        let d = dist[k].expect("queued with a distance");
+        for &p in &into[k] {
+            if dist[p].is_none() {
+                dist[p] = Some(d + 1);
+                queue.push_back(p);
+            }
+        }
+    }
+    states.into_iter().zip(dist).collect()
+}
+
+#[test]
+fn databases_never_exceed_the_true_distance() {
+    let games = [
+        common::puzzle_path("8puzzle"),
+        common::puzzle_path("hanoi"),
+        common::puzzle_path("buttons"),
+        common::puzzle_path("maze"),
+        common::puzzle_path("blocks"),
+        common::corpus_file("3puzzle.kif"),
+        common::corpus_game("hanoi"),
+        common::corpus_game("blocksWorldSerial"),
+        common::corpus_game("coins"),
+        common::corpus_game("circlesolitaire"),
+        common::corpus_game("comp2006_MAZE_S.3357334406"),
+        common::corpus_game("comp2006_PANCAKES_S.3357334777"),
+    ];
+    let mut built = 0;
+    for path in &games {
+        let (net, clock, h) = databases(path);
+        let h = match h {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("{}: no databases: {e}", path.display());
+                continue;
+            }
+        };
+        built += 1;
+        let mut scratch = Vec::new();
+        let mut exact = 0;
+        let all = true_distances(&net, clock.is_some(), 400_000);
+        for (s, d) in &all {
+            let e = h.estimate(&net, s, &mut scratch);
+            match (e, d) {
+                (Some(e), Some(d)) => {
+                    assert!(
+                        e <= *d,
+                        "{}: estimate {e} above the distance {d}",
+                        path.display()
+                    );
+                    exact += usize::from(e == *d);
+                }
+                (Some(_), None) | (None, None) => {}
+                (None, Some(d)) => panic!(
+                    "{}: the databases rule goal 100 out {d} moves from it",
+                    path.display()
+                ),
+            }
+        }
+        eprintln!(
+            "{}: {} states, {exact} estimated exactly; {}",
+            path.display(),
+            all.len(),
+            h.description
+        );
+        let (root, d) = &all[0];
+        if d.is_some_and(|d| d > 0) && path.ends_with("8puzzle.kif") {
+            assert!(h.estimate(&net, root, &mut scratch).is_some_and(|e| e > 0));
+        }
+    }
+    assert!(built >= 5, "databases built for {built} games only");
+}
+
+#[test]
+fn sliding_puzzle_databases_add_up() {
+    for path in [
+        common::puzzle_path("8puzzle"),
+        common::corpus_file("8puzzle.kif"),
+    ] {
+        let (net, _, h) = databases(&path);
+        let h = h.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(h.additive(), "{}: {}", path.display(), h.description);
+        assert!(h.databases() >= 2, "{}: {}", path.display(), h.description);
+        // The tiles' databases add up to at least the Manhattan distance:
+        // 22 for the corpus's start (8 7 6 / 5 4 3 / 2 1 b).
+        let root = net.initial_state();
+        let e = h
+            .estimate(&net, &root, &mut Vec::new())
+            .expect("the goal is in reach");
+        assert!(e >= 16, "{}: estimate {e}", path.display());
+    }
+}
+
+#[test]
+fn a_star_proves_the_fifteen_puzzle_where_breadth_first_search_runs_out_of_memory() {
+    let path = common::puzzle_path("fifteen28");
+    let game = gdl::load(&path).expect("loads");
+    let options = SolveOptions {
+        mode: Mode::Breadth,
+        timeout: Some(Duration::from_secs(600)),
+        // Half a million states: breadth-first search alone proves no plan
+        // of 18 moves with them, and gives up.
+        memory_mb: Some(256),
+        ..SolveOptions::default()
+    };
+    let r = asp::solve(&game, &options).expect("a single-player game");
+    assert_eq!(r.status, Status::Solved);
+    assert_eq!(r.plan.len(), common::optimum("fifteen28"));
+    assert_eq!(r.proven, Proven::Shortest);
+}
