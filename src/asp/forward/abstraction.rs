@@ -714,3 +714,81 @@ fn components(
     }
     (order, comps)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Abstraction, Rules, Work};
+    use crate::gdl::{parse, Game};
+    use crate::reasoner::ground::{ground, AtomId, GroundProgram, Limits};
+    use std::sync::atomic::AtomicBool;
+
+    /// Copying lamp b onto lamp a wins; b goes out when a is cleared.
+    const LAMPS: &str = "(role p) (init (lit b))
+        (<= (legal p copy) (true (lit b)))
+        (<= (legal p clear) (true (lit a)))
+        (<= (next (lit a)) (does p copy) (true (lit b)))
+        (<= (next (lit b)) (true (lit b)) (not (does p clear)))
+        (<= terminal (true (lit a)))
+        (<= (goal p 100) (true (lit a)))
+        (<= (goal p 0) (not (true (lit a))))";
+
+    fn lamps() -> (Game, GroundProgram) {
+        let game = Game::new(parse(LAMPS, "t.kif").unwrap()).unwrap();
+        let g = ground(&game, &Limits::default()).unwrap();
+        (game, g)
+    }
+
+    /// The `true` atom of the fluent printed as `name`.
+    fn fluent(game: &Game, g: &GroundProgram, rules: &Rules, name: &str) -> AtomId {
+        rules
+            .fluents()
+            .into_iter()
+            .find(|&x| {
+                let t = g.pool.to_term(g.atoms[x as usize]);
+                crate::gdl::print::term_to_string(&t, &game.symbols) == format!("(true {name})")
+            })
+            .unwrap_or_else(|| panic!("no fluent {name}"))
+    }
+
+    #[test]
+    fn an_unknown_fluent_leaves_the_kept_one_both_ways_and_a_known_one_decides() {
+        let (game, g) = lamps();
+        let rules = Rules::new(&game, &g, false).expect("goal 100 is derivable");
+        let (a, b) = (
+            fluent(&game, &g, &rules, "(lit a)"),
+            fluent(&game, &g, &rules, "(lit b)"),
+        );
+        let stop = AtomicBool::new(false);
+        let mut work = Work {
+            spent: 0,
+            limit: u64::MAX,
+            stop: &stop,
+        };
+        // Lamp a alone: whether `copy` lights it depends on lamp b, unknown.
+        let mut only_a = Abstraction::new(&rules, vec![a]).unwrap();
+        let mut out = Vec::new();
+        let e = only_a.expand(&[0; 4], &mut out, &mut work).unwrap();
+        assert!(!e.goal);
+        out.sort_unstable();
+        assert_eq!(out, vec![[0; 4], [1, 0, 0, 0]]);
+        // Lit, lamp a ends the game with goal 100: no successor.
+        out.clear();
+        assert!(
+            only_a
+                .expand(&[1, 0, 0, 0], &mut out, &mut work)
+                .unwrap()
+                .goal
+        );
+        assert!(out.is_empty());
+        let space = only_a.explore([0; 4], 10, &mut work).unwrap();
+        assert_eq!(space.keys.len(), 2);
+        assert_eq!(space.distances(|_, _| true), vec![1, 0]);
+        // Both lamps kept: `copy` from lamp b alone lights a and keeps b.
+        let mut both = Abstraction::new(&rules, vec![a, b]).unwrap();
+        let holding = [b].into_iter().collect();
+        let init = both.project(&holding);
+        out.clear();
+        both.expand(&init, &mut out, &mut work).unwrap();
+        assert_eq!(out, vec![[0b11, 0, 0, 0]]);
+    }
+}

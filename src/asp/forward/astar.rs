@@ -1,7 +1,9 @@
 //! A* over the rule engine with the pattern databases of [`super::pattern`]:
 //! the breadth-first search's sequel where the databases bound the moves
 //! left (sliding puzzles, where breadth-first search drowns in the boards
-//! within 20 moves).
+//! within 20 moves). The databases are built on a thread of their own while
+//! the blind search goes on ([`Bfs::start_heuristic`]); the search switches
+//! when they are ready and worth it ([`Bfs::poll_heuristic`]).
 //!
 //! The databases are admissible and consistent (each is a distance in an
 //! abstract space every concrete move projects into; their sum where the
@@ -16,7 +18,9 @@
 //! not searched, so an empty open list proves no plan to goal 100 but no
 //! best goal below it.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 use crate::reasoner::StateMachine;
 
@@ -28,19 +32,59 @@ const DEAD: u32 = u32::MAX;
 /// A terminal state: never expanded.
 const ENDED: u32 = u32::MAX - 1;
 
-impl<M: StateMachine> Bfs<'_, M> {
-    /// Builds the pattern databases once the blind search has proven no plan
-    /// of `depth` moves; when they bound the root's distance above half of
-    /// that, searches again from the start as A* and returns its end. `None`
-    /// to go on blind.
-    pub(super) fn try_heuristic(&mut self, depth: usize) -> Option<End> {
-        let (game, ground) = self.s.rules.take()?;
-        let built = std::time::Instant::now();
+/// The pattern databases being built beside the blind search.
+pub(super) struct Build {
+    handle: std::thread::JoinHandle<Result<Heuristic, String>>,
+    /// Set when the blind search no longer wants them.
+    stop: Arc<AtomicBool>,
+    started: Instant,
+}
+
+impl<M: StateMachine + 'static> Bfs<'_, M> {
+    /// Starts building the pattern databases on a thread of their own, behind
+    /// the search (see [`crate::priority`]), once.
+    pub(super) fn start_heuristic(&mut self) {
+        let Some((game, ground)) = self.s.rules.take() else {
+            return;
+        };
+        let machine = self.machine.clone();
         let clocked = self.s.clock_end.is_some();
-        let h = match pattern::build(game, ground, self.m, clocked, self.s.stop) {
-            Ok(h) => h,
-            Err(e) => {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let spawned = std::thread::Builder::new()
+            .name("patterns".into())
+            .spawn(move || {
+                crate::priority::step_back(crate::priority::BEHIND);
+                pattern::build(&game, &ground, &*machine, clocked, &flag)
+            });
+        match spawned {
+            Ok(handle) => {
+                self.build = Some(Build {
+                    handle,
+                    stop,
+                    started: Instant::now(),
+                })
+            }
+            Err(e) => crate::progress!("[breadth] no pattern databases: {e}"),
+        }
+    }
+
+    /// When the databases are built and the blind search has proven no plan
+    /// of `depth` moves: A* from the start (its end) where they bound the
+    /// root's distance above half of that; `None` to go on blind.
+    pub(super) fn poll_heuristic(&mut self, depth: usize) -> Option<End> {
+        if !self.build.as_ref()?.handle.is_finished() {
+            return None;
+        }
+        let build = self.build.take()?;
+        let h = match build.handle.join() {
+            Ok(Ok(h)) => h,
+            Ok(Err(e)) => {
                 crate::progress!("[breadth] no pattern databases: {e}");
+                return None;
+            }
+            Err(_) => {
+                crate::progress!("[breadth] no pattern databases: their thread panicked");
                 return None;
             }
         };
@@ -49,7 +93,7 @@ impl<M: StateMachine> Bfs<'_, M> {
         crate::progress!(
             "[breadth] {} in {:.2} s; the initial state's estimate: {}",
             h.description,
-            built.elapsed().as_secs_f64(),
+            build.started.elapsed().as_secs_f64(),
             h0.map_or("goal 100 out of reach".to_string(), |d| format!(
                 "{d} moves"
             ))
@@ -63,6 +107,25 @@ impl<M: StateMachine> Bfs<'_, M> {
             }
             Some(d) if d as usize * 2 <= depth => None,
             Some(d) => Some(self.astar(&h, d)),
+        }
+    }
+
+    /// Waits for the databases being built, then as [`Bfs::poll_heuristic`].
+    pub(super) fn await_heuristic(&mut self, depth: usize) -> Option<End> {
+        while !self.build.as_ref()?.handle.is_finished() {
+            if self.s.stop.load(Ordering::Relaxed) {
+                return Some(End::Stopped);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.poll_heuristic(depth)
+    }
+
+    /// Stops a build still running and waits for its thread.
+    pub(super) fn cancel_build(&mut self) {
+        if let Some(b) = self.build.take() {
+            b.stop.store(true, Ordering::Relaxed);
+            let _ = b.handle.join();
         }
     }
 

@@ -133,7 +133,7 @@ pub fn run(
         stop: &context.stop,
         refuted: &context.refuted,
         start,
-        rules: ground.as_deref().map(|g| (&game, g)),
+        rules: ground.clone().map(|g| (game.clone(), g)),
     });
     let event = match end {
         End::Won(plan) => Event::Done(
@@ -293,14 +293,15 @@ pub(super) struct Search<'a> {
     pub(super) start: Instant,
     /// The rules searched and their ground program, for the pattern
     /// databases (see [`HEURISTIC_AFTER`]).
-    pub(super) rules: Option<(&'a Game, &'a GroundProgram)>,
+    pub(super) rules: Option<(Game, Arc<GroundProgram>)>,
 }
 
-/// The states the blind search keeps before it builds pattern databases
-/// and, when they bound the plan's length above what it has proven, goes on
-/// as A* (see [`super::astar`]): a game it proves at once is not delayed by
-/// them.
-const HEURISTIC_AFTER: usize = 200_000;
+/// The states the blind search keeps before it starts building pattern
+/// databases beside it (on a thread of their own) and, once they are built
+/// and bound the plan's length above half of what it has proven, goes on as
+/// A* (see [`super::astar`]): a game the blind search proves at once is not
+/// delayed by them.
+pub(super) const HEURISTIC_AFTER: usize = 200_000;
 
 /// A state seen: its parent's index, the move from there, the moves from
 /// the initial state (`g`) and, for A*, the heuristic's estimate (`h`).
@@ -318,6 +319,8 @@ impl MachineVisitor for Search<'_> {
     fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> End {
         Bfs {
             m: &*machine,
+            machine: machine.clone(),
+            build: None,
             s: self,
             nodes: Vec::new(),
             table: HashTable::new(),
@@ -330,6 +333,9 @@ impl MachineVisitor for Search<'_> {
 
 pub(super) struct Bfs<'a, M: StateMachine> {
     pub(super) m: &'a M,
+    /// The same engine, for the thread that builds the pattern databases.
+    pub(super) machine: Arc<M>,
+    pub(super) build: Option<super::astar::Build>,
     pub(super) s: Search<'a>,
     pub(super) nodes: Vec<Node<M::State, M::Move>>,
     /// Indices into `nodes`, hashed by state.
@@ -346,8 +352,14 @@ enum Added {
     Won(u32),
 }
 
-impl<M: StateMachine> Bfs<'_, M> {
+impl<M: StateMachine + 'static> Bfs<'_, M> {
     fn run(mut self) -> End {
+        let end = self.blind();
+        self.cancel_build();
+        end
+    }
+
+    fn blind(&mut self) -> End {
         let init = self.m.initial_state();
         self.nodes.push(Node {
             state: init.clone(),
@@ -388,9 +400,10 @@ impl<M: StateMachine> Bfs<'_, M> {
                 ));
             }
             if self.nodes.len() >= HEURISTIC_AFTER.min(self.s.limits.max_states / 2) {
-                if let Some(end) = self.try_heuristic(depth) {
-                    return end;
-                }
+                self.start_heuristic();
+            }
+            if let Some(end) = self.poll_heuristic(depth) {
+                return end;
             }
             depth += 1;
             let at_clock_end = self.s.clock_end == Some(depth);
@@ -400,8 +413,16 @@ impl<M: StateMachine> Bfs<'_, M> {
                         return End::Stopped;
                     }
                     self.step_back_when_behind(depth);
+                    if let Some(end) = self.poll_heuristic(depth - 1) {
+                        return end;
+                    }
                 }
                 if self.nodes.len() >= self.s.limits.max_states {
+                    // Out of memory: the databases being built may still
+                    // finish the job.
+                    if let Some(end) = self.await_heuristic(depth - 1) {
+                        return end;
+                    }
                     return self.give_up(depth);
                 }
                 let state = self.nodes[i as usize].state.clone();
