@@ -41,8 +41,9 @@ pub(super) struct Build {
 }
 
 impl<M: StateMachine + 'static> Bfs<'_, M> {
-    /// Starts building the pattern databases on a thread of their own, behind
-    /// the search (see [`crate::priority`]), once.
+    /// Starts building the pattern databases on a thread of their own, once.
+    /// It has the search's priority (a thread inherits its creator's nice
+    /// value): in auto, the databases are the only way to some proofs.
     pub(super) fn start_heuristic(&mut self) {
         let Some((game, ground)) = self.s.rules.take() else {
             return;
@@ -53,10 +54,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
         let flag = stop.clone();
         let spawned = std::thread::Builder::new()
             .name("patterns".into())
-            .spawn(move || {
-                crate::priority::step_back(crate::priority::BEHIND);
-                pattern::build(&game, &ground, &*machine, clocked, &flag)
-            });
+            .spawn(move || pattern::build(&game, &ground, &*machine, clocked, &flag));
         match spawned {
             Ok(handle) => {
                 self.build = Some(Build {

@@ -39,7 +39,7 @@ use super::abstraction::{self, Abstraction, Key, Rules, Space, Work};
 /// The most abstract states one database holds.
 pub const PER_DATABASE: usize = 100_000;
 /// The most rule evaluations the databases and their checks may take.
-const MAX_WORK: u64 = 3_000_000_000;
+const MAX_WORK: u64 = 2_000_000_000;
 /// The most abstract states the additivity check explores for one pair.
 const PAIR_STATES: usize = 200_000;
 
