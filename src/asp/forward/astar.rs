@@ -24,21 +24,13 @@ use std::time::Instant;
 
 use crate::reasoner::StateMachine;
 
-use super::breadth::{Bfs, End, Node};
+use super::breadth::{Bfs, Build, End, Node};
 use super::pattern::{self, Heuristic};
 
 /// A state the databases (or the last move allowed) rule out: never expanded.
 const DEAD: u32 = u32::MAX;
 /// A terminal state: never expanded.
 const ENDED: u32 = u32::MAX - 1;
-
-/// The pattern databases being built beside the blind search.
-pub(super) struct Build {
-    handle: std::thread::JoinHandle<Result<Heuristic, String>>,
-    /// Set when the blind search no longer wants them.
-    stop: Arc<AtomicBool>,
-    started: Instant,
-}
 
 impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// Starts building the pattern databases on a thread of their own, once.

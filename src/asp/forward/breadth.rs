@@ -303,6 +303,15 @@ pub(super) struct Search<'a> {
 /// delayed by them.
 pub(super) const HEURISTIC_AFTER: usize = 200_000;
 
+/// The pattern databases being built beside the blind search (see
+/// [`HEURISTIC_AFTER`]).
+pub(super) struct Build {
+    pub(super) handle: std::thread::JoinHandle<Result<super::pattern::Heuristic, String>>,
+    /// Set when the search no longer wants them.
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) started: Instant,
+}
+
 /// A state seen: its parent's index, the move from there, the moves from
 /// the initial state (`g`) and, for A*, the heuristic's estimate (`h`).
 pub(super) struct Node<S, M> {
@@ -335,7 +344,7 @@ pub(super) struct Bfs<'a, M: StateMachine> {
     pub(super) m: &'a M,
     /// The same engine, for the thread that builds the pattern databases.
     pub(super) machine: Arc<M>,
-    pub(super) build: Option<super::astar::Build>,
+    pub(super) build: Option<Build>,
     pub(super) s: Search<'a>,
     pub(super) nodes: Vec<Node<M::State, M::Move>>,
     /// Indices into `nodes`, hashed by state.
