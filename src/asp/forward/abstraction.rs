@@ -31,6 +31,10 @@ pub type Key = [u64; 4];
 /// The most fluents an abstraction keeps (the bits of a [`Key`]).
 pub const MAX_KEPT: usize = 256;
 
+/// The error of an exploration the solve's stop flag ended (the others say
+/// what outgrew its bound).
+pub const STOPPED: &str = "stopped";
+
 /// The most kept fluents whose next value an abstract move may leave
 /// unknown (each doubles its successors).
 const MAX_UNKNOWN: usize = 6;
@@ -564,7 +568,7 @@ impl Abstraction {
         let mut i = 0;
         while i < space.keys.len() {
             if i.is_multiple_of(256) && work.stop.load(Ordering::Relaxed) {
-                return Err("stopped".into());
+                return Err(STOPPED.into());
             }
             let key = space.keys[i];
             out.clear();

@@ -35,7 +35,7 @@ const ENDED: u32 = u32::MAX - 1;
 impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// Starts building the pattern databases on a thread of their own, once.
     /// It has the search's priority (a thread inherits its creator's nice
-    /// value): in auto, the databases are the only way to some proofs.
+    /// value): in auto, nothing else proves the deeper sliding puzzles.
     pub(super) fn start_heuristic(&mut self) {
         let Some((game, ground)) = self.s.rules.take() else {
             return;

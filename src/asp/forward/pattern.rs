@@ -117,7 +117,7 @@ pub fn build<M: StateMachine>(
         let kept = union(&context, &[&group]);
         match space_of(kept, PER_DATABASE, &mut work) {
             Ok((_, space)) => sized.push((group, space.keys.len())),
-            Err(e) if e == "stopped" => return Err(e),
+            Err(e) if e == abstraction::STOPPED => return Err(e),
             Err(_) => {} // too large alone: left out, which keeps the bound
         }
     }
@@ -366,7 +366,7 @@ fn additive(
                     let init = abs.project(holding);
                     let space: Space = match abs.explore(init, PAIR_STATES, work) {
                         Ok(s) => s,
-                        Err(e) if e == "stopped" => return Err(e),
+                        Err(e) if e == abstraction::STOPPED => return Err(e),
                         Err(_) => return Ok(false),
                     };
                     let both = space.edges.iter().any(|&(x, y)| {
