@@ -22,6 +22,14 @@ use ggp_asp::reasoner::{ground, prepare, Propnet, StateMachine};
 fn databases(
     path: &std::path::Path,
 ) -> (Propnet, Option<usize>, Result<pattern::Heuristic, String>) {
+    databases_within(path, pattern::PER_DATABASE)
+}
+
+/// [`databases`], each within `per_database` abstract states.
+fn databases_within(
+    path: &std::path::Path,
+    per_database: usize,
+) -> (Propnet, Option<usize>, Result<pattern::Heuristic, String>) {
     let game: Game = gdl::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (game, clock) = match breadth::without_clock(&game) {
         Some((g, end)) => (g, Some(end)),
@@ -30,7 +38,7 @@ fn databases(
     let g = ground::ground(&game, &prepare::default_limits()).expect("grounds");
     let net = Propnet::new(game.clone()).expect("compiles");
     let stop = AtomicBool::new(false);
-    let h = pattern::build(&game, &g, &net, clock.is_some(), &stop);
+    let h = pattern::build(&game, &g, &net, clock.is_some(), per_database, &stop);
     (net, clock, h)
 }
 
@@ -166,6 +174,16 @@ fn sliding_puzzle_databases_add_up() {
             .estimate(&net, &root, &mut Vec::new())
             .expect("the goal is in reach");
         assert!(e >= 16, "{}: estimate {e}", path.display());
+        // A smaller memory share: smaller databases, more of them, still added.
+        let (_, _, small) = databases_within(&path, 2_000);
+        let small = small.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(small.databases() > h.databases(), "{}", small.description);
+        assert!(
+            small.states() <= small.databases() * 8_000,
+            "{}",
+            small.description
+        );
+        assert!(small.additive(), "{}", small.description);
     }
 }
 

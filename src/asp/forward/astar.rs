@@ -42,11 +42,14 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
         };
         let machine = self.machine.clone();
         let clocked = self.s.clock_end.is_some();
+        // An abstract state takes about what a searched one does: the
+        // databases get an eighth of the search's share each.
+        let per_database = (self.s.limits.max_states / 8).max(1_000);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let spawned = std::thread::Builder::new()
             .name("patterns".into())
-            .spawn(move || pattern::build(&game, &ground, &*machine, clocked, &flag));
+            .spawn(move || pattern::build(&game, &ground, &*machine, clocked, per_database, &flag));
         match spawned {
             Ok(handle) => {
                 self.build = Some(Build {

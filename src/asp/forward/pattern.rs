@@ -15,7 +15,8 @@
 //!   group holding every fluent with its value there (`(cell ?r ?c 7)`: where
 //!   tile 7 is);
 //! - *patterns*: consecutive groups (in the order the goal reads them)
-//!   joined while the abstract space stays within [`PER_DATABASE`] states.
+//!   joined while the abstract space stays within a bound: [`PER_DATABASE`]
+//!   states, less where the search's memory share is small.
 //!
 //! Several databases are *added* where that is proven admissible: each
 //! pattern counts only the moves that change its own groups, and no move of
@@ -36,7 +37,8 @@ use crate::reasoner::StateMachine;
 
 use super::abstraction::{self, Abstraction, Key, Rules, Space, Work};
 
-/// The most abstract states one database holds.
+/// The most abstract states one database holds (less when the caller says
+/// so, from its memory share).
 pub const PER_DATABASE: usize = 100_000;
 /// The most rule evaluations the databases and their checks may take.
 const MAX_WORK: u64 = 2_000_000_000;
@@ -61,14 +63,18 @@ struct Database {
 }
 
 /// Builds the pattern databases of `game` from its ground rules `g`, for
-/// the engine `m`; an error says why there are none.
+/// the engine `m`, `clocked` when a clock was taken out of the rules, each
+/// database within `per_database` abstract states (at most
+/// [`PER_DATABASE`]); an error says why there are none.
 pub fn build<M: StateMachine>(
     game: &Game,
     g: &GroundProgram,
     m: &M,
     clocked: bool,
+    per_database: usize,
     stop: &AtomicBool,
 ) -> Result<Heuristic, String> {
+    let per_database = per_database.min(PER_DATABASE);
     let rules = Rules::new(game, g, clocked).ok_or("no goal 100 for a single role")?;
     let context: HashSet<AtomId> = rules.read_by_legal();
     // A clock that goal 100 reads (`(step 30)`) changes with every move: kept,
@@ -107,7 +113,7 @@ pub fn build<M: StateMachine>(
         let space = a.explore(init, max, work)?;
         Ok::<_, String>((a, space))
     };
-    let base = space_of(context.clone(), PER_DATABASE, &mut work)?
+    let base = space_of(context.clone(), per_database, &mut work)?
         .1
         .keys
         .len();
@@ -115,7 +121,7 @@ pub fn build<M: StateMachine>(
     let mut sized: Vec<(Vec<AtomId>, usize)> = Vec::new();
     for group in groups {
         let kept = union(&context, &[&group]);
-        match space_of(kept, PER_DATABASE, &mut work) {
+        match space_of(kept, per_database, &mut work) {
             Ok((_, space)) => sized.push((group, space.keys.len())),
             Err(e) if e == abstraction::STOPPED => return Err(e),
             Err(_) => {} // too large alone: left out, which keeps the bound
@@ -130,7 +136,7 @@ pub fn build<M: StateMachine>(
         sized.len(),
         work.spent
     );
-    let blocks = blocks(&sized, base);
+    let blocks = blocks(&sized, base, per_database);
     let additive = blocks.len() < 2 || additive(&rules, &context, &blocks, &holding, &mut work)?;
     tracing::debug!(
         "patterns: {} blocks, additive {additive}, work {}",
@@ -143,7 +149,8 @@ pub fn build<M: StateMachine>(
     for block in &blocks {
         let groups: Vec<&[AtomId]> = block.iter().map(Vec::as_slice).collect();
         let kept = union(&context, &groups);
-        let (a, space) = space_of(kept, PER_DATABASE * 4, &mut work)?;
+        // The joined space was estimated; it may come out larger.
+        let (a, space) = space_of(kept, per_database * 4, &mut work)?;
         let owned = mask(&a.kept, &groups);
         let dist = if additive && blocks.len() > 1 {
             space.distances(|x, y| abstraction::differ(x, y, &owned))
@@ -190,6 +197,11 @@ impl Heuristic {
     /// How many databases there are.
     pub fn databases(&self) -> usize {
         self.databases.len()
+    }
+
+    /// The abstract states the databases hold, in all.
+    pub fn states(&self) -> usize {
+        self.databases.iter().map(|d| d.dist.len()).sum()
     }
 
     /// Whether the databases are added (else their maximum is taken).
@@ -325,9 +337,13 @@ fn mask(kept: &[AtomId], groups: &[&[AtomId]]) -> Key {
 
 /// Consecutive groups joined into patterns while the estimated abstract
 /// space (the context's `base` states times each group's factor) stays
-/// within [`PER_DATABASE`]; one empty pattern (the context alone) when
+/// within `per_database`; one empty pattern (the context alone) when
 /// there are no groups.
-fn blocks(sized: &[(Vec<AtomId>, usize)], base: usize) -> Vec<Vec<Vec<AtomId>>> {
+fn blocks(
+    sized: &[(Vec<AtomId>, usize)],
+    base: usize,
+    per_database: usize,
+) -> Vec<Vec<Vec<AtomId>>> {
     if sized.is_empty() {
         return vec![Vec::new()];
     }
@@ -335,7 +351,7 @@ fn blocks(sized: &[(Vec<AtomId>, usize)], base: usize) -> Vec<Vec<Vec<AtomId>>> 
     let mut estimate = f64::INFINITY;
     for (group, size) in sized {
         let factor = *size as f64 / base.max(1) as f64;
-        if estimate * factor <= PER_DATABASE as f64 {
+        if estimate * factor <= per_database as f64 {
             estimate *= factor;
             out.last_mut()
                 .expect("a pattern started")
