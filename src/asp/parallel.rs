@@ -252,10 +252,7 @@ impl<'a> Analysis<'a> {
                 _ => Kind::Derived,
             })
             .collect();
-        let mut rules_of = vec![Vec::new(); n];
-        for (i, r) in g.rules.iter().enumerate() {
-            rules_of[r.head as usize].push(i);
-        }
+        let rules_of = g.rules_by_head();
         let reads = |seed: &dyn Fn(Kind) -> bool| -> Vec<bool> {
             let mut on: Vec<bool> = kind.iter().map(|&k| seed(k)).collect();
             let mut changed = true;

@@ -81,7 +81,7 @@ enum Kind {
 pub struct Rules<'a> {
     g: &'a GroundProgram,
     kind: Vec<Kind>,
-    rules_of: Vec<Vec<u32>>,
+    rules_of: Vec<Vec<usize>>,
     /// The `next` atom of each fluent's `true` atom, where the rules have one.
     next_of: HashMap<AtomId, AtomId>,
     /// The role's moves: each `does` atom with its `legal` atom.
@@ -113,10 +113,7 @@ impl<'a> Rules<'a> {
                 _ => Kind::Other,
             })
             .collect();
-        let mut rules_of = vec![Vec::new(); n];
-        for (i, r) in g.rules.iter().enumerate() {
-            rules_of[r.head as usize].push(i as u32);
-        }
+        let rules_of = g.rules_by_head();
         let mut next_of = HashMap::new();
         let mut terminal = None;
         for x in 0..n as AtomId {
@@ -181,7 +178,7 @@ impl<'a> Rules<'a> {
                 continue;
             }
             for &i in &self.rules_of[x as usize] {
-                let r = &self.g.rules[i as usize];
+                let r = &self.g.rules[i];
                 stack.extend(r.pos.iter().chain(&r.neg).copied());
             }
         }
@@ -286,7 +283,7 @@ impl Abstraction {
                 continue;
             }
             for &i in &rules.rules_of[x as usize] {
-                let r = &g.rules[i as usize];
+                let r = &g.rules[i];
                 stack.extend(r.pos.iter().chain(&r.neg).copied());
             }
         }
@@ -299,7 +296,7 @@ impl Abstraction {
                 continue;
             }
             for &i in &rules.rules_of[x as usize] {
-                let r = &g.rules[i as usize];
+                let r = &g.rules[i];
                 let p0 = lits.len() as u32;
                 lits.extend(r.pos.iter().map(|b| local[b]));
                 let n0 = lits.len() as u32;

@@ -42,6 +42,15 @@ impl GroundProgram {
             + lits * std::mem::size_of::<AtomId>()
     }
 
+    /// Each atom's rules, by head: indices into `rules`.
+    pub fn rules_by_head(&self) -> Vec<Vec<usize>> {
+        let mut by_head = vec![Vec::new(); self.atoms.len()];
+        for (i, r) in self.rules.iter().enumerate() {
+            by_head[r.head as usize].push(i);
+        }
+        by_head
+    }
+
     /// The atom for a ground term, if it is in the relaxed model.
     pub fn atom(&self, t: TermId) -> Option<AtomId> {
         self.atom_of.get(&t).copied()

@@ -110,10 +110,7 @@ impl Builder {
     }
 
     pub(super) fn build_gates(&mut self) -> Result<(), PropnetError> {
-        let mut rules_of: Vec<Vec<usize>> = vec![Vec::new(); self.gp.atoms.len()];
-        for (i, r) in self.gp.rules.iter().enumerate() {
-            rules_of[r.head as usize].push(i);
-        }
+        let rules_of = self.gp.rules_by_head();
         // Per atom: its position in the component being built (u32::MAX: outside).
         let mut comp_pos = vec![u32::MAX; self.gp.atoms.len()];
         for comp in self.components() {
