@@ -269,6 +269,9 @@ struct RuleJoin<'a> {
     delta: usize,
     b: Vec<TermId>,
     trail: Vec<u16>,
+    /// The atom each positive literal is joined with so far (by position
+    /// in the body): the instance's body, without finding its atoms again.
+    matched: Vec<TermId>,
 }
 
 impl<'a> RuleJoin<'a> {
@@ -280,6 +283,7 @@ impl<'a> RuleJoin<'a> {
             delta,
             b: vec![UNBOUND; rules[ri].nvars],
             trail: Vec::new(),
+            matched: vec![UNBOUND; rules[ri].pos.len()],
         }
     }
 }
@@ -480,7 +484,7 @@ impl Grounder {
             }
         }
         if todo == 0 {
-            return self.emit(join.ri, r, &join.b);
+            return self.emit(join.ri, r, &join.b, &join.matched);
         }
         let i = if delta < 64 && todo >> delta & 1 == 1 {
             delta
@@ -531,6 +535,7 @@ impl Grounder {
             self.tick()?;
             let t = self.model.rel_atoms[*rel as usize][p as usize];
             if pat.unify(t, &mut join.b, &mut join.trail, &self.model.pool) {
+                join.matched[i] = t;
                 self.run(join, todo, checked)?;
             }
             undo(&mut join.b, &mut join.trail, mark);
@@ -616,7 +621,13 @@ impl Grounder {
         }
     }
 
-    fn emit(&mut self, ri: usize, r: &CRule, b: &[TermId]) -> Result<(), GroundError> {
+    fn emit(
+        &mut self,
+        ri: usize,
+        r: &CRule,
+        b: &[TermId],
+        matched: &[TermId],
+    ) -> Result<(), GroundError> {
         for (k, (_, p)) in r.neg.iter().enumerate() {
             if !r.exact_neg[k] {
                 continue;
@@ -644,16 +655,7 @@ impl Grounder {
         if r.relaxation {
             return Ok(());
         }
-        let pos: Vec<AtomId> = r
-            .pos
-            .iter()
-            .map(|(_, p)| {
-                let t = p
-                    .find(b, &self.model.pool)
-                    .expect("joined literals are ground");
-                self.model.atom_of[&t]
-            })
-            .collect();
+        let pos: Vec<AtomId> = matched.iter().map(|t| self.model.atom_of[t]).collect();
         let mut neg = Vec::with_capacity(r.neg.len());
         for (k, (_, p)) in r.neg.iter().enumerate() {
             if p.is_bound(b) {
