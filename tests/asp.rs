@@ -827,12 +827,12 @@ fn unique_values_split_the_goal_and_the_search_fills_the_grid() {
     let r = asp::solve(&game, &options).expect("a single-player game");
     assert_eq!(r.status, Status::Solved, "{}", r.message);
     assert_eq!((r.goal, r.plan.len()), (Some(100), 81));
-    // Replayed once more, on the demand rewrite of the rules as written
-    // (the preparation leaves it to the solve, which builds it beside its
-    // search).
+    // Replayed once more, on the rules as written (the preparation leaves
+    // their prover to the solve, which builds it beside its search).
     assert!(prepared.prover.is_none());
     let written = prepared.verify_on.as_ref().expect("verified as written");
-    let prover = ggp_asp::reasoner::prepare::verifier_of(written).expect("a prover of the rules");
+    let (prover, _) =
+        ggp_asp::reasoner::prepare::replay_prover(written).expect("a prover of the rules");
     assert_eq!(
         asp::verify::replay(&prover, &plan_terms(&game, &r.plan)),
         Ok(100)

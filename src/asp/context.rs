@@ -165,13 +165,16 @@ impl Verifier {
         }
     }
 
-    /// Builds the verifier of `written` (the rules as written, else their
-    /// exact rewrite for the prover, else `split`'s rules, as the solve did
-    /// before it built it on a thread of its own).
+    /// Builds the verifier of `written`, the rules as written, at once
+    /// ([`crate::reasoner::prepare::replay_prover`]: a game split by
+    /// invariants is one that does not ground, and the corpus sudoku's
+    /// static relations are too large to compute whole; the prover's trials
+    /// and the rewrites for it took seconds), else of `split`'s rules.
     fn building(written: Game, split: Game) -> Verifier {
         let build = move || {
-            crate::reasoner::prepare::verifier_of(&written)
-                .map_or_else(|| Prover::try_new(split), Ok)
+            crate::reasoner::prepare::replay_prover(&written)
+                .map(|(p, _)| p)
+                .or_else(|_| Prover::try_new(split))
                 .map_err(|e| format!("no prover to verify plans with: {e}"))
         };
         let handle = std::thread::Builder::new()

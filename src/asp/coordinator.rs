@@ -387,6 +387,34 @@ fn without_detours(context: &SolveContext, found: FoundPlan) -> FoundPlan {
     }
 }
 
+/// `found` without its detours, and its verification on the prover (the
+/// replay's note, or why it failed); how long each took is logged, since on
+/// a prover of large rules both can cost seconds.
+fn checked(
+    context: &SolveContext,
+    kind: WorkerKind,
+    found: FoundPlan,
+) -> (FoundPlan, Result<Option<String>, String>) {
+    let started = Instant::now();
+    let _ = context.prover();
+    let waited = started.elapsed();
+    let moves = found.plan.len();
+    let found = without_detours(context, found);
+    let shortened = started.elapsed();
+    let verified = context
+        .prover()
+        .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
+    tracing::debug!(
+        "{}'s plan of {moves} moves: verifier waited {:.3} s, {} after shortening ({:.3} s), replayed in {:.3} s",
+        kind.name(),
+        waited.as_secs_f64(),
+        found.plan.len(),
+        shortened.as_secs_f64(),
+        (started.elapsed() - shortened).as_secs_f64()
+    );
+    (found, verified)
+}
+
 /// A plan the prover has replayed, with what the replay noted.
 struct Verified {
     kind: WorkerKind,
@@ -442,11 +470,7 @@ impl Coordinator {
                 self.times = times;
             }
             Ok(Event::Candidate(kind, found, times)) => {
-                let found = without_detours(&self.context, found);
-                let verified = self
-                    .context
-                    .prover()
-                    .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
+                let (found, verified) = checked(&self.context, kind, found);
                 let note = match verified {
                     Ok(note) => note,
                     // A parallel plan whose serialisation passes through a
@@ -662,11 +686,7 @@ impl Coordinator {
 
     /// A plan, once the prover has replayed it, becomes the answer.
     fn finish(&self, mode: WorkerKind, found: FoundPlan, times: Times) -> SolveResult {
-        let found = without_detours(&self.context, found);
-        let verified = self
-            .context
-            .prover()
-            .and_then(|p| verify::verify(&**p, &found.plan, found.goal));
+        let (found, verified) = checked(&self.context, mode, found);
         match verified {
             Ok(note) => self.answer(Verified {
                 kind: mode,

@@ -35,7 +35,7 @@ pub struct Prepared {
     /// `game`.
     pub prover: Option<Prover>,
     /// For a game split by invariants, the rules as written: its plans are
-    /// verified on them (or on an exact rewrite, [`verifier_of`]), not on
+    /// verified on them (on the prover [`replay_prover`] builds), not on
     /// the split whose exactness rests on the invariants. Left to the
     /// caller to build: the solver builds it beside its search, since on
     /// the corpus sudoku it takes as long as the rest of the preparation.
@@ -202,13 +202,27 @@ fn split_by_invariants(
     Some((rewritten, unique, ground))
 }
 
-/// The prover that verifies the plans of `game` as written: on its rules
-/// when the prover runs them, else on the exact rewrite
-/// [`for_the_prover`] finds.
-pub fn verifier_of(game: &Game) -> Option<Prover> {
-    Prover::try_new(game.clone())
-        .ok()
-        .or_else(|| for_the_prover(game).map(|(p, _)| p))
+/// The work a replay's prover may spend computing the static relations
+/// whole before it asks for their rows on demand instead: a few
+/// milliseconds (10,000,000 units take about a second).
+const REPLAY_STATIC_WORK: u64 = 300_000;
+
+/// The prover a few plans of `game` are replayed on, built at once: on the
+/// rules with their inert arguments factored out ([`crate::gdl::factor`],
+/// exact; ruleDepthExponential derives 2^k rows of `prereq` at step k as
+/// written, k after), goal-directed, its static relations computed whole
+/// where that is very little work (a replay then runs fastest, and `true`
+/// says so), else on demand: one walk along one plan asks for few of their
+/// rows, and some games' take seconds to compute whole, or are too large
+/// to (the corpus sudoku's `exactlyOne`). Unlike [`Prover::try_new`] it
+/// runs no trial: a replay needs no choice of strategy made in advance.
+pub fn replay_prover(game: &Game) -> Result<(Prover, bool), super::ProverError> {
+    let factored = factor::rewrite(game).map(|(g, _)| g);
+    let game = factored.as_ref().unwrap_or(game);
+    match Prover::try_eager_within(game.clone(), REPLAY_STATIC_WORK) {
+        Ok(p) => Ok((p, true)),
+        Err(_) => Ok((Prover::try_lazy(game.clone())?, false)),
+    }
 }
 
 /// A game rewritten so that it grounds, and what was changed, for logs.

@@ -12,6 +12,7 @@ use tracing::warn;
 
 use crate::asp::{verify, SolveResult, Source};
 use crate::gdl::{self, print, Description, Game, Term};
+use crate::reasoner::prepare::replay_prover;
 use crate::reasoner::prover::{Prover, Strategy};
 
 use super::fingerprint::{self, SymbolMap};
@@ -257,11 +258,6 @@ fn translate(
     )
 }
 
-/// The work a stored plan's replay may spend computing the static
-/// relations whole before it asks for their rows on demand instead: a few
-/// milliseconds (10,000,000 units take about a second).
-const REPLAY_STATIC_WORK: u64 = 300_000;
-
 /// The plan's first moves, on which a replay chooses its prover's strategy.
 const REPLAY_TRIAL_STEPS: usize = 3;
 
@@ -313,22 +309,11 @@ pub fn replayed(game: &Game, recalled: &Recalled) -> Result<SolveResult, String>
     if let Some(goal) = e.goal {
         let moves =
             gdl::parser::parse_ground_terms(&format!("({})", e.plan.join(" ")), &game.symbols)?;
-        // The static relations whole where that is very little work (a
-        // replay then runs fastest), else on demand: one walk along one
-        // plan asks for few of their rows, and some games' take seconds to
-        // compute whole, or are too large to.
-        // Arguments that only carry a type factored out (ruleDepthExponential
-        // derives 2^k rows of `prereq` at step k as written, k after).
-        let factored = gdl::factor::rewrite(game).map(|(g, _)| g);
-        let game = factored.as_ref().unwrap_or(game);
-        let prover = match Prover::try_eager_within(game.clone(), REPLAY_STATIC_WORK) {
-            Ok(p) => {
-                faster_strategy(&p, &moves);
-                p
-            }
-            // Static relations on demand are read goal-directed only.
-            Err(_) => Prover::try_lazy(game.clone()).map_err(|e| e.to_string())?,
-        };
+        let (prover, whole) = replay_prover(game).map_err(|e| e.to_string())?;
+        // Static relations on demand are read goal-directed only.
+        if whole {
+            faster_strategy(&prover, &moves);
+        }
         // As the solver checks its own plans: the goal stored among the
         // terminal state's values (a defective game may give several).
         verify::verify(&prover, &moves, goal)?;
