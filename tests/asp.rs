@@ -618,6 +618,34 @@ fn corpus(name: &str) -> PathBuf {
     common::corpus_game(name)
 }
 
+/// A game the breadth-first search solves within its head start (a count of
+/// states) is answered before any clingo worker's process starts; one whose
+/// shortest plan lies past it (stateSpaceLarge: 14 moves of 4, every state
+/// new) starts them, and a worker's plan is the answer.
+#[test]
+fn a_small_game_is_answered_before_any_worker_process() {
+    let options = in_processes(opts(Mode::Auto));
+    for name in [
+        "blocksWorld",
+        "3puzzle",
+        "coins",
+        "comp2006_MAZE_S.3357334406",
+    ] {
+        let r = solve_checked_with(&load(&corpus(name)), &options);
+        assert_eq!(r.status, Status::Solved, "{name}: {}", r.message);
+        assert_eq!(r.proven, Proven::Shortest, "{name}");
+        assert_eq!(r.processes, 0, "{name}: answered by {:?}", r.mode);
+    }
+    let r = solve_checked_with(&load(&corpus("stateSpaceLarge")), &options);
+    assert_eq!(
+        (r.status, r.steps),
+        (Status::Solved, Some(14)),
+        "{}",
+        r.message
+    );
+    assert!(r.processes >= 1, "answered by {:?}", r.mode);
+}
+
 #[test]
 fn corpus_games_solve_to_100() {
     for name in ["lightsOut", "maze", "blocksWorld"] {

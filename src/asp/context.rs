@@ -6,9 +6,9 @@
 //! no part of a solve prepares, grounds or builds the same thing again.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{invariants, Mode, Prepared, Program, SolveError, SolveOptions, INVARIANT_BUDGET};
 use crate::gdl::split::Unique;
@@ -46,6 +46,9 @@ pub struct SolveContext {
     pub refuted: Arc<AtomicUsize>,
     /// The searches' engine on `game`, built by the first worker that asks.
     machine: OnceLock<Result<(AnyMachine, String), String>>,
+    /// Opened by the breadth-first search after its first states: the
+    /// clingo workers' processes start only then (see [`HeadStart`]).
+    pub head_start: HeadStart,
 }
 
 impl SolveContext {
@@ -87,6 +90,7 @@ impl SolveContext {
             stop: Arc::new(AtomicBool::new(false)),
             refuted: Arc::new(AtomicUsize::new(opts.refuted)),
             machine: OnceLock::new(),
+            head_start: HeadStart::default(),
         };
         Ok((context, ground))
     }
@@ -203,5 +207,81 @@ impl Verifier {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+}
+
+/// The breadth-first search's head start over the clingo workers' processes.
+/// A small game is solved within its first few thousand states, in
+/// milliseconds, and then needs no process started (nor their seconds of
+/// grounding on a busy machine). The launcher makes the clingo program
+/// meanwhile, so nothing sits idle: it only holds back the processes until
+/// the search opens the gate, after [`HEAD_START_STATES`] states or when it
+/// ends, whichever comes first.
+#[derive(Default)]
+pub struct HeadStart {
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+/// The states the breadth-first search keeps before the clingo workers'
+/// processes start: a count, so that what a small game starts is the same
+/// on every machine (the 8-puzzle's propnet expands them in about 10 ms).
+pub const HEAD_START_STATES: usize = 10_000;
+
+/// The longest the launcher waits for the gate: a search on a slow engine
+/// (the prover's largest games expand a few thousand states a second) does
+/// not hold the clingo workers back for long.
+pub const HEAD_START_MAX: Duration = Duration::from_millis(250);
+
+impl HeadStart {
+    /// Lets the clingo workers' processes start.
+    pub fn open(&self) {
+        *self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        self.opened.notify_all();
+    }
+
+    /// Waits until the gate is open, at most `max`.
+    pub fn wait(&self, max: Duration) {
+        let open = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = self
+            .opened
+            .wait_timeout_while(open, max, |open| !*open)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+}
+
+/// Opens the gate when dropped, unless [`OpenOnDrop::answered`]: a search
+/// that ends without the answer lets the workers start, one that answers
+/// leaves them unstarted (the solve then stops them and opens the gate).
+pub struct OpenOnDrop<'a> {
+    gate: &'a HeadStart,
+    answered: bool,
+}
+
+impl<'a> OpenOnDrop<'a> {
+    pub fn new(gate: &'a HeadStart) -> Self {
+        OpenOnDrop {
+            gate,
+            answered: false,
+        }
+    }
+
+    /// The search has the answer: the gate stays shut.
+    pub fn answered(&mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for OpenOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.gate.open();
+        }
     }
 }

@@ -88,6 +88,8 @@ impl Workers {
         let breadth = matches!(opts.mode, Mode::Auto | Mode::Breadth);
         if breadth {
             spawn_breadth(context, ground.clone(), &tx)?;
+        } else {
+            context.head_start.open();
         }
         let children = Arc::new(Mutex::new(Vec::new()));
         if !kinds.is_empty() {
@@ -145,6 +147,7 @@ impl ClingoLauncher {
     /// that cannot start is reported as failed.
     fn run(mut self) {
         let program = self.context.program();
+        self.context.head_start.wait(super::context::HEAD_START_MAX);
         for &kind in &self.kinds.clone() {
             if self.context.stopped() {
                 return;
@@ -439,22 +442,28 @@ impl Coordinator {
     /// Follows the workers until one of them, the clock, the memory limit or
     /// the grace after a first plan decides the answer.
     pub(super) fn run(mut self, mut w: Workers) -> SolveResult {
+        let mut r = self.decide(&mut w);
+        r.processes = w.children.lock().unwrap_or_else(|e| e.into_inner()).len();
+        r
+    }
+
+    fn decide(&mut self, w: &mut Workers) -> SolveResult {
         let deadline = self.context.opts.timeout.map(|t| self.context.start + t);
         let mut grace: Option<Instant> = None;
         loop {
-            if let Some(r) = self.memory(&w) {
+            if let Some(r) = self.memory(w) {
                 return r;
             }
-            if let Some(r) = self.next_event(&mut w, &mut grace) {
+            if let Some(r) = self.next_event(w, &mut grace) {
                 return r;
             }
-            if let Some(r) = self.replayed(&w) {
+            if let Some(r) = self.replayed(w) {
                 return r;
             }
-            if let Some(r) = self.proven(&w) {
+            if let Some(r) = self.proven(w) {
                 return r;
             }
-            if let Some(r) = self.limits(&mut w, grace, deadline) {
+            if let Some(r) = self.limits(w, grace, deadline) {
                 return r;
             }
         }
@@ -670,6 +679,7 @@ impl Coordinator {
             horizon: self.horizon,
             lower_bound: (self.refuted > 0 && status != Status::NoPlan).then_some(self.refuted + 1),
             peak_mb: peak_mb(),
+            processes: 0,
             message,
             source: Source::Solved,
         }

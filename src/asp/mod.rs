@@ -255,6 +255,10 @@ pub struct SolveResult {
     /// Peak resident memory of the process, in MiB.
     #[serde(default)]
     pub peak_mb: f64,
+    /// The clingo workers' processes started before the answer (none for
+    /// a game the breadth-first search answers within its head start).
+    #[serde(default)]
+    pub processes: usize,
     #[serde(default)]
     pub message: String,
     /// Where the answer came from.
@@ -289,6 +293,7 @@ impl SolveResult {
             horizon: 0,
             lower_bound: None,
             peak_mb: peak_mb(),
+            processes: 0,
             message,
             source: Source::Solved,
         }
@@ -356,8 +361,10 @@ pub fn solve(game: &Game, opts: &SolveOptions) -> Result<SolveResult, SolveError
     let context = Arc::new(context);
     let result = Workers::start(&context, ground)
         .map(|workers| Coordinator::new(Arc::clone(&context)).run(workers));
-    // Whatever the answer, no worker runs on.
+    // Whatever the answer, no worker runs on (nor starts: the launcher
+    // waiting for the breadth-first search's head start sees the stop).
     context.stop.store(true, Ordering::Relaxed);
+    context.head_start.open();
     result
 }
 

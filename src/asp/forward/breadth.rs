@@ -35,6 +35,7 @@ use crate::gdl::{kw, Game, Literal, Rule, Sym, Term};
 use crate::reasoner::ground::GroundProgram;
 use crate::reasoner::{ground, AnyMachine, MachineVisitor, StateMachine};
 
+use super::super::context::{HeadStart, OpenOnDrop, HEAD_START_STATES};
 use super::super::solve::{Event, FoundPlan, Times, Verdict};
 use super::super::{Proven, SolveContext, WorkerKind};
 
@@ -86,6 +87,7 @@ pub fn run(
     tx: mpsc::Sender<Event>,
 ) {
     let start = Instant::now();
+    let mut gate = OpenOnDrop::new(&context.head_start);
     let times = || Times {
         ground_s: 0.0,
         solve_s: start.elapsed().as_secs_f64(),
@@ -132,6 +134,7 @@ pub fn run(
         clock_end,
         stop: &context.stop,
         refuted: &context.refuted,
+        head_start: &context.head_start,
         start,
         rules: ground.clone().map(|g| (game.clone(), g)),
     });
@@ -169,6 +172,12 @@ pub fn run(
         End::GaveUp(why) => Event::Failed(WorkerKind::Breadth, why, times()),
         End::Stopped => Event::Done(WorkerKind::Breadth, Verdict::Stopped, times()),
     };
+    if matches!(
+        event,
+        Event::Done(_, Verdict::Plan(_) | Verdict::NoPlan { .. }, _)
+    ) {
+        gate.answered();
+    }
     let _ = tx.send(event);
 }
 
@@ -290,6 +299,8 @@ pub(super) struct Search<'a> {
     pub(super) clock_end: Option<usize>,
     pub(super) stop: &'a AtomicBool,
     pub(super) refuted: &'a AtomicUsize,
+    /// Opened after [`HEAD_START_STATES`] states.
+    pub(super) head_start: &'a HeadStart,
     pub(super) start: Instant,
     /// The rules searched and their ground program, for the pattern
     /// databases (see [`HEURISTIC_AFTER`]).
@@ -420,6 +431,9 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                 if k % 1024 == 0 {
                     if self.s.stop.load(Ordering::Relaxed) {
                         return End::Stopped;
+                    }
+                    if self.nodes.len() >= HEAD_START_STATES {
+                        self.s.head_start.open();
                     }
                     self.step_back_when_behind(depth);
                     if let Some(end) = self.poll_heuristic(depth - 1) {
