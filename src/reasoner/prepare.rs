@@ -37,8 +37,7 @@ pub struct Prepared {
     /// For a game split by invariants, the rules as written: its plans are
     /// verified on them (on the prover [`replay_prover`] builds), not on
     /// the split whose exactness rests on the invariants. Left to the
-    /// caller to build: the solver builds it beside its search, since on
-    /// the corpus sudoku it takes as long as the rest of the preparation.
+    /// caller to build: the solver builds it beside its search.
     pub verify_on: Option<Game>,
     /// Only the prover runs `game`: neither the game nor any rewrite grounds,
     /// and the prover runs a rewrite ([`for_the_prover`]), so neither clingo
