@@ -71,6 +71,9 @@ pub struct Enhancements {
     /// The heuristic (and the prior) count material against its owner: a
     /// game won by losing pieces ([`super::heuristic::Heuristic::against`]).
     pub against: bool,
+    /// Transpositions merged: a state reached by several lines is one node
+    /// (see [`super::tree`]).
+    pub transpositions: bool,
 }
 
 /// RAVE's default equivalence parameter.
@@ -107,7 +110,8 @@ impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
     /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
-    /// `prior:N`, `against` (with `heuristic` or `prior`), `cutoff` or
+    /// `prior:N`, `against` (with `heuristic` or `prior`), `tt`
+    /// (transpositions merged), `cutoff` or
     /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
@@ -123,6 +127,7 @@ impl FromStr for Enhancements {
                 None if part == "heuristic" => e.heuristic = true,
                 None if part == "prior" => e.prior = Some(PRIOR_VISITS),
                 None if part == "against" => e.against = true,
+                None if part == "tt" => e.transpositions = true,
                 Some(("prior", n)) => match n.parse::<u32>() {
                     Ok(n) if n > 0 => e.prior = Some(n),
                     _ => bail!("prior:{n}: the weight must be a positive number of visits"),
@@ -144,7 +149,7 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, tt or cutoff (cutoff:N)"
                 ),
             }
         }
@@ -204,6 +209,9 @@ impl fmt::Display for Enhancements {
         }
         if self.against {
             parts.push("against".into());
+        }
+        if self.transpositions {
+            parts.push("tt".into());
         }
         f.write_str(&parts.join("+"))
     }

@@ -156,7 +156,12 @@ impl<M: StateMachine + 'static> Mcts<M> {
             Parallel::Root => cfg.node_limit / cfg.threads.max(1),
             Parallel::Tree => cfg.node_limit,
         };
-        let tree = Tree::new(root, SmallRng::seed_from_u64(cfg.seed), per_tree);
+        let tree = Tree::new(
+            root,
+            SmallRng::seed_from_u64(cfg.seed),
+            per_tree,
+            cfg.enhancements.transpositions,
+        );
         let leaf = cfg.enhancements.prior.map(|visits| {
             let h: Arc<dyn Evaluator<M>> =
                 Arc::new(heuristic::Heuristic::new(&*machine).against(against));
@@ -273,6 +278,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
                 root,
                 SmallRng::seed_from_u64(seed),
                 self.cfg.node_limit / threads,
+                self.cfg.enhancements.transpositions,
             );
             t.local.best_line = self.trees[0].local.best_line.clone();
             self.trees.push(t);

@@ -1,6 +1,9 @@
 //! Tests of the search: UCT on small games, leaf values mixed or as priors,
 //! RAVE and MAST statistics, threads.
 
+use hashbrown::{HashMap, HashSet};
+
+use super::node::NodeId;
 use super::*;
 use crate::reasoner::Prover;
 
@@ -248,4 +251,157 @@ fn four_threads_on_one_tree_lose_no_count() {
     let before = (s.trees[0].local.iterations, s.trees[0].root().visits());
     s.search_until(Instant::now() + std::time::Duration::from_millis(200));
     check(&s, before);
+}
+
+/// Every node reachable from the root, each once (a graph's shared nodes
+/// too).
+fn reachable<M: StateMachine>(t: &tree::Tree<M>) -> Vec<NodeId> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![0];
+    let mut out = Vec::new();
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            out.push(id);
+            stack.extend(t.store.node(id).children().into_iter().map(|(_, c)| c));
+        }
+    }
+    out
+}
+
+/// The exact values of a turn-taking game's state (each role's goal,
+/// 0..1, under best play by the mover), memoised by state.
+fn exact<M: StateMachine>(m: &M, s: &M::State, memo: &mut HashMap<M::State, Vec<f64>>) -> Vec<f64> {
+    if let Some(v) = memo.get(s) {
+        return v.clone();
+    }
+    let roles = m.num_roles();
+    let v = if m.is_terminal(s) {
+        (0..roles)
+            .map(|r| f64::from(m.goal(s, r).unwrap_or(0)) / 100.0)
+            .collect()
+    } else {
+        let legal: Vec<Vec<M::Move>> = (0..roles).map(|r| m.legal(s, r)).collect();
+        let mover = (0..roles).find(|&r| legal[r].len() > 1).unwrap_or(0);
+        let mut best: Option<Vec<f64>> = None;
+        for mv in &legal[mover] {
+            let joint: Vec<M::Move> = (0..roles)
+                .map(|r| {
+                    if r == mover {
+                        mv.clone()
+                    } else {
+                        legal[r][0].clone()
+                    }
+                })
+                .collect();
+            let v = exact(m, &m.next_state(s, &joint), memo);
+            if best.as_ref().is_none_or(|b| v[mover] > b[mover]) {
+                best = Some(v);
+            }
+        }
+        best.expect("a mover has moves")
+    };
+    memo.insert(s.clone(), v.clone());
+    v
+}
+
+/// Transpositions merged on tic-tac-toe (a corpus game full of them): no
+/// two nodes hold the same state, the graph holds fewer nodes than the
+/// tree after the same iterations, every node the solver proves on the
+/// graph has the game's exact value, and after a move the kept part is
+/// still one node per state.
+#[test]
+fn merged_transpositions_keep_one_node_per_state_and_solve_exactly() {
+    let game =
+        crate::gdl::load(std::path::Path::new("../shared/games/ticTacToe.kif")).expect("loads");
+    let m = Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"));
+    let cfg = |tt| SearchConfig {
+        threads: 1,
+        seed: 5,
+        enhancements: Enhancements {
+            transpositions: tt,
+            ..Enhancements::default()
+        },
+        ..SearchConfig::default()
+    };
+    let mut memo = HashMap::new();
+    let mut check = |s: &Mcts<crate::reasoner::Propnet>| {
+        let t = &s.trees[0];
+        let ids = reachable(t);
+        let states: HashSet<_> = ids
+            .iter()
+            .map(|&id| t.store.node(id).state.clone())
+            .collect();
+        assert_eq!(states.len(), ids.len(), "one node per state");
+        let mut solved = 0;
+        for &id in &ids {
+            let n = t.store.node(id);
+            if let Some(v) = n.values.get() {
+                assert_eq!(v, &exact(&*m, &n.state, &mut memo), "node {id}");
+                solved += 1;
+            }
+        }
+        (ids.len(), solved)
+    };
+    let mut tree = Mcts::new(Arc::clone(&m), m.initial_state(), cfg(false));
+    let mut graph = Mcts::new(Arc::clone(&m), m.initial_state(), cfg(true));
+    tree.search_iterations(3_000);
+    graph.search_iterations(3_000);
+    let (nodes, _) = check(&graph);
+    assert!(
+        nodes < tree.stats().nodes,
+        "{nodes} nodes merged against {} in the tree",
+        tree.stats().nodes
+    );
+    graph.search_iterations(50_000);
+    let (_, solved) = check(&graph);
+    assert!(solved > 1_000, "{solved} nodes solved");
+    let mover = graph.trees[0].root().mover().expect("a turn");
+    let first = graph.best_move(mover);
+    let joint: Vec<_> = (0..2)
+        .map(|r| {
+            let legal = m.legal(graph.state(), r);
+            if r == mover {
+                first
+            } else {
+                legal[0]
+            }
+        })
+        .collect();
+    graph.advance(&joint);
+    check(&graph);
+    graph.search_iterations(1_000);
+    check(&graph);
+}
+
+/// A game whose states repeat (a switch flipped back and forth, no step
+/// counter): merged, the graph has a cycle, and the search still ends
+/// every iteration and finds the win.
+#[test]
+fn a_cycle_through_merged_states_ends_the_descent() {
+    let rules = "
+        (role p)
+        (init off)
+        (<= (legal p flip) (not (true won)))
+        (<= (legal p win) (true on))
+        (<= (next on) (true off) (does p flip))
+        (<= (next off) (true on) (does p flip))
+        (<= (next won) (does p win))
+        (<= terminal (true won))
+        (<= (goal p 100) (true won))
+        (<= (goal p 0) (not (true won)))";
+    let game = crate::gdl::load_bytes(rules.as_bytes(), "switch.kif").expect("loads");
+    let m = Arc::new(Prover::try_new(game).expect("builds"));
+    let cfg = SearchConfig {
+        threads: 1,
+        enhancements: Enhancements {
+            transpositions: true,
+            ..Enhancements::default()
+        },
+        ..SearchConfig::default()
+    };
+    let mut s = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+    s.search_iterations(500);
+    assert_eq!(s.stats().iterations, 500);
+    assert_eq!(s.stats().nodes, 3, "off, on and won: one node each");
+    assert!(s.trees[0].root().solved(), "flip then win: a proven win");
 }

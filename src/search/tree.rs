@@ -12,8 +12,19 @@
 //! what non-atomic fields would: the single-threaded search pays nothing for
 //! the sharing.
 //!
-//! Invariants: the root is node 0; a node's own invariants are in [`super::node`].
+//! With transpositions merged ([`Enhancements::transpositions`]) the store is
+//! a graph: a table maps each state to its node, and an edge whose state is
+//! already there is linked to that node, so lines that meet share their
+//! statistics below the meeting point. The statistics a selection reads stay
+//! on the edges (each parent's per-move counts; UCT1 in Childs, Brodeur and
+//! Kocsis 2008). A GDL state is the whole game state (goal and terminal read
+//! it alone), so merging never mixes positions of different values.
+//!
+//! Invariants: the root is node 0; a node's own invariants are in
+//! [`super::node`]; with a table, every node's state maps to some node of
+//! that state; a descent never passes a node twice (a cycle ends it there).
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
@@ -89,6 +100,8 @@ impl<M: StateMachine> Local<M> {
 /// read-modify-write.
 pub(crate) struct Store<M: StateMachine> {
     nodes: AppendOnly<Node<M>>,
+    /// Transpositions merged: each state's node (`None`: a tree).
+    table: Option<Mutex<HashMap<M::State, NodeId>>>,
 }
 
 pub(crate) struct Tree<M: StateMachine> {
@@ -115,10 +128,20 @@ pub(crate) struct Expansion<M: StateMachine> {
 }
 
 impl<M: StateMachine> Expansion<M> {
-    /// The expansion's step and, when the tree may grow, the new node (its
-    /// legal moves, terminal values): the work that needs no tree.
-    pub fn expand(&self, machine: &M, pol: &Policies<M>) -> (Option<Node<M>>, Option<M::State>) {
-        let next = machine.next_state(&self.state, &self.joint);
+    /// The expansion's step: the state the joint move leads to.
+    pub fn step(&self, machine: &M) -> M::State {
+        machine.next_state(&self.state, &self.joint)
+    }
+
+    /// The new node for state `next` when the tree may grow (its legal
+    /// moves, terminal values), else the state the playout starts from: the
+    /// work that needs no tree.
+    pub fn expand(
+        &self,
+        machine: &M,
+        pol: &Policies<M>,
+        next: M::State,
+    ) -> (Option<Node<M>>, Option<M::State>) {
         if self.grow {
             (Some(Node::new(machine, next, pol.eval)), None)
         } else {
@@ -153,8 +176,14 @@ impl<M: StateMachine> Store<M> {
             None => return false,
             Some(Selected::Done(d)) => d,
             Some(Selected::Expand(e)) => {
-                let (child, next) = e.expand(machine, pol);
-                self.attach(machine, e, child, next)
+                let next = e.step(machine);
+                match self.transposition(&e, &next) {
+                    Some(id) => self.link(machine, e, id),
+                    None => {
+                        let (child, next) = e.expand(machine, pol, next);
+                        self.attach(machine, e, child, next)
+                    }
+                }
             }
         };
         if let Some(from) = d.from.take() {
@@ -212,6 +241,19 @@ impl<M: StateMachine> Store<M> {
             }
             let key = if n.keyable { n.key(idx) } else { 0 };
             if let Some(c) = n.children.get(key) {
+                if self.table.is_some() && d.path.iter().any(|&(id, _)| id == c) {
+                    // A cycle through merged states: the descent ends here
+                    // and plays out from the repeated state.
+                    let c = self.node(c);
+                    match c.values.get() {
+                        Some(v) => {
+                            d.values.clone_from(v);
+                            d.terminal = machine.is_terminal(&c.state);
+                        }
+                        None => d.from = Some(c.state.clone()),
+                    }
+                    return Some(Selected::Done(d));
+                }
                 node = c;
                 continue;
             }
@@ -325,6 +367,10 @@ impl<M: StateMachine> Store<M> {
                 Ok(id) => match parent.children.insert(e.key, id) {
                     Ok(()) => {
                         d.grew = true;
+                        if let Some(t) = &self.table {
+                            let state = &self.node(id).state;
+                            lock(t).entry(state.clone()).or_insert(id);
+                        }
                         id
                     }
                     Err(won) => won,
@@ -335,6 +381,34 @@ impl<M: StateMachine> Store<M> {
                 }
             },
         };
+        self.enter(machine, d, id)
+    }
+
+    /// The node of `next` already in the store, when transpositions are
+    /// merged and the expansion may link to it.
+    fn transposition(&self, e: &Expansion<M>, next: &M::State) -> Option<NodeId> {
+        let t = self.table.as_ref().filter(|_| e.grow)?;
+        lock(t).get(next).copied()
+    }
+
+    /// Links the edge an expansion computed to node `id` of the same state
+    /// (a transposition), unless another thread linked that edge meanwhile
+    /// (then its child is used). The new edge gets a prior like a new node.
+    fn link(&self, machine: &M, e: Expansion<M>, id: NodeId) -> Descent<M> {
+        let mut d = e.d;
+        let id = match self.node(e.parent).children.insert(e.key, id) {
+            Ok(()) => {
+                d.grew = true;
+                id
+            }
+            Err(won) => won,
+        };
+        self.enter(machine, d, id)
+    }
+
+    /// Descent `d` ends on node `id`: its exact values when solved, else a
+    /// playout from its state.
+    fn enter(&self, machine: &M, mut d: Descent<M>, id: NodeId) -> Descent<M> {
         let c = self.node(id);
         if let Some(v) = c.values.get() {
             d.values.clone_from(v);
@@ -506,14 +580,26 @@ impl<M: StateMachine> Store<M> {
     }
 }
 
+/// The transposition table, even after a thread panicked holding it (the
+/// map is valid between any two of its operations).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl<M: StateMachine> Tree<M> {
-    pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize) -> Self {
+    /// A tree of `root`, at most `node_limit` nodes; a graph merging
+    /// transpositions where `transpositions` holds.
+    pub fn new(root: Node<M>, rng: SmallRng, node_limit: usize, transpositions: bool) -> Self {
+        let table = transpositions.then(|| Mutex::new(HashMap::new()));
+        if let Some(t) = &table {
+            lock(t).insert(root.state.clone(), 0);
+        }
         let nodes = AppendOnly::new(node_limit.max(1));
         if nodes.push(root).is_err() {
             unreachable!("a new store has room for its root");
         }
         Tree {
-            store: Store { nodes },
+            store: Store { nodes, table },
             local: Local::new(rng),
         }
     }
@@ -559,6 +645,11 @@ impl<M: StateMachine + 'static> Tree<M> {
             None => {
                 let next = machine.next_state(&self.root().state, joint);
                 let nodes = AppendOnly::new(self.store.nodes.capacity());
+                if let Some(t) = &mut self.store.table {
+                    let t = t.get_mut().unwrap_or_else(|e| e.into_inner());
+                    drop_elsewhere(std::mem::take(t));
+                    t.insert(next.clone(), 0);
+                }
                 if nodes.push(Node::new(machine, next, eval)).is_err() {
                     unreachable!("a new store has room for its root");
                 }
@@ -588,9 +679,17 @@ impl<M: StateMachine + 'static> Tree<M> {
             i += 1;
         }
         let nodes = AppendOnly::new(cap);
+        let mut table = self.store.table.as_mut().map(|t| {
+            let t = t.get_mut().unwrap_or_else(|e| e.into_inner());
+            drop_elsewhere(std::mem::take(t));
+            t
+        });
         for id in order {
             if let Some(mut n) = old[id as usize].take() {
                 n.children.renumber(&map);
+                if let Some(t) = &mut table {
+                    t.entry(n.state.clone()).or_insert(map[&id]);
+                }
                 if nodes.push(n).is_err() {
                     unreachable!("a subtree fits the store it came from");
                 }
