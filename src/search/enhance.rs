@@ -74,6 +74,13 @@ pub struct Enhancements {
     /// Transpositions merged: a state reached by several lines is one node
     /// (see [`super::tree`]).
     pub transpositions: bool,
+    /// MAST's playouts take a move that has always finished the game with
+    /// a win ([`MastTable::finishes`]; needs `mast`).
+    pub finish: bool,
+    /// Implicit minimax backups of [`super::heuristic::Heuristic`]'s values,
+    /// weighing this much (`alpha`) against the playouts' mean at the
+    /// mover's choice.
+    pub minimax: Option<f64>,
 }
 
 /// RAVE's default equivalence parameter.
@@ -84,6 +91,9 @@ pub const MAST_TAU: f64 = 0.1;
 pub const CUTOFF: usize = 20;
 /// GIFL's default number of training walks (Maligne's).
 pub const GIFL_WALKS: usize = 500;
+/// Implicit minimax's default weight (Lanctot et al. 2014 found 0.3-0.6
+/// best on their games).
+pub const MINIMAX_ALPHA: f64 = 0.4;
 /// The prior's default weight, in visits.
 pub const PRIOR_VISITS: u32 = 10;
 /// Nodes with at most this many moves are never narrowed by widening.
@@ -110,8 +120,8 @@ impl FromStr for Enhancements {
     type Err = anyhow::Error;
 
     /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
-    /// `prior:N`, `against` (with `heuristic` or `prior`), `tt`
-    /// (transpositions merged), `cutoff` or
+    /// `prior:N`, `against` (with `heuristic`, `prior` or `imb`), `tt`
+    /// (transpositions merged), `finish` (with `mast`), `imb` or `imb:A` (implicit minimax), `cutoff` or
     /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
@@ -128,6 +138,12 @@ impl FromStr for Enhancements {
                 None if part == "prior" => e.prior = Some(PRIOR_VISITS),
                 None if part == "against" => e.against = true,
                 None if part == "tt" => e.transpositions = true,
+                None if part == "finish" => e.finish = true,
+                None if part == "imb" => e.minimax = Some(MINIMAX_ALPHA),
+                Some(("imb", a)) => match a.parse::<f64>() {
+                    Ok(a) if (0.0..=1.0).contains(&a) => e.minimax = Some(a),
+                    _ => bail!("imb:{a}: the weight must be a number from 0 to 1"),
+                },
                 Some(("prior", n)) => match n.parse::<u32>() {
                     Ok(n) if n > 0 => e.prior = Some(n),
                     _ => bail!("prior:{n}: the weight must be a positive number of visits"),
@@ -149,12 +165,15 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, tt or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, tt, finish, imb (imb:A) or cutoff (cutoff:N)"
                 ),
             }
         }
-        if e.against && !e.heuristic && e.prior.is_none() {
-            bail!("against turns the heuristic's material round: add heuristic or prior");
+        if e.against && !e.heuristic && e.prior.is_none() && e.minimax.is_none() {
+            bail!("against turns the heuristic's material round: add heuristic, prior or imb");
+        }
+        if e.finish && e.mast.is_none() {
+            bail!("finish is learned by MAST's table: add mast");
         }
         if e.gifl.is_some() && e.mast.is_some() {
             bail!("gifl and mast both choose the playouts' moves: take one");
@@ -212,6 +231,14 @@ impl fmt::Display for Enhancements {
         }
         if self.transpositions {
             parts.push("tt".into());
+        }
+        if self.finish {
+            parts.push("finish".into());
+        }
+        match self.minimax {
+            Some(a) if a == MINIMAX_ALPHA => parts.push("imb".into()),
+            Some(a) => parts.push(format!("imb:{a}")),
+            None => {}
         }
         f.write_str(&parts.join("+"))
     }
@@ -334,10 +361,24 @@ pub fn select_widened(
 }
 
 /// MAST's table: per (role, move), its value over every iteration that played
-/// it, in any state.
+/// it, in any state, and how often it ended the game.
 pub struct MastTable<M: StateMachine> {
-    map: HashMap<(RoleIdx, M::Move), MoveStats>,
+    map: HashMap<(RoleIdx, M::Move), MastEntry>,
 }
+
+/// One (role, move)'s line in [`MastTable`].
+#[derive(Clone, Copy, Debug, Default)]
+struct MastEntry {
+    stats: MoveStats,
+    /// Times the move ended the game with the best goal for its role.
+    won: u32,
+    /// Times it did anything else (the game went on, or ended otherwise).
+    other: u32,
+}
+
+/// Times a move must have ended the game with a win, and never done
+/// anything else, to count as finishing ([`MastTable::finishes`]).
+pub const FINISH_SEEN: u32 = 2;
 
 impl<M: StateMachine> Default for MastTable<M> {
     fn default() -> Self {
@@ -348,19 +389,43 @@ impl<M: StateMachine> Default for MastTable<M> {
 }
 
 impl<M: StateMachine> MastTable<M> {
-    /// Counts one iteration of value `value` for `role`'s move `m`.
-    pub fn add(&mut self, role: RoleIdx, m: &M::Move, value: f64) {
-        let s = self.map.entry((role, m.clone())).or_default();
-        s.visits += 1;
-        s.sum += value;
+    /// Counts one iteration of value `value` for `role`'s move `m`; `ended`
+    /// when the move was part of the joint move that ended the game.
+    pub fn add(&mut self, role: RoleIdx, m: &M::Move, value: f64, ended: bool) {
+        let e = self.map.entry((role, m.clone())).or_default();
+        e.stats.visits += 1;
+        e.stats.sum += value;
+        if ended && value >= 1.0 {
+            e.won += 1;
+        } else {
+            e.other += 1;
+        }
     }
 
     /// The statistics of `role`'s move `m` (zero when never played).
     pub fn get(&self, role: RoleIdx, m: &M::Move) -> MoveStats {
         self.map
             .get(&(role, m.clone()))
-            .copied()
+            .map(|e| e.stats)
             .unwrap_or_default()
+    }
+
+    /// `role`'s move `m` ended the game with its best goal every time it
+    /// was played, at least [`FINISH_SEEN`] times: a move to the last row
+    /// in breakthrough, never a connect-four drop (which wins only on some
+    /// boards). Learned, so no move is tried ahead to find it.
+    pub fn finishes(&self, role: RoleIdx, m: &M::Move) -> bool {
+        self.map
+            .get(&(role, m.clone()))
+            .is_some_and(|e| e.won >= FINISH_SEEN && e.other == 0)
+    }
+
+    /// Every (role, move) that [`MastTable::finishes`].
+    pub fn finishing(&self) -> impl Iterator<Item = (RoleIdx, &M::Move)> {
+        self.map
+            .iter()
+            .filter(|(_, e)| e.won >= FINISH_SEEN && e.other == 0)
+            .map(|((r, m), _)| (*r, m))
     }
 
     pub fn len(&self) -> usize {
@@ -374,10 +439,12 @@ impl<M: StateMachine> MastTable<M> {
 
 /// Playout moves by MAST: a Gibbs distribution over each legal move's mean in
 /// the table, `exp(Q / tau)`; a move never played counts as a win (1), so
-/// every move gets tried.
+/// every move gets tried. With `finish`, a move that has always finished
+/// the game with a win ([`MastTable::finishes`]) is taken at once.
 pub struct MastPolicy<'a, M: StateMachine> {
     pub table: &'a MastTable<M>,
     pub tau: f64,
+    pub finish: bool,
 }
 
 impl<M: StateMachine> PlayoutPolicy<M> for MastPolicy<'_, M> {
@@ -407,14 +474,20 @@ impl<M: StateMachine> MastPolicy<'_, M> {
             return 0;
         }
         q.clear();
-        q.extend(legal.iter().map(|m| {
-            let s = self.table.get(role, m);
-            if s.visits == 0 {
+        for (i, m) in legal.iter().enumerate() {
+            let Some(e) = self.table.map.get(&(role, m.clone())) else {
+                q.push(1.0);
+                continue;
+            };
+            if self.finish && e.won >= FINISH_SEEN && e.other == 0 {
+                return i;
+            }
+            q.push(if e.stats.visits == 0 {
                 1.0
             } else {
-                s.mean()
-            }
-        }));
+                e.stats.mean()
+            });
+        }
         gibbs(q.iter().copied(), self.tau, rng)
     }
 }

@@ -131,6 +131,8 @@ pub struct Mcts<M: StateMachine> {
     evaluator: Arc<dyn Evaluator<M>>,
     /// A value of the state where a playout starts, and how it is used.
     leaf: Option<(Arc<dyn Evaluator<M>>, LeafUse)>,
+    /// Implicit minimax backups: the heuristic and its weight.
+    minimax: Option<(Arc<dyn Evaluator<M>>, f64)>,
     /// Neither policy was replaced (see `Policies::plain`).
     plain: bool,
     last_iterations: u64,
@@ -167,10 +169,16 @@ impl<M: StateMachine + 'static> Mcts<M> {
                 Arc::new(heuristic::Heuristic::new(&*machine).against(against));
             (h, LeafUse::Prior(visits))
         });
+        let minimax = cfg.enhancements.minimax.map(|alpha| {
+            let h: Arc<dyn Evaluator<M>> =
+                Arc::new(heuristic::Heuristic::new(&*machine).against(against));
+            (h, alpha)
+        });
         Mcts {
             tree_policy: Arc::new(Ucb1 {
                 exploration: cfg.exploration,
             }),
+            minimax,
             playout_policy: Arc::new(RandomPlayout),
             evaluator,
             leaf,
@@ -293,6 +301,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             plain: self.plain,
             enh: self.cfg.enhancements,
             exploration: self.cfg.exploration,
+            minimax: self.minimax.as_ref().map(|(h, a)| (&**h, *a)),
         };
         if threads == 1 {
             run_until(&mut self.trees[0], machine, &pol, deadline);
@@ -330,6 +339,7 @@ impl<M: StateMachine + 'static> Mcts<M> {
             plain: self.plain,
             enh: self.cfg.enhancements,
             exploration: self.cfg.exploration,
+            minimax: self.minimax.as_ref().map(|(h, a)| (&**h, *a)),
         };
         for _ in 0..n {
             self.trees[0].iterate(&*self.machine, &pol, None);

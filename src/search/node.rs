@@ -217,6 +217,10 @@ pub(crate) struct Node<M: StateMachine> {
     pub(super) children: Children,
     /// False when the joint-move count overflows a u64 key: never expanded.
     pub keyable: bool,
+    /// Implicit minimax ([`Node::with_minimax`]): each role's heuristic
+    /// value of the state, backed up by minimax over the expanded children
+    /// (f64 bits; empty where the search keeps none).
+    pub(super) minimax: Box<[AtomicU64]>,
 }
 
 impl<M: StateMachine> Node<M> {
@@ -255,6 +259,38 @@ impl<M: StateMachine> Node<M> {
             amaf: OnceLock::new(),
             children: Children::new(joint_moves),
             keyable: joint_moves.is_some(),
+            minimax: Box::new([]),
+        }
+    }
+
+    /// This node with its implicit-minimax values started at `heuristic`'s
+    /// value of its state (its exact values when terminal).
+    pub fn with_minimax(mut self, machine: &M, heuristic: &dyn Evaluator<M>) -> Self {
+        let mut v = Vec::new();
+        match self.values.get() {
+            Some(exact) => v.clone_from(exact),
+            None => heuristic.evaluate(machine, &self.state, false, &mut v),
+        }
+        self.minimax = v.iter().map(|x| AtomicU64::new(x.to_bits())).collect();
+        self
+    }
+
+    /// Role `r`'s implicit-minimax value: exact once solved, else the
+    /// heuristic's backed up; `None` where the node keeps none.
+    #[inline]
+    pub(super) fn minimax_value(&self, r: usize) -> Option<f64> {
+        match self.values.get() {
+            Some(v) => v.get(r).copied(),
+            None => self.minimax.get(r).map(|a| f64::from_bits(a.load(Relaxed))),
+        }
+    }
+
+    /// Sets the implicit-minimax values to `from`'s (the mover's best child).
+    pub(super) fn set_minimax(&self, from: &Node<M>) {
+        for (r, a) in self.minimax.iter().enumerate() {
+            if let Some(v) = from.minimax_value(r) {
+                a.store(v.to_bits(), Relaxed);
+            }
         }
     }
 

@@ -27,6 +27,10 @@ pub(crate) struct Policies<'a, M: StateMachine> {
     pub enh: Enhancements,
     /// UCB's exploration constant, for RAVE's selection.
     pub exploration: f64,
+    /// Implicit minimax backups: the heuristic that starts each new node's
+    /// minimax values, and the weight `alpha` of those values against the
+    /// playouts' mean in the mover's selection.
+    pub minimax: Option<(&'a dyn Evaluator<M>, f64)>,
 }
 
 /// What one playout runs with beside the policies: the searching thread's
@@ -166,7 +170,11 @@ impl<M: StateMachine> Policies<'_, M> {
         let p = match run.mast.zip(self.enh.mast) {
             None => machine.playout_recorded(from, run.rng, limits, run.goals, &mut d.tail),
             Some((table, tau)) => {
-                let policy = MastPolicy { table, tau };
+                let policy = MastPolicy {
+                    table,
+                    tau,
+                    finish: self.enh.finish,
+                };
                 let mut q = Vec::new();
                 machine.playout_steered(
                     from,
@@ -211,7 +219,11 @@ impl<M: StateMachine> Policies<'_, M> {
         let mast_policy;
         match run.mast.zip(self.enh.mast) {
             Some((table, tau)) => {
-                mast_policy = MastPolicy { table, tau };
+                mast_policy = MastPolicy {
+                    table,
+                    tau,
+                    finish: self.enh.finish,
+                };
                 policy = &mast_policy;
             }
             None => policy = self.playout,

@@ -405,3 +405,96 @@ fn a_cycle_through_merged_states_ends_the_descent() {
     assert_eq!(s.stats().nodes, 3, "off, on and won: one node each");
     assert!(s.trees[0].root().solved(), "flip then win: a proven win");
 }
+
+/// Implicit minimax on breakthrough (a tree searched by one thread): at
+/// every node the values are the mover's best expanded child's, a node
+/// without children holds the heuristic's value of its state, and a solved
+/// node its exact values; the mover's choice reads them.
+#[test]
+fn implicit_minimax_backs_up_the_best_child_for_the_mover() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/games/breakthrough.kif");
+    let game = crate::gdl::load(&path).expect("loads");
+    let m = Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"));
+    let cfg = SearchConfig {
+        threads: 1,
+        seed: 9,
+        enhancements: "mast+imb".parse().expect("parses"),
+        ..SearchConfig::default()
+    };
+    let h = heuristic::Heuristic::new(&*m);
+    let mut s = Mcts::new(Arc::clone(&m), m.initial_state(), cfg);
+    s.search_iterations(4_000);
+    let t = &s.trees[0];
+    let mut leaves = 0;
+    for id in reachable(t).into_iter().filter(|&id| id != 0) {
+        let n = t.store.node(id);
+        let values: Vec<f64> = (0..2).map(|r| n.minimax_value(r).expect("kept")).collect();
+        if let Some(exact) = n.values.get() {
+            assert_eq!(&values, exact);
+            continue;
+        }
+        let kids = n.children();
+        if kids.is_empty() {
+            let mut own = Vec::new();
+            h.evaluate(&*m, &n.state, false, &mut own);
+            assert_eq!(values, own, "node {id}");
+            leaves += 1;
+            continue;
+        }
+        let r = n.mover().expect("breakthrough takes turns");
+        let best = kids
+            .iter()
+            .map(|&(_, c)| t.store.node(c).minimax_value(r).expect("kept"))
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(values[r], best, "node {id}");
+    }
+    assert!(leaves > 100, "{leaves} leaves");
+}
+
+/// The moves MAST's table learns as finishing the game: in breakthrough
+/// only moves onto the opponent's home row (the other way to win, taking
+/// the last piece, is not bound to a move); in connect four none, where a
+/// drop wins on some boards only.
+#[test]
+fn mast_learns_moves_that_finish_the_game_and_only_those() {
+    let load = |file: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games")
+            .join(file);
+        let game = crate::gdl::load(&path).expect("loads");
+        Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"))
+    };
+    let finishing = |m: &Arc<crate::reasoner::Propnet>| {
+        let cfg = SearchConfig {
+            threads: 1,
+            seed: 4,
+            enhancements: "mast+finish".parse().expect("parses"),
+            ..SearchConfig::default()
+        };
+        let mut s = Mcts::new(Arc::clone(m), m.initial_state(), cfg);
+        s.search_iterations(20_000);
+        let symbols = &m.game().symbols;
+        let mut found: Vec<(usize, String)> = s.trees[0]
+            .local
+            .mast
+            .finishing()
+            .map(|(r, mv)| {
+                (
+                    r,
+                    crate::gdl::print::term_to_string(&m.move_term(mv), symbols),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let breakthrough = finishing(&load("breakthrough.kif"));
+    assert!(breakthrough.len() >= 4, "{breakthrough:?}");
+    for (r, mv) in &breakthrough {
+        // white (role 0) moves up to row 8, black down to row 1.
+        let row = if *r == 0 { " 8)" } else { " 1)" };
+        assert!(mv.starts_with("(move ") && mv.ends_with(row), "{r} {mv}");
+    }
+    assert_eq!(finishing(&load("connectFour.kif")), vec![]);
+}

@@ -143,7 +143,12 @@ impl<M: StateMachine> Expansion<M> {
         next: M::State,
     ) -> (Option<Node<M>>, Option<M::State>) {
         if self.grow {
-            (Some(Node::new(machine, next, pol.eval)), None)
+            let node = Node::new(machine, next, pol.eval);
+            let node = match pol.minimax {
+                Some((h, _)) => node.with_minimax(machine, h),
+                None => node,
+            };
+            (Some(node), None)
         } else {
             (None, Some(next))
         }
@@ -231,7 +236,7 @@ impl<M: StateMachine> Store<M> {
             }
             let start = d.moves.len();
             for r in 0..roles {
-                let i = Self::visit_move::<SHARED>(n, r, before, pol, l);
+                let i = self.visit_move::<SHARED>(n, r, before, pol, l);
                 d.moves.push(i);
             }
             d.path.push((node, start));
@@ -270,6 +275,7 @@ impl<M: StateMachine> Store<M> {
     /// counted on its edge: an index into the role's moves.
     #[inline]
     fn visit_move<const SHARED: bool>(
+        &self,
         n: &Node<M>,
         r: usize,
         before: u64,
@@ -315,10 +321,61 @@ impl<M: StateMachine> Store<M> {
                     &mut l.widen,
                 )
             }
-            _ => pol.tree.select(&l.snap, before, &mut l.rng),
+            _ => {
+                if let Some((_, alpha)) = pol.minimax {
+                    self.blend_minimax(n, r, alpha, &mut l.snap);
+                }
+                pol.tree.select(&l.snap, before, &mut l.rng)
+            }
         };
         stats[i].add_visit::<SHARED>();
         i
+    }
+
+    /// Implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant
+    /// 2014): at a turn of role `r`, each tried move's mean becomes
+    /// `(1 - alpha) * mean + alpha * v`, `v` the minimax value for `r` of
+    /// the heuristic below that move's child, so that a capture seen deep
+    /// down weighs at once, while the playouts' mean corrects what the
+    /// heuristic misses.
+    fn blend_minimax(&self, n: &Node<M>, r: usize, alpha: f64, snap: &mut [MoveStats]) {
+        if n.mover() != Some(r) || !n.keyable || snap.len() < 2 {
+            return;
+        }
+        // At a turn every other role has one move: the key is the index.
+        for (i, st) in snap.iter_mut().enumerate() {
+            if st.visits == 0 {
+                continue;
+            }
+            let child = n.child(i as u64).map(|c| self.node(c));
+            if let Some(v) = child.and_then(|c| c.minimax_value(r)) {
+                st.sum = st.visits as f64 * ((1.0 - alpha) * st.mean() + alpha * v);
+            }
+        }
+    }
+
+    /// Implicit minimax's backup at node `id`: the values of the mover's
+    /// best expanded child (none expanded: the node's own heuristic value
+    /// stays). Simultaneous-move nodes keep theirs.
+    fn back_minimax(&self, id: NodeId) {
+        let n = self.node(id);
+        if n.minimax.is_empty() || n.solved() {
+            return;
+        }
+        let Some(r) = n.mover() else {
+            return;
+        };
+        let mut best: Option<(f64, NodeId)> = None;
+        n.children.for_each(|_, c| {
+            if let Some(v) = self.node(c).minimax_value(r) {
+                if best.is_none_or(|(b, _)| v > b) {
+                    best = Some((v, c));
+                }
+            }
+        });
+        if let Some((_, c)) = best {
+            n.set_minimax(self.node(c));
+        }
     }
 
     /// The expansion of the edge descent `d` ended on: from node `parent`
@@ -456,8 +513,12 @@ impl<M: StateMachine> Store<M> {
                 n.role_stats(r)[i].add_visits::<SHARED>(k, k as f64 * d.prior[r]);
             }
         }
+        let mut solving = true;
         for i in (0..d.path.len()).rev() {
-            if !self.try_solve(d.path[i].0) {
+            solving = solving && self.try_solve(d.path[i].0);
+            if enh.minimax.is_some() {
+                self.back_minimax(d.path[i].0);
+            } else if !solving {
                 break;
             }
         }
@@ -505,18 +566,27 @@ impl<M: StateMachine> Store<M> {
     }
 
     /// MAST's backup: every move of the iteration, in the tree and the
-    /// playout, counts the iteration's value for the role that played it.
+    /// playout, counts the iteration's value for the role that played it,
+    /// and the joint move that ended the game (when it ended) is marked.
     fn update_mast(&self, d: &Descent<M>, l: &mut Local<M>) {
         let roles = d.values.len();
-        for &(id, start) in &d.path {
+        let joints = d.path.len() + d.tail.len() / roles;
+        let last = if d.terminal {
+            joints.checked_sub(1)
+        } else {
+            None
+        };
+        for (j, &(id, start)) in d.path.iter().enumerate() {
             let n = self.node(id);
             for r in 0..roles {
                 let m = &n.moves[r][d.moves[start + r]];
-                l.mast.add(r, m, d.values[r]);
+                l.mast.add(r, m, d.values[r], last == Some(j));
             }
         }
         for (k, m) in d.tail.iter().enumerate() {
-            l.mast.add(k % roles, m, d.values[k % roles]);
+            let j = d.path.len() + k / roles;
+            l.mast
+                .add(k % roles, m, d.values[k % roles], last == Some(j));
         }
     }
 
