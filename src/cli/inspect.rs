@@ -1,6 +1,7 @@
 //! `ggp-asp inspect`: where a game's size goes and what each engine makes of
 //! it. The grounding report names the relations with the most ground atoms
-//! and rule instances (the ones that make a game too big to compile); the
+//! and rule instances (the ones that make a game too big to compile) and
+//! the latches the ground rules show; the
 //! engine lines give each engine's speed on the same short walk and what
 //! `auto` chose, with its reason.
 
@@ -62,6 +63,27 @@ impl Args {
             .unwrap_or(0);
         for (name, atoms, rules) in report.relations.iter().take(self.top) {
             println!("    {name:<width$} {atoms:>10} {rules:>10}");
+        }
+        if report.stopped.is_none() {
+            if let Ok(p) = ground::ground(&game, &limits) {
+                let l = ground::latches(&p);
+                let some = |ts: &[gdl::Term]| {
+                    let names: Vec<String> = ts
+                        .iter()
+                        .take(3)
+                        .map(|t| gdl::print::term_to_string(t, &game.symbols))
+                        .collect();
+                    let more = if ts.len() > 3 { ", ..." } else { "" };
+                    format!("{}{more}", names.join(", "))
+                };
+                println!(
+                    "  latches: {} positive (once true, true for ever: {}), {} negative (once false, false for ever: {})",
+                    l.positive.len(),
+                    some(&l.positive),
+                    l.negative.len(),
+                    some(&l.negative)
+                );
+            }
         }
 
         println!(

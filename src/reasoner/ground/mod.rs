@@ -31,10 +31,12 @@ use super::terms::{TermId, TermPool};
 use crate::gdl::{kw, Game, Literal, Phase, Relation, Rule, Sym, Term};
 
 mod compile;
+mod latch;
 mod limits;
 mod program;
 mod report;
 use compile::{compile_rule, relaxation_rules};
+pub use latch::{latches, Latches};
 pub use limits::{default_memory, GroundError, Heaviest, Limits};
 use limits::{ATOM_BYTES, RULE_BYTES};
 pub use program::{AtomId, GroundProgram, GroundRule};
