@@ -237,6 +237,103 @@ pub fn meta_choice<M: StateMachine + 'static>(
     }
 }
 
+/// UCT iterations a move in the trial matches ([`trial_choice`]): a count,
+/// so the trials mean the same on every machine.
+pub const TRIAL_ITERATIONS: u64 = 400;
+/// Trial matches a candidate plays at most.
+pub const TRIAL_MATCHES: u32 = 16;
+/// Points above an even score a candidate needs to replace the pick (and
+/// at least twice its standard error: [`crate::search::trials::better`]).
+pub const TRIAL_MARGIN: f64 = 15.0;
+
+/// The configurations tried against the pick `e`: the pick with
+/// transpositions merged, with implicit minimax, with MAST's finishing
+/// moves (where it has MAST), plain UCT and UCT with MAST (where the pick
+/// is neither).
+pub fn trial_candidates(e: Enhancements) -> Vec<Enhancements> {
+    let mut out = vec![
+        Enhancements {
+            transpositions: true,
+            ..e
+        },
+        Enhancements {
+            minimax: Some(crate::search::enhance::MINIMAX_ALPHA),
+            ..e
+        },
+    ];
+    if e.mast.is_some() {
+        out.push(Enhancements { finish: true, ..e });
+    }
+    out.push(Enhancements::default());
+    out.push(Enhancements {
+        mast: Some(crate::search::enhance::MAST_TAU),
+        ..Enhancements::default()
+    });
+    out.retain(|c| *c != e);
+    out.dedup();
+    out
+}
+
+/// The meta-choice's pick put to trial matches until `end`
+/// ([`crate::search::trials`]): in a two-player game where UCT was picked
+/// (and is not scored by the heuristic), each of [`trial_candidates`]
+/// plays the pick at [`TRIAL_ITERATIONS`] a move, and one that beats it
+/// by more than chance ([`TRIAL_MARGIN`]) replaces it. The strategy
+/// unchanged otherwise; the trials' scores join its reasons.
+pub fn trial_choice<M: StateMachine + 'static>(
+    machine: &Arc<M>,
+    state: &M::State,
+    chosen: Strategy<M>,
+    end: Instant,
+) -> Strategy<M> {
+    let Searcher::Uct(uct) = &chosen.searcher else {
+        return chosen;
+    };
+    let pick = uct.cfg.enhancements;
+    if machine.num_roles() != 2 || pick.heuristic || pick.gifl.is_some() {
+        return chosen;
+    }
+    let candidates = trial_candidates(pick);
+    let trials = crate::search::trials::trials(
+        machine,
+        state,
+        pick,
+        &candidates,
+        TRIAL_ITERATIONS,
+        TRIAL_MATCHES,
+        end,
+    );
+    let scores: Vec<String> = trials
+        .iter()
+        .map(|t| format!("uct+{} {:.1} in {}", t.candidate, t.mean, t.matches))
+        .collect();
+    let winner = crate::search::trials::better(&trials, TRIAL_MARGIN).map(|t| t.candidate);
+    let why = format!(
+        "{}; trial matches against it at {TRIAL_ITERATIONS} iterations a move: {}{}",
+        chosen.why,
+        if scores.is_empty() {
+            "none played".into()
+        } else {
+            scores.join(", ")
+        },
+        match winner {
+            Some(w) => format!("; uct+{w} beat it and plays"),
+            None => "; none beat it by more than chance".into(),
+        }
+    );
+    match winner {
+        Some(w) => {
+            let u = uct.clone().with_enhancements(w);
+            Strategy {
+                name: u.name(),
+                searcher: Searcher::Uct(u),
+                why,
+            }
+        }
+        None => Strategy { why, ..chosen },
+    }
+}
+
 /// The share of a move [`quick_setup`] spends on random playouts.
 pub const QUICK_SHARE: u32 = 32;
 
@@ -344,5 +441,29 @@ mod tests {
         let (setup, why) = quick_setup(&m, &m.initial_state(), Duration::from_millis(3200), uct);
         assert!(!setup.heuristic(), "{why}");
         assert_eq!(setup.name(), "uct+mast");
+    }
+
+    /// A blind pick (playouts cut off after one move and scored by a goal
+    /// that says nothing before the end) in connect four is beaten in its
+    /// trial matches and replaced; the reasons give every candidate's score.
+    /// Counted in iterations: the same on any machine.
+    #[test]
+    fn trial_matches_replace_a_blind_pick() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games/connectFour.kif");
+        let game = crate::gdl::load(&path).expect("loads");
+        let m = Arc::new(crate::reasoner::Propnet::new(game).expect("compiles"));
+        let blind: Enhancements = "cutoff:1".parse().expect("parses");
+        let uct = UctSetup::new(1, 7).with_enhancements(blind);
+        let chosen = Strategy {
+            name: uct.name(),
+            searcher: Searcher::Uct(uct),
+            why: "blind".into(),
+        };
+        let far = Instant::now() + Duration::from_secs(3600);
+        let s = trial_choice(&m, &m.initial_state(), chosen, far);
+        assert_ne!(s.name, "uct+cutoff:1", "{}", s.why);
+        assert!(s.why.contains("beat it and plays"), "{}", s.why);
+        assert_eq!(s.why.matches(" in 16").count(), 4, "{}", s.why);
     }
 }

@@ -281,9 +281,10 @@ pub fn build_player<M: StateMachine + 'static>(
             }
             Box::new(p)
         }
-        PlayerSpec::Auto => {
+        PlayerSpec::Auto | PlayerSpec::AutoTrials => {
             let uct = uct_setup(seed, cfg).with_playout_steps(cfg.uct_playout_steps);
-            Box::new(AutoPlayer::new(Arc::clone(machine), uct))
+            let trials = *spec == PlayerSpec::AutoTrials;
+            Box::new(AutoPlayer::new(Arc::clone(machine), uct).with_trials(trials))
         }
         PlayerSpec::NnUct
         | PlayerSpec::NnAlphaBeta

@@ -24,6 +24,9 @@ pub enum PlayerSpec {
     MaxN,
     /// Meta-choice (`auto`): the configuration the game's profile suggests.
     Auto,
+    /// The meta-choice's pick put to trial matches in the start clock
+    /// (`auto+trials`, [`crate::strategy::trial_choice`]).
+    AutoTrials,
     /// UCT with a learned model's value at the leaves and its exploration
     /// constant (`nn-uct`; needs `--model`).
     NnUct,
@@ -66,6 +69,7 @@ impl FromStr for PlayerSpec {
             "alphabeta" => PlayerSpec::AlphaBeta,
             "maxn" => PlayerSpec::MaxN,
             "auto" => PlayerSpec::Auto,
+            "auto+trials" => PlayerSpec::AutoTrials,
             "nn-uct" => PlayerSpec::NnUct,
             "uct-tuned" => PlayerSpec::TunedUct,
             "nn-mix" => PlayerSpec::NnMix,
@@ -82,7 +86,7 @@ impl FromStr for PlayerSpec {
                 }
             }
             l if l.starts_with("http://") => PlayerSpec::Http(s.to_string()),
-            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, nn-uct, nn-mix, nn-prior, nn-alphabeta, uct-tuned or http://HOST:PORT"),
+            _ => bail!("unknown player {s:?}: expected random, legal, mc, mcm, uct, uct+ENHANCEMENTS (rave, widen, mast, cutoff joined by +), alphabeta, maxn, auto, auto+trials, nn-uct, nn-mix, nn-prior, nn-alphabeta, uct-tuned or http://HOST:PORT"),
         })
     }
 }
@@ -99,6 +103,7 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::AlphaBeta => f.write_str("alphabeta"),
             PlayerSpec::MaxN => f.write_str("maxn"),
             PlayerSpec::Auto => f.write_str("auto"),
+            PlayerSpec::AutoTrials => f.write_str("auto+trials"),
             PlayerSpec::NnUct => f.write_str("nn-uct"),
             PlayerSpec::TunedUct => f.write_str("uct-tuned"),
             PlayerSpec::NnMix => f.write_str("nn-mix"),

@@ -596,6 +596,9 @@ pub struct AutoPlayer<M: StateMachine> {
     uct: UctSetup,
     inner: Option<Box<dyn Player>>,
     chosen: String,
+    /// The pick is put to trial matches in half the start clock
+    /// ([`strategy::trial_choice`]).
+    trials: bool,
 }
 
 impl<M: StateMachine + 'static> AutoPlayer<M> {
@@ -605,7 +608,14 @@ impl<M: StateMachine + 'static> AutoPlayer<M> {
             uct,
             inner: None,
             chosen: String::new(),
+            trials: false,
         }
+    }
+
+    /// This player with the trial matches (`auto+trials`) or without.
+    pub fn with_trials(mut self, trials: bool) -> Self {
+        self.trials = trials;
+        self
     }
 }
 
@@ -622,6 +632,13 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
             info.play_clock,
             self.uct.clone(),
         );
+        let chosen = if self.trials {
+            // Half the start clock for the trials, the rest for the search's
+            // own start.
+            strategy::trial_choice(&self.machine, &state, chosen, t0 + info.start_clock / 2)
+        } else {
+            chosen
+        };
         let mut inner: Box<dyn Player> = match chosen.searcher {
             Searcher::AlphaBeta(proof) => {
                 // The player proves the game again in its own start, on a
@@ -666,7 +683,11 @@ impl<M: StateMachine + 'static> Player for AutoPlayer<M> {
     }
 
     fn name(&self) -> String {
-        "auto".into()
+        if self.trials {
+            "auto+trials".into()
+        } else {
+            "auto".into()
+        }
     }
 
     fn report(&self) -> Option<MoveReport> {

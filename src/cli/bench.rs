@@ -500,7 +500,7 @@ struct SearchArgs {
     /// How the threads share the search: root (a tree each) or tree (one tree).
     #[arg(long, value_enum, default_value_t = Parallel::Root)]
     parallel: Parallel,
-    /// Search enhancements: rave, widen, mast, gifl, decisive, heuristic, prior, tt, cutoff (cutoff:N), joined by +.
+    /// Search enhancements: rave, widen, mast, gifl, decisive, heuristic, prior, tt, imb, finish, cutoff (cutoff:N), joined by +.
     #[arg(long, default_value = "")]
     enhance: Enhancements,
     #[arg(long, value_enum, default_value_t = Engine::Auto)]

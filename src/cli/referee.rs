@@ -20,8 +20,9 @@ use super::match_error;
 pub struct Args {
     game: PathBuf,
     /// random, legal, mc, mcm (mc with memory), uct, uct+ENHANCEMENTS (rave,
-    /// widen, mast, gifl, decisive, heuristic, prior, tt, cutoff, joined by +: uct+rave+mast), alphabeta, maxn, auto
-    /// (meta-choice) or http://HOST:PORT; once per role, in role order.
+    /// widen, mast, gifl, decisive, heuristic, prior, tt, imb, finish, cutoff, joined by +:
+    /// uct+rave+mast), alphabeta, maxn, auto (meta-choice), auto+trials (its pick put to
+    /// trial matches in half the start clock) or http://HOST:PORT; once per role, in role order.
     #[arg(long = "player", required = true)]
     players: Vec<PlayerSpec>,
     /// Start clock in seconds.

@@ -36,6 +36,7 @@ mod node;
 mod playouts;
 pub mod policy;
 mod tree;
+pub mod trials;
 
 use std::sync::Arc;
 use std::time::Instant;
