@@ -74,6 +74,9 @@ pub struct Enhancements {
     /// Transpositions merged: a state reached by several lines is one node
     /// (see [`super::tree`]).
     pub transpositions: bool,
+    /// The prior is the heuristic's value relative to the root's
+    /// ([`super::heuristic::Relative`]; needs `prior`).
+    pub relative: bool,
     /// MAST's playouts take a move that has always finished the game with
     /// a win ([`MastTable::finishes`]; needs `mast`).
     pub finish: bool,
@@ -121,7 +124,8 @@ impl FromStr for Enhancements {
 
     /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
     /// `prior:N`, `against` (with `heuristic`, `prior` or `imb`), `tt`
-    /// (transpositions merged), `finish` (with `mast`), `imb` or `imb:A` (implicit minimax), `cutoff` or
+    /// (transpositions merged), `finish` (with `mast`), `relative` (with
+    /// `prior`), `imb` or `imb:A` (implicit minimax), `cutoff` or
     /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
     fn from_str(s: &str) -> Result<Self> {
@@ -139,6 +143,7 @@ impl FromStr for Enhancements {
                 None if part == "against" => e.against = true,
                 None if part == "tt" => e.transpositions = true,
                 None if part == "finish" => e.finish = true,
+                None if part == "relative" => e.relative = true,
                 None if part == "imb" => e.minimax = Some(MINIMAX_ALPHA),
                 Some(("imb", a)) => match a.parse::<f64>() {
                     Ok(a) if (0.0..=1.0).contains(&a) => e.minimax = Some(a),
@@ -165,12 +170,15 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, tt, finish, imb (imb:A) or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, relative, tt, finish, imb (imb:A) or cutoff (cutoff:N)"
                 ),
             }
         }
         if e.against && !e.heuristic && e.prior.is_none() && e.minimax.is_none() {
             bail!("against turns the heuristic's material round: add heuristic, prior or imb");
+        }
+        if e.relative && e.prior.is_none() {
+            bail!("relative makes the prior's value relative to the root's: add prior");
         }
         if e.finish && e.mast.is_none() {
             bail!("finish is learned by MAST's table: add mast");
@@ -234,6 +242,9 @@ impl fmt::Display for Enhancements {
         }
         if self.finish {
             parts.push("finish".into());
+        }
+        if self.relative {
+            parts.push("relative".into());
         }
         match self.minimax {
             Some(a) if a == MINIMAX_ALPHA => parts.push("imb".into()),

@@ -411,6 +411,52 @@ impl<M: StateMachine> Evaluator<M> for Heuristic {
     }
 }
 
+/// [`Heuristic`]'s value relative to the search root's: 0.5 plus the
+/// difference the line below the root made, clamped to 0..1, so that a
+/// position as good as the root's is even and a capture counts the same
+/// whether the root is ahead or behind (Sancho's heuristics score the change
+/// since the root, not the state). Terminal states keep their goals.
+pub struct Relative {
+    inner: Heuristic,
+    /// The root's values per role.
+    root: std::sync::Mutex<Vec<f64>>,
+}
+
+impl Relative {
+    pub fn new(inner: Heuristic) -> Self {
+        Relative {
+            inner,
+            root: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<M: StateMachine> Evaluator<M> for Relative {
+    fn evaluate(&self, machine: &M, state: &M::State, terminal: bool, out: &mut Vec<f64>) {
+        self.inner.evaluate(machine, state, terminal, out);
+        if terminal {
+            return;
+        }
+        let root = self.root.lock().unwrap_or_else(|e| e.into_inner());
+        for (v, r) in out.iter_mut().zip(root.iter()) {
+            *v = (0.5 + *v - r).clamp(0.0, 1.0);
+        }
+    }
+
+    fn describe(&self, game: &Game) -> Option<String> {
+        Some(format!(
+            "{}, relative to the root's",
+            Heuristic::describe(&self.inner, game)
+        ))
+    }
+
+    fn rebase(&self, machine: &M, root: &M::State) {
+        let mut v = Vec::new();
+        self.inner.evaluate(machine, root, false, &mut v);
+        *self.root.lock().unwrap_or_else(|e| e.into_inner()) = v;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,5 +636,52 @@ mod tests {
             sn = net.next_state(&sn, &jn);
         }
         assert!(vp.iter().any(|v| (v - 0.5).abs() > 1e-6), "{vp:?}");
+    }
+
+    /// Relative to the root: the root itself is even for both roles, and
+    /// after the first capture of a random line the capturer is above even
+    /// and the other below, as far as the absolute values moved.
+    #[test]
+    fn relative_values_are_even_at_the_root_and_follow_a_capture() {
+        use crate::reasoner::Propnet;
+        use rand::{Rng, SeedableRng};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/games/breakthrough.kif");
+        let m = Propnet::new(crate::gdl::load(&path).expect("loads")).expect("compiles");
+        let h = Heuristic::new(&m);
+        let rel = Relative::new(Heuristic::new(&m));
+        let root = m.initial_state();
+        Evaluator::<Propnet>::rebase(&rel, &m, &root);
+        let mut v = Vec::new();
+        rel.evaluate(&m, &root, false, &mut v);
+        assert_eq!(v, vec![0.5, 0.5]);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut s = root.clone();
+        let lead0 = h.leads(&m, &root).expect("material")[0];
+        loop {
+            assert!(!m.is_terminal(&s), "no capture in this line");
+            let joint: Vec<_> = (0..2)
+                .map(|r| {
+                    let l = m.legal(&s, r);
+                    l[rng.gen_range(0..l.len())]
+                })
+                .collect();
+            s = m.next_state(&s, &joint);
+            let lead = h.leads(&m, &s).expect("material")[0];
+            if lead != lead0 {
+                let (mut abs, mut abs0) = (Vec::new(), Vec::new());
+                h.evaluate(&m, &s, false, &mut abs);
+                h.evaluate(&m, &root, false, &mut abs0);
+                rel.evaluate(&m, &s, false, &mut v);
+                for r in 0..2 {
+                    let want = (0.5 + abs[r] - abs0[r]).clamp(0.0, 1.0);
+                    assert!((v[r] - want).abs() < 1e-12, "{v:?} {abs:?} {abs0:?}");
+                }
+                let white_took = lead > lead0;
+                assert_eq!(v[0] > 0.5, white_took, "{v:?}");
+                assert_eq!(v[1] > 0.5, !white_took, "{v:?}");
+                break;
+            }
+        }
     }
 }

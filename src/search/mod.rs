@@ -165,9 +165,15 @@ impl<M: StateMachine + 'static> Mcts<M> {
             per_tree,
             cfg.enhancements.transpositions,
         );
+        let relative = cfg.enhancements.relative;
         let leaf = cfg.enhancements.prior.map(|visits| {
-            let h: Arc<dyn Evaluator<M>> =
-                Arc::new(heuristic::Heuristic::new(&*machine).against(against));
+            let h = heuristic::Heuristic::new(&*machine).against(against);
+            let h: Arc<dyn Evaluator<M>> = if relative {
+                Arc::new(heuristic::Relative::new(h))
+            } else {
+                Arc::new(h)
+            };
+            h.rebase(&*machine, &tree.root().state);
             (h, LeafUse::Prior(visits))
         });
         let minimax = cfg.enhancements.minimax.map(|alpha| {
@@ -491,6 +497,9 @@ impl<M: StateMachine + 'static> Mcts<M> {
         let machine = &*self.machine;
         for t in &mut self.trees {
             t.advance(machine, joint, &*self.evaluator);
+        }
+        if let Some((e, _)) = &self.leaf {
+            e.rebase(machine, &self.trees[0].root().state);
         }
         self.wins = Self::find_wins(machine, self.trees[0].root());
     }

@@ -109,6 +109,9 @@ pub trait Evaluator<M: StateMachine>: Send + Sync {
     fn describe(&self, _game: &crate::gdl::Game) -> Option<String> {
         None
     }
+    /// The search's root is now `root` (at its start and after each move):
+    /// for evaluators whose values are relative to it.
+    fn rebase(&self, _machine: &M, _root: &M::State) {}
 }
 
 /// The game's goals, scaled to 0..1: a role without a goal value scores 0, a role
