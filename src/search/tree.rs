@@ -285,6 +285,11 @@ impl<M: StateMachine> Store<M> {
         l.snap.clear();
         let stats = n.role_stats(r);
         l.snap.extend(stats.iter().map(AtomicStats::get));
+        if let Some((_, alpha)) = pol.minimax {
+            // Every selection rule (UCB, RAVE's, widening's) reads the
+            // blended means.
+            self.blend_minimax(n, r, alpha, &mut l.snap);
+        }
         let i = match pol.enh.rave {
             Some(k) if n.moves[r].len() > 1 => {
                 l.snap_amaf.clear();
@@ -321,12 +326,7 @@ impl<M: StateMachine> Store<M> {
                     &mut l.widen,
                 )
             }
-            _ => {
-                if let Some((_, alpha)) = pol.minimax {
-                    self.blend_minimax(n, r, alpha, &mut l.snap);
-                }
-                pol.tree.select(&l.snap, before, &mut l.rng)
-            }
+            _ => pol.tree.select(&l.snap, before, &mut l.rng),
         };
         stats[i].add_visit::<SHARED>();
         i
