@@ -391,6 +391,13 @@ struct MastEntry {
 /// anything else, to count as finishing ([`MastTable::finishes`]).
 pub const FINISH_SEEN: u32 = 2;
 
+impl MastEntry {
+    /// See [`MastTable::finishes`].
+    fn finishes(&self) -> bool {
+        self.won >= FINISH_SEEN && self.other == 0
+    }
+}
+
 impl<M: StateMachine> Default for MastTable<M> {
     fn default() -> Self {
         MastTable {
@@ -428,14 +435,14 @@ impl<M: StateMachine> MastTable<M> {
     pub fn finishes(&self, role: RoleIdx, m: &M::Move) -> bool {
         self.map
             .get(&(role, m.clone()))
-            .is_some_and(|e| e.won >= FINISH_SEEN && e.other == 0)
+            .is_some_and(MastEntry::finishes)
     }
 
     /// Every (role, move) that [`MastTable::finishes`].
     pub fn finishing(&self) -> impl Iterator<Item = (RoleIdx, &M::Move)> {
         self.map
             .iter()
-            .filter(|(_, e)| e.won >= FINISH_SEEN && e.other == 0)
+            .filter(|(_, e)| e.finishes())
             .map(|((r, m), _)| (*r, m))
     }
 
@@ -490,7 +497,7 @@ impl<M: StateMachine> MastPolicy<'_, M> {
                 q.push(1.0);
                 continue;
             };
-            if self.finish && e.won >= FINISH_SEEN && e.other == 0 {
+            if self.finish && e.finishes() {
                 return i;
             }
             q.push(if e.stats.visits == 0 {

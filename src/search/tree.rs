@@ -249,15 +249,7 @@ impl<M: StateMachine> Store<M> {
                 if self.table.is_some() && d.path.iter().any(|&(id, _)| id == c) {
                     // A cycle through merged states: the descent ends here
                     // and plays out from the repeated state.
-                    let c = self.node(c);
-                    match c.values.get() {
-                        Some(v) => {
-                            d.values.clone_from(v);
-                            d.terminal = machine.is_terminal(&c.state);
-                        }
-                        None => d.from = Some(c.state.clone()),
-                    }
-                    return Some(Selected::Done(d));
+                    return Some(Selected::Done(self.enter(machine, d, c)));
                 }
                 node = c;
                 continue;
