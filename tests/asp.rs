@@ -317,6 +317,36 @@ fn no_plan_is_said_clearly() {
     }
 }
 
+/// A knight's tour on 8 by 8 squares scores its number of moves, and ends
+/// when the knight lands on a square it has left: a tour of all 64 squares
+/// scores 64, which clasp's optimisation does not reach in minutes and no
+/// search can prove best by exhaustion. The latches prove it: every move
+/// leaves a new hole, so no play lasts beyond 64 moves, and relaxed
+/// reachability finds no goal above 64 within them; the search's tour is
+/// then the best.
+#[test]
+fn a_tour_is_proven_best_by_its_latches() {
+    let game = load(&corpus("knightsTourLarge_ggpbase2010"));
+    let r = solve_checked_with(
+        &game,
+        &SolveOptions {
+            timeout: Some(Duration::from_secs(120)),
+            ..opts(Mode::Auto)
+        },
+    );
+    assert_eq!(
+        (r.status, r.goal, r.steps, r.proven),
+        (Status::Solved, Some(64), Some(64), Proven::BestGoal),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.contains("no play reaches a higher goal"),
+        "{}",
+        r.message
+    );
+}
+
 /// slidingpieces' goal names cells its board does not have: no goal above 0
 /// is in the grounder's relaxed model (negation left out), so no plan scores
 /// above 0, whatever its length, and the search says so before it searches

@@ -5,7 +5,7 @@
 //! [`SolveContext`] (an `Arc`) instead of their own copies of these, so that
 //! no part of a solve prepares, grounds or builds the same thing again.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +15,9 @@ use crate::gdl::split::Unique;
 use crate::gdl::{Game, Sym};
 use crate::reasoner::ground::GroundProgram;
 use crate::reasoner::{AnyMachine, Engine, Prover};
+
+/// [`SolveContext::goal_ceiling`] before any bound is known.
+pub const NO_CEILING: u8 = u8::MAX;
 
 /// What every part of one solve shares.
 pub struct SolveContext {
@@ -44,6 +47,9 @@ pub struct SolveContext {
     /// The largest number of moves proven to hold no winning plan, by any
     /// worker (see [`super::solve::ClingoWorker::refuted`]).
     pub refuted: Arc<AtomicUsize>,
+    /// The best goal any play can reach, when the bounds prove one below
+    /// 100 ([`NO_CEILING`] until then): a plan that reaches it is the best.
+    pub goal_ceiling: AtomicU8,
     /// The searches' engine on `game`, built by the first worker that asks.
     machine: OnceLock<Result<(AnyMachine, String), String>>,
     /// Opened by the breadth-first search after its first states: the
@@ -89,6 +95,7 @@ impl SolveContext {
             opts: opts.clone(),
             stop: Arc::new(AtomicBool::new(false)),
             refuted: Arc::new(AtomicUsize::new(opts.refuted)),
+            goal_ceiling: AtomicU8::new(NO_CEILING),
             machine: OnceLock::new(),
             head_start: HeadStart::default(),
         };

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::solve::{ClingoWorker, Event, FoundPlan, Job, Times, Verdict};
 use super::{
-    forward, peak_mb, process, resident_mb, shorten, verify, Mode, Proven, SolveContext,
-    SolveError, SolveResult, Source, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
+    context::NO_CEILING, forward, peak_mb, process, resident_mb, shorten, verify, Mode, Proven,
+    SolveContext, SolveError, SolveResult, Source, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
 };
 use crate::gdl::print::term_to_string;
 use crate::reasoner::ground::GroundProgram;
@@ -572,11 +572,33 @@ impl Coordinator {
 
     /// The candidate plan as the answer once the workers' refutations prove
     /// it shortest, or, in auto waiting for a proof, once no worker that
-    /// could prove one runs any more.
+    /// could prove one runs any more; a plan below 100 once it reaches the
+    /// goal ceiling the bounds prove.
     fn proven(&mut self, w: &Workers) -> Option<SolveResult> {
         let refuted = self.context.refuted.load(Ordering::Relaxed);
         if refuted > self.refuted {
             self.refuted = refuted;
+        }
+        // A plan below 100 that reaches the goal ceiling: no play does better.
+        let ceiling = self.context.goal_ceiling.load(Ordering::Relaxed);
+        if ceiling != NO_CEILING
+            && self.candidate.is_none()
+            && self
+                .fallback
+                .as_ref()
+                .is_some_and(|f| f.found.goal >= ceiling)
+        {
+            let mut v = self.fallback.take()?;
+            crate::progress!(
+                "[solve] no play reaches a goal above {ceiling}: goal {} is the best",
+                v.found.goal
+            );
+            v.found.proven = Proven::BestGoal;
+            v.note = Some(match v.note {
+                Some(n) => format!("{n}; the bounds prove no play reaches a higher goal"),
+                None => "the bounds prove no play reaches a higher goal".into(),
+            });
+            return Some(self.answer(v));
         }
         let len = self.candidate.as_ref()?.found.plan.len();
         if len <= self.refuted + 1 {

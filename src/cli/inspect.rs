@@ -1,7 +1,8 @@
 //! `ggp-asp inspect`: where a game's size goes and what each engine makes of
 //! it. The grounding report names the relations with the most ground atoms
 //! and rule instances (the ones that make a game too big to compile) and
-//! the latches the ground rules show; the
+//! the latches the ground rules show (and the bound on a play's length
+//! they give); the
 //! engine lines give each engine's speed on the same short walk and what
 //! `auto` chose, with its reason.
 
@@ -83,6 +84,16 @@ impl Args {
                     l.negative.len(),
                     some(&l.negative)
                 );
+                let init = Prover::try_new(game.clone()).ok().map(|p| {
+                    use ggp_asp::reasoner::StateMachine;
+                    p.fluents(&p.initial_state())
+                });
+                if let Some(b) = init.and_then(|init| ground::play_bound(&p, &init)) {
+                    println!(
+                        "  plays: at most {} moves (each makes one of {} positive latches true, {} at the start)",
+                        b.moves, b.latches, b.at_start
+                    );
+                }
             }
         }
 

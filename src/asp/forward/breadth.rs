@@ -120,14 +120,7 @@ pub fn run(
         }
     };
     if let Some(g) = &ground {
-        raise_bounds(
-            &game,
-            g,
-            &machine,
-            limits.max_steps,
-            clock_end,
-            &context.refuted,
-        );
+        raise_bounds(&game, g, &machine, limits.max_steps, clock_end, context);
     }
     let end = machine.visit(Search {
         limits,
@@ -197,17 +190,44 @@ fn own_engine(
     }
 }
 
-/// Raises `refuted` to what the bounds prove from the ground rules `g`
-/// before the search starts: the counting bound and relaxed reachability.
+/// Raises the context's `refuted` to what the bounds prove from the ground
+/// rules `g` before the search starts (the counting bound and relaxed
+/// reachability), and sets its goal ceiling where the plays' length is
+/// bounded (by the latches, by a clock) and no goal of 100 is within reach.
 fn raise_bounds(
     game: &Game,
     g: &GroundProgram,
     machine: &AnyMachine,
     max_steps: usize,
     clock_end: Option<usize>,
-    refuted: &AtomicUsize,
+    context: &SolveContext,
 ) {
+    let refuted = &context.refuted;
     let init = machine.visit(InitialFluents);
+    let length = crate::reasoner::ground::play_bound(g, &init);
+    if let Some(b) = &length {
+        crate::progress!(
+            "[bound] no play lasts beyond {} moves: each move makes one of {} latches true \
+             that was false ({} hold at the start)",
+            b.moves,
+            b.latches,
+            b.at_start
+        );
+    }
+    let within = match (length.map(|b| b.moves), clock_end) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(within) = within {
+        let ceiling = super::relaxed::goal_ceiling(game, g, &init, within);
+        if ceiling < 100 {
+            crate::progress!(
+                "[bound] no play reaches a goal above {ceiling}: none within {within} moves, \
+                 even with `not` left out"
+            );
+            context.goal_ceiling.store(ceiling, Ordering::Relaxed);
+        }
+    }
     if let Some(b) = super::count::bound(game, g, &init, clock_end) {
         crate::progress!("[bound] no plan of fewer than {} moves: {}", b.moves, b.why);
         refuted.fetch_max(b.moves - 1, Ordering::Relaxed);

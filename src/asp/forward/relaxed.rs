@@ -59,6 +59,33 @@ pub fn bound(
     None
 }
 
+/// The highest goal of `game`'s first role that relaxed reachability
+/// derives within `within` moves: no state a play reaches in that many
+/// moves gives a higher one (0 when no goal is derivable). With a bound on
+/// every play's length ([`crate::reasoner::ground::play_bound`], a clock),
+/// it is the best goal any play can reach.
+pub fn goal_ceiling(game: &Game, g: &GroundProgram, init: &[Term], within: usize) -> u8 {
+    let goals: Vec<(AtomId, u8)> = g
+        .first_role_goals(game)
+        .into_iter()
+        .filter_map(|(a, v)| Some((a, v.parse().ok()?)))
+        .collect();
+    let mut layers = Layers::new(g);
+    let mut fresh: Vec<TermId> = init.iter().filter_map(|t| g.pool.find_term(t)).collect();
+    for _ in 0..=within {
+        fresh = layers.advance(&fresh);
+        if fresh.is_empty() {
+            break;
+        }
+    }
+    goals
+        .iter()
+        .filter(|&&(a, _)| layers.derived[a as usize])
+        .map(|&(_, v)| v)
+        .max()
+        .unwrap_or(0)
+}
+
 /// The relaxed program's state across layers.
 struct Layers<'a> {
     g: &'a GroundProgram,

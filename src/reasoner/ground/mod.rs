@@ -36,7 +36,7 @@ mod limits;
 mod program;
 mod report;
 use compile::{compile_rule, relaxation_rules};
-pub use latch::{latches, Latches};
+pub use latch::{latches, play_bound, Latches, PlayBound};
 pub use limits::{default_memory, GroundError, Heaviest, Limits};
 use limits::{ATOM_BYTES, RULE_BYTES};
 pub use program::{AtomId, GroundProgram, GroundRule};
