@@ -8,8 +8,16 @@ undoing the one before); the walk's length only sets how far from the goal it
 lands. The script writes puzzles/fifteenN.kif (N the optimum) and prints a line
 per instance for puzzles/README.md, with the states IDA* expanded.
 
+Three deeper instances come from the literature: Korf's 1985 set of 100
+(instances 2, 1 and 3, optima 55, 57 and 59), turned to this goal (blank last)
+by a half turn of the board and the tile numbers t -> 16 - t, which maps moves
+to moves and keeps every optimum. Their optima are the paper's: IDA* with the
+Manhattan distance needs 15 to 566 million expansions for them, hours here in
+Python; `--korf` solves the first of them (55) again.
+
     python3 tools/fifteen.py            # writes the instances below
     python3 tools/fifteen.py --check    # solves them again, writes nothing
+    python3 tools/fifteen.py --check --korf   # and Korf's instance 2 (minutes)
 """
 
 import argparse
@@ -22,6 +30,24 @@ GOAL = tuple(list(range(1, SIDE * SIDE)) + [0])
 # (seed, walk length): the instances of growing depth.
 INSTANCES = [(1, 20), (2, 40), (3, 60), (5, 90)]
 MOVES = {"up": -SIDE, "down": SIDE, "left": -1, "right": 1}
+# (number, board with Korf's goal 0 1 2 ... 15 (blank first), optimum): Korf,
+# "Depth-first iterative-deepening: an optimal admissible tree search",
+# Artificial Intelligence 27 (1985), table of the 100 random instances.
+KORF = [
+    (2, "13 5 4 10 9 12 8 14 2 3 7 1 0 15 11 6", 55),
+    (1, "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3", 57),
+    (3, "14 7 8 2 13 11 10 4 9 12 5 0 3 6 1 15", 59),
+]
+
+
+def from_korf(board):
+    """A board of Korf's (goal: blank first, then 1..15) for this goal (1..15,
+    blank last): a half turn of the board, tile t renamed 16 - t."""
+    tiles = [int(t) for t in board.split()]
+    ours = [0] * (SIDE * SIDE)
+    for i, t in enumerate(tiles):
+        ours[SIDE * SIDE - 1 - i] = 0 if t == 0 else SIDE * SIDE - t
+    return tuple(ours)
 
 
 def neighbours(blank):
@@ -103,7 +129,7 @@ def ida_star(start):
         bound = r
 
 
-def kif(name, start, optimum, expanded, seed, length):
+def kif(name, start, optimum, expanded, seed, length, korf=None):
     limit = optimum + 4
     rows = [" ".join(" _" if t == 0 else f"{t:>2}" for t in start[r * SIDE:(r + 1) * SIDE]) for r in range(SIDE)]
     goal_rows = [" ".join(" _" if t == 0 else f"{t:>2}" for t in GOAL[r * SIDE:(r + 1) * SIDE]) for r in range(SIDE)]
@@ -118,12 +144,23 @@ def kif(name, start, optimum, expanded, seed, length):
     ]
     for a, b in zip(rows, goal_rows):
         out.append(f";   {a}     {b}")
+    if korf is None:
+        out += [
+            ";",
+            f"; Known optimum: {optimum} moves (IDA* with the Manhattan distance in",
+            f"; tools/fifteen.py, {expanded} states expanded; the start is a random walk of",
+            f"; {length} moves from the goal, seed {seed}). The game ends when the goal order",
+            f"; is reached (goal 100) or after {limit} moves (goal 0).",
+        ]
+    else:
+        out += [
+            ";",
+            f"; Known optimum: {optimum} moves: Korf's instance {korf} (Artificial",
+            "; Intelligence 27, 1985), turned to this goal by a half turn of the board",
+            "; and the tile numbers t -> 16 - t (tools/fifteen.py). The game ends when",
+            f"; the goal order is reached (goal 100) or after {limit} moves (goal 0).",
+        ]
     out += [
-        ";",
-        f"; Known optimum: {optimum} moves (IDA* with the Manhattan distance in",
-        f"; tools/fifteen.py, {expanded} states expanded; the start is a random walk of",
-        f"; {length} moves from the goal, seed {seed}). The game ends when the goal order",
-        f"; is reached (goal 100) or after {limit} moves (goal 0).",
         "",
         "(role player)",
         "",
@@ -193,6 +230,7 @@ def kif(name, start, optimum, expanded, seed, length):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="solve again, write nothing")
+    ap.add_argument("--korf", action="store_true", help="with --check: Korf's instance 2 too (minutes)")
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
     for seed, length in INSTANCES:
@@ -205,6 +243,17 @@ def main():
             (root / "tests" / "data" / f"{name}.solution").write_text(
                 f"; an optimal solution of puzzles/{name}.kif ({len(plan)} moves), from tools/fifteen.py\n"
                 + "".join(f"((move {d}))\n" for d in plan))
+    for number, board, optimum in KORF:
+        start = from_korf(board)
+        name = f"fifteen{optimum}"
+        if args.check:
+            if args.korf and number == 2:
+                plan, expanded = ida_star(start)
+                assert len(plan) == optimum, (number, len(plan))
+                print(f"Korf's instance {number}: {len(plan)} moves, IDA* expanded {expanded}")
+            continue
+        print(f"| `{name}.kif` | 1 | fifteen-puzzle, Korf's instance {number} | {optimum} | {optimum + 4} |")
+        (root / "puzzles" / f"{name}.kif").write_text(kif(name, start, optimum, 0, 0, 0, korf=number))
     return 0
 
 

@@ -123,7 +123,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
     }
 
     /// The longest plan searched: `--max-steps`, or the clock's end.
-    fn last(&self) -> usize {
+    pub(super) fn last(&self) -> usize {
         let max = self.s.limits.max_steps;
         self.s.clock_end.map_or(max, |e| e.min(max))
     }
@@ -131,7 +131,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// The most moves an exhausted search refutes: a board first reached
     /// earlier may end a plan by the clock at its end, unseen (see
     /// [`super::breadth`]).
-    fn last_claimable(&self) -> usize {
+    pub(super) fn last_claimable(&self) -> usize {
         self.s
             .clock_end
             .map_or(self.last(), |e| self.last().min(e - 1))
@@ -184,7 +184,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                     self.step_back_when_behind(f);
                 }
                 if self.nodes.len() >= self.s.limits.max_states {
-                    return self.give_up(f);
+                    return self.ida(heuristic, f);
                 }
                 self.m.legal_moves(&state, 0, &mut legal);
                 for mv in legal.drain(..) {
@@ -261,7 +261,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
     }
 
     /// Records that no plan of `moves` moves or fewer exists.
-    fn claim(&self, moves: usize) {
+    pub(super) fn claim(&self, moves: usize) {
         self.s.refuted.fetch_max(moves, Ordering::Relaxed);
     }
 }

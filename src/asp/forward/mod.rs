@@ -53,6 +53,7 @@ pub mod breadth;
 pub mod count;
 mod dfs;
 pub mod distance;
+mod ida;
 pub mod pattern;
 pub mod relaxed;
 pub mod support;
