@@ -11,6 +11,7 @@
 //!   once [`verify`] has replayed it on the reference prover.
 
 pub mod bounds;
+mod checked;
 mod context;
 mod control;
 mod coordinator;
