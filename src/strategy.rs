@@ -356,6 +356,7 @@ pub fn quick_setup<M: StateMachine + 'static>(
     let limits = PlayoutLimits {
         max_steps: uct.cfg.max_playout_steps,
         deadline: Some(deadline),
+        sure_wins: false,
     };
     let mut rng = SmallRng::seed_from_u64(uct.cfg.seed);
     let mut goals = Vec::new();

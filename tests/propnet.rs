@@ -694,3 +694,153 @@ fn goal_directed_prover_agrees_with_bottom_up_on_the_corpus() {
     );
     assert!(compared >= 400, "only {compared} games were compared");
 }
+
+/// Sure wins (moves the rules make a win wherever they are legal) are read
+/// off the network's gates: breakthrough's moves onto the far row, 22 a
+/// side (8 columns, each entered from 3 columns but at the edges); none in
+/// connect four or tic-tac-toe, which no single fluent ends. Each one named
+/// is a win on the reference prover in every state of seeded random
+/// playouts where it is legal, on every corpus game of the breakthrough and
+/// checkers families that has any.
+#[test]
+fn sure_wins_are_found_and_are_wins_on_the_prover() {
+    let load = |name: &str| {
+        let path = Path::new(CORPUS).join(format!("{name}.kif"));
+        let game = gdl::load(&path).expect("game loads");
+        (Propnet::new(game.clone()).expect("compiles"), game)
+    };
+    let (net, _) = load("breakthrough");
+    for (r, row) in [(0, "8"), (1, "1")] {
+        let wins: Vec<String> = net
+            .sure_wins(r)
+            .iter()
+            .map(|m| term_to_string(&net.move_term(m), &net.game().symbols))
+            .collect();
+        assert_eq!(wins.len(), 22, "role {r}: {wins:?}");
+        for w in &wins {
+            let parts: Vec<&str> = w.trim_matches(['(', ')']).split(' ').collect();
+            assert_eq!(parts[4], row, "role {r}: {w} does not reach the far row");
+        }
+    }
+    for name in ["connectFour", "ticTacToe"] {
+        let (net, _) = load(name);
+        for r in 0..net.num_roles() {
+            assert!(net.sure_wins(r).is_empty(), "{name} role {r}");
+        }
+    }
+    let mut checked = 0;
+    for name in [
+        "breakthrough",
+        "breakthroughSmall",
+        "breakthroughWalls",
+        "breakthroughSuicideSmall",
+        "checkers",
+        "checkersSmall",
+    ] {
+        let (net, game) = load(name);
+        let wins: Vec<Vec<String>> = (0..net.num_roles())
+            .map(|r| {
+                net.sure_wins(r)
+                    .iter()
+                    .map(|m| term_to_string(&net.move_term(m), &game.symbols))
+                    .collect()
+            })
+            .collect();
+        if wins.iter().all(Vec::is_empty) {
+            continue;
+        }
+        let prover = Prover::new(game.clone());
+        let mut rng = StdRng::seed_from_u64(7);
+        for _ in 0..10 {
+            let mut state = prover.initial_state();
+            let mut steps = 0;
+            while !prover.is_terminal(&state) && steps < 200 {
+                let legal: Vec<Vec<_>> = (0..prover.num_roles())
+                    .map(|r| {
+                        let mut out = Vec::new();
+                        prover.legal_moves(&state, r, &mut out);
+                        out
+                    })
+                    .collect();
+                for r in 0..prover.num_roles() {
+                    for mv in &legal[r] {
+                        let text = term_to_string(&prover.move_term(mv), &game.symbols);
+                        if !wins[r].contains(&text) {
+                            continue;
+                        }
+                        let mut joint: Vec<_> = legal.iter().map(|l| l[0]).collect();
+                        joint[r] = *mv;
+                        let next = prover.next_state(&state, &joint);
+                        assert!(
+                            prover.is_terminal(&next),
+                            "{name}: {text} does not end the game"
+                        );
+                        assert_eq!(prover.goal(&next, r), Some(100), "{name}: {text} is no win");
+                        checked += 1;
+                    }
+                }
+                let joint: Vec<_> = legal.iter().map(|l| l[rng.gen_range(0..l.len())]).collect();
+                state = prover.next_state(&state, &joint);
+                steps += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no sure win was ever legal in a playout");
+}
+
+/// Playouts asked to take sure wins take one whenever one is legal, so a
+/// breakthrough playout ends the move a pawn can reach the far row; the
+/// moves replayed on the prover say so.
+#[test]
+fn playouts_take_sure_wins() {
+    let path = Path::new(CORPUS).join("breakthrough.kif");
+    let game = gdl::load(&path).expect("game loads");
+    let net = Propnet::new(game.clone()).expect("compiles");
+    let prover = Prover::new(game.clone());
+    let limits = PlayoutLimits {
+        sure_wins: true,
+        ..PlayoutLimits::steps(500)
+    };
+    let mut rng = StdRng::seed_from_u64(3);
+    let (mut goals, mut record) = (Vec::new(), Vec::new());
+    let roles = net.num_roles();
+    for _ in 0..20 {
+        record.clear();
+        let p = net.playout_recorded(
+            &net.initial_state(),
+            &mut rng,
+            limits,
+            &mut goals,
+            Some(&mut record),
+        );
+        assert!(p.terminal);
+        let mut state = prover.initial_state();
+        for joint in record.chunks(roles) {
+            let moves: Vec<_> = joint
+                .iter()
+                .map(|m| {
+                    prover
+                        .parse_move(&net.move_term(m))
+                        .expect("a move of the game")
+                })
+                .collect();
+            for (r, played) in joint.iter().enumerate() {
+                let mut legal = Vec::new();
+                prover.legal_moves(&state, r, &mut legal);
+                let has_win = legal.iter().any(|m| {
+                    net.sure_wins(r)
+                        .contains(&net.parse_move(&prover.move_term(m)).unwrap())
+                });
+                if has_win {
+                    assert!(
+                        net.sure_wins(r).contains(played),
+                        "role {r} had a sure win and played {}",
+                        term_to_string(&net.move_term(played), &game.symbols)
+                    );
+                }
+            }
+            state = prover.next_state(&state, &moves);
+        }
+        assert!(prover.is_terminal(&state));
+    }
+}

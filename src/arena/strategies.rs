@@ -275,6 +275,7 @@ impl<M: StateMachine + 'static> McPlayer<M> {
                     let limits = crate::reasoner::PlayoutLimits {
                         max_steps: self.max_playout_steps,
                         deadline,
+                        sure_wins: false,
                     };
                     playout(
                         m,

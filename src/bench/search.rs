@@ -122,6 +122,7 @@ impl MachineVisitor for BenchVisitor {
             let limits = crate::reasoner::PlayoutLimits {
                 max_steps: cfg.max_playout_steps,
                 deadline,
+                sure_wins: false,
             };
             if playout(&*m, s, &RandomPlayout, &mut rng, limits, None, &mut buf).is_some() {
                 n += 1;

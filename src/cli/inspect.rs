@@ -3,7 +3,8 @@
 //! and rule instances (the ones that make a game too big to compile) and
 //! the latches the ground rules show (and the bound on a play's length
 //! they give); the
-//! engine lines give each engine's speed on the same short walk and what
+//! engine lines (and the compiled network's sure wins: moves the rules
+//! make a win wherever they are legal) give each engine's speed on the same short walk and what
 //! `auto` chose, with its reason.
 
 use std::path::PathBuf;
@@ -110,6 +111,27 @@ impl Args {
                     rate(net, WALK_STEPS, budget),
                     s.nodes,
                     s.compile_s
+                );
+                use ggp_asp::reasoner::StateMachine;
+                let roles = &game.roles;
+                let wins: Vec<String> = (0..net.num_roles())
+                    .map(|r| {
+                        let w = net.sure_wins(r);
+                        let first = w.first().map_or(String::new(), |m| {
+                            format!(
+                                ", e.g. {}",
+                                gdl::print::term_to_string(&net.move_term(m), &game.symbols)
+                            )
+                        });
+                        let name = roles.get(r).map_or(String::new(), |t| {
+                            gdl::print::term_to_string(t, &game.symbols)
+                        });
+                        format!("{name} {}{first}", w.len())
+                    })
+                    .collect();
+                println!(
+                    "  sure wins (moves that win wherever legal): {}",
+                    wins.join("; ")
                 );
             }
             Err(e) => println!("  propnet: does not compile ({e})"),

@@ -49,6 +49,10 @@ pub struct Playout {
 pub struct PlayoutLimits {
     pub max_steps: usize,
     pub deadline: Option<std::time::Instant>,
+    /// Each role takes a sure win where it has one legal: a move the rules
+    /// make a win wherever it is legal (the compiled network reads them off
+    /// its gates; engines without that analysis play on at random).
+    pub sure_wins: bool,
 }
 
 impl PlayoutLimits {
@@ -57,6 +61,7 @@ impl PlayoutLimits {
         PlayoutLimits {
             max_steps,
             deadline: None,
+            sure_wins: false,
         }
     }
 }
@@ -245,6 +250,19 @@ pub trait StateMachine: Send + Sync {
     }
 
     /// Convenience: the legal moves as a new vector.
+    /// Role `role`'s sure wins: moves the rules make a win wherever they
+    /// are legal, which playouts with [`PlayoutLimits::sure_wins`] take.
+    /// Only the compiled network reads them off its rules; other engines
+    /// name none.
+    fn sure_wins(&self, _role: RoleIdx) -> Vec<Self::Move> {
+        Vec::new()
+    }
+
+    /// Whether `m` is one of [`StateMachine::sure_wins`] of `role`.
+    fn is_sure_win(&self, _role: RoleIdx, _m: &Self::Move) -> bool {
+        false
+    }
+
     fn legal(&self, state: &Self::State, role: RoleIdx) -> Vec<Self::Move> {
         let mut out = Vec::new();
         self.legal_moves(state, role, &mut out);

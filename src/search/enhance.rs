@@ -80,6 +80,17 @@ pub struct Enhancements {
     /// MAST's playouts take a move that has always finished the game with
     /// a win ([`MastTable::finishes`]; needs `mast`).
     pub finish: bool,
+    /// A node added where a role has a sure win legal (a move the rules
+    /// make a win wherever it is legal: the compiled network's analysis,
+    /// [`crate::reasoner::StateMachine::sure_wins`]) is solved at once
+    /// ([`super::node`]'s `solved_by_sure_win`).
+    pub wins: bool,
+    /// Playouts take a sure win where one is legal
+    /// ([`crate::reasoner::PlayoutLimits`]'s `sure_wins`): cheap where
+    /// `decisive` tries every move, but biased where the opponent could
+    /// have stopped the win a move before (breakthrough: 26.3 against 65.0
+    /// with it off, docs/benchmarks.md).
+    pub rush: bool,
     /// Implicit minimax backups of [`super::heuristic::Heuristic`]'s values,
     /// weighing this much (`alpha`) against the playouts' mean at the
     /// mover's choice.
@@ -124,7 +135,8 @@ impl FromStr for Enhancements {
 
     /// `rave`, `mast`, `widen`, `gifl`, `decisive`, `heuristic`, `prior` or
     /// `prior:N`, `against` (with `heuristic`, `prior` or `imb`), `tt`
-    /// (transpositions merged), `finish` (with `mast`), `relative` (with
+    /// (transpositions merged), `finish` (with `mast`), `wins` (nodes
+    /// solved by sure wins), `rush` (sure wins in playouts), `relative` (with
     /// `prior`), `imb` or `imb:A` (implicit minimax), `cutoff` or
     /// `cutoff:N`, joined by `+`
     /// (`rave+mast`); the empty string is plain UCT.
@@ -143,6 +155,8 @@ impl FromStr for Enhancements {
                 None if part == "against" => e.against = true,
                 None if part == "tt" => e.transpositions = true,
                 None if part == "finish" => e.finish = true,
+                None if part == "wins" => e.wins = true,
+                None if part == "rush" => e.rush = true,
                 None if part == "relative" => e.relative = true,
                 None if part == "imb" => e.minimax = Some(MINIMAX_ALPHA),
                 Some(("imb", a)) => match a.parse::<f64>() {
@@ -170,7 +184,7 @@ impl FromStr for Enhancements {
                     _ => bail!("mast:{t}: the temperature must be a positive number"),
                 },
                 _ => bail!(
-                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, relative, tt, finish, imb (imb:A) or cutoff (cutoff:N)"
+                    "unknown enhancement {part:?}: expected rave, widen, mast, gifl, decisive, heuristic, prior (prior:N), against, relative, tt, finish, wins, rush, imb (imb:A) or cutoff (cutoff:N)"
                 ),
             }
         }
@@ -245,6 +259,12 @@ impl fmt::Display for Enhancements {
         }
         if self.relative {
             parts.push("relative".into());
+        }
+        if self.wins {
+            parts.push("wins".into());
+        }
+        if self.rush {
+            parts.push("rush".into());
         }
         match self.minimax {
             Some(a) if a == MINIMAX_ALPHA => parts.push("imb".into()),
@@ -592,6 +612,8 @@ mod tests {
             "prior:3",
             "heuristic+against",
             "widen+mast+prior+against",
+            "widen+mast+wins",
+            "mast+tt+wins+rush",
         ] {
             let e: Enhancements = s.parse().unwrap();
             assert_eq!(e.to_string(), s);

@@ -69,6 +69,9 @@ pub struct Profile {
     /// `None` where no place holds material or either side never varies.
     /// Negative in games won by losing pieces.
     pub material_correlation: Option<f64>,
+    /// Sure wins the engine reads off the rules, over all roles
+    /// ([`StateMachine::sure_wins`]): moves that win wherever legal.
+    pub sure_wins: usize,
     /// Paranoid alpha-beta's proven value of the game for our role, when its
     /// slice of the time sufficed (turn-taking games only).
     pub proven: Option<f64>,
@@ -162,6 +165,7 @@ pub fn walks<M: StateMachine>(
     let roles = m.num_roles();
     let mut p = Profile {
         roles,
+        sure_wins: (0..roles).map(|r| m.sure_wins(r).len()).sum(),
         ..Profile::default()
     };
     let mut rng = SmallRng::seed_from_u64(0x5eed);
@@ -306,6 +310,11 @@ pub fn choose(p: &Profile) -> (Choice, String) {
             None => ", no goal before the end".into(),
         }
     )];
+    if p.sure_wins > 0 {
+        // Measured and not chosen: `wins+rush` lost against `uct+mast+widen`
+        // on breakthrough (docs/benchmarks.md).
+        why.push(format!("{} sure wins (not used)", p.sure_wins));
+    }
     if p.goal_informative() && p.depth > 2.0 * CUTOFF as f64 {
         e.cutoff = Some(CUTOFF);
         why.push(format!(

@@ -263,6 +263,46 @@ impl<M: StateMachine> Node<M> {
         }
     }
 
+    /// This node solved where a role has a sure win legal
+    /// ([`StateMachine::is_sure_win`]) and every other role one move: its
+    /// exact values are those of the state that win leads to, the best the
+    /// role can have, so no child needs to be searched. A tree whose nodes
+    /// are so solved sees, one move before the search reaches it, that a
+    /// move lets the opponent win at once.
+    pub fn solved_by_sure_win(self, machine: &M, eval: &dyn Evaluator<M>) -> Self {
+        if self.values.get().is_some() {
+            return self;
+        }
+        let roles = self.moves.len();
+        for r in 0..roles {
+            if (0..roles).any(|o| o != r && self.moves[o].len() != 1) {
+                continue;
+            }
+            let Some(w) = self.moves[r].iter().find(|m| machine.is_sure_win(r, m)) else {
+                continue;
+            };
+            let joint: Vec<M::Move> = (0..roles)
+                .map(|o| {
+                    if o == r {
+                        w.clone()
+                    } else {
+                        self.moves[o][0].clone()
+                    }
+                })
+                .collect();
+            let next = machine.next_state(&self.state, &joint);
+            if machine.is_terminal(&next) {
+                let mut v = Vec::new();
+                eval.evaluate(machine, &next, true, &mut v);
+                if v.get(r).is_some_and(|&x| x >= 1.0) {
+                    let _ = self.values.set(v);
+                }
+            }
+            break;
+        }
+        self
+    }
+
     /// This node with its implicit-minimax values started at `heuristic`'s
     /// value of its state (its exact values when terminal).
     pub fn with_minimax(mut self, machine: &M, heuristic: &dyn Evaluator<M>) -> Self {

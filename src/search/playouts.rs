@@ -65,6 +65,7 @@ impl<M: StateMachine> Policies<'_, M> {
         PlayoutLimits {
             max_steps: self.max_playout_steps,
             deadline,
+            sure_wins: self.enh.rush,
         }
     }
 

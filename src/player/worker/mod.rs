@@ -752,6 +752,7 @@ impl<M: StateMachine + 'static> Worker<M> {
             let limits = crate::reasoner::PlayoutLimits {
                 max_steps: 10_000,
                 deadline: Some(deadline),
+                sure_wins: false,
             };
             let p = machine.playout(state, &mut rng, limits, &mut goals);
             states += p.steps as u64;

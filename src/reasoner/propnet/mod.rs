@@ -52,6 +52,7 @@ mod playout;
 mod propagate;
 mod rows;
 mod scratch;
+mod wins;
 
 use hashbrown::HashMap;
 use std::sync::{Arc, Mutex};
@@ -162,6 +163,9 @@ pub struct Propnet {
     /// Incremental mode: what a changed node updates.
     prop: Propagation,
     out: Outputs,
+    /// Per role, the moves the rules make a win wherever they are legal
+    /// (see `wins.rs`), as legal-table entries.
+    sure_wins: wins::SureWins,
     init: PropnetState,
     /// Scratches not held by a thread (see `playout.rs`).
     /// Boxed: a scratch is a few hundred bytes of vector headers, and it
@@ -412,6 +416,16 @@ impl StateMachine for Propnet {
     fn parse_move(&self, term: &Term) -> Option<u32> {
         let t = self.pool.find_term(term)?;
         self.terms.move_of.get(&t).copied()
+    }
+
+    /// The moves whose `does` alone makes a fluent true that alone ends
+    /// the game with goal 100 for the role (see `wins.rs`), ascending.
+    fn sure_wins(&self, role: RoleIdx) -> Vec<PropnetMove> {
+        self.sure_wins.moves[role].clone()
+    }
+
+    fn is_sure_win(&self, role: RoleIdx, m: &PropnetMove) -> bool {
+        self.sure_wins.moves[role].binary_search(m).is_ok()
     }
 
     fn playout<R: Rng>(

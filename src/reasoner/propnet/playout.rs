@@ -203,7 +203,19 @@ impl Propnet {
         s.goals_done = false;
     }
 
-    /// Draws a joint move in the loaded state into `joint`: shorter than the
+    /// A sure win of role `r` legal in the loaded state (see `wins.rs`):
+    /// the first in list order.
+    #[inline]
+    fn sure_win(&self, s: &Scratch, r: usize) -> Option<u32> {
+        let guards = &self.out.legal.guards;
+        self.sure_wins.entries[r]
+            .iter()
+            .find(|&&(g, n, _)| guards[g as usize].value(&s.vals) && s.vals[n.idx()] == 1)
+            .map(|&(_, _, m)| m)
+    }
+
+    /// Draws a joint move in the loaded state into `joint`, each role's
+    /// sure win first where `sure_wins` asks and it has one: shorter than the
     /// number of roles when some role has no legal move.
     #[inline]
     fn draw_joint<R: Rng>(
@@ -212,10 +224,17 @@ impl Propnet {
         rng: &mut R,
         joint: &mut Vec<u32>,
         mut choose: Option<&mut Chooser<'_, u32, R>>,
+        sure_wins: bool,
     ) {
         joint.clear();
         let legal = &self.out.legal;
         for r in 0..self.out.goals.len() {
+            if sure_wins {
+                if let Some(m) = self.sure_win(s, r) {
+                    joint.push(m);
+                    continue;
+                }
+            }
             if self.incremental && choose.is_none() {
                 // The same move the state machine's `legal_moves` lists at the
                 // drawn index.
@@ -282,7 +301,7 @@ impl Propnet {
                 cut = true;
                 break false;
             }
-            self.draw_joint(s, rng, &mut joint, choose.as_deref_mut());
+            self.draw_joint(s, rng, &mut joint, choose.as_deref_mut(), limits.sure_wins);
             if joint.len() < roles {
                 break false;
             }

@@ -269,6 +269,14 @@ impl Builder {
         let stats = self.stats(&progs);
         let gates = self.gates.into_gates();
         let prop = Propagation::new(&gates, &progs, &legal, &next, incremental);
+        let out = Outputs {
+            does,
+            terminal: found.terminal,
+            goals: found.goals,
+            legal,
+            next,
+        };
+        let sure_wins = super::wins::sure_wins(&gates, &out, self.terms.fluents.len());
         Ok(Propnet {
             game: self.game,
             pool: self.gp.pool,
@@ -277,13 +285,8 @@ impl Builder {
             progs,
             incremental,
             prop,
-            out: Outputs {
-                does,
-                terminal: found.terminal,
-                goals: found.goals,
-                legal,
-                next,
-            },
+            out,
+            sure_wins,
             init: PropnetState::pack(&found.init),
             scratch: Arc::new(Mutex::new(Vec::new())),
             id: super::next_id(),
