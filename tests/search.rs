@@ -379,3 +379,47 @@ fn tree_parallel_shares_one_tree() {
     }
     assert_eq!(text(&m, &search.best_move(1)), "(mark 1 3)");
 }
+
+/// With sure wins on (`wins`), a node whose mover has one legal is solved
+/// when it is added: in this breakthrough position (black to move, white's
+/// pawn on row 7 out of black's reach) each of black's three moves lets
+/// white onto the far row, so three iterations, one a child, prove the root
+/// lost for black. Without them three iterations prove nothing: each
+/// child's win is a grandchild still unexpanded.
+#[test]
+fn sure_wins_solve_the_nodes_they_are_legal_in() {
+    use ggp_asp::gdl::parser::parse_ground_terms;
+    use ggp_asp::reasoner::Propnet;
+    let path = std::path::Path::new(common::CORPUS).join("breakthrough.kif");
+    let game = ggp_asp::gdl::load(&path).expect("loads");
+    let net = Arc::new(Propnet::new(game.clone()).expect("compiles"));
+    let fluents = parse_ground_terms(
+        "((cellHolds 1 7 white) (cellHolds 5 1 white) (cellHolds 8 8 black) \
+         (cellHolds 8 7 black) (control black))",
+        &game.symbols,
+    )
+    .expect("KIF");
+    let state = net
+        .state_from_fluents(&fluents)
+        .expect("a state of the game");
+    let mut legal = Vec::new();
+    net.legal_moves(&state, 1, &mut legal);
+    assert_eq!(legal.len(), 3, "black's moves");
+    for (enhancements, solved) in [("wins", true), ("", false)] {
+        let cfg = SearchConfig {
+            threads: 1,
+            enhancements: enhancements.parse().expect("enhancements"),
+            ..SearchConfig::default()
+        };
+        let mut s = Mcts::new(Arc::clone(&net), state.clone(), cfg);
+        s.search_iterations(3);
+        let proven = solved.then(|| vec![1.0, 0.0]);
+        assert_eq!(
+            s.proven_values(),
+            proven,
+            "{enhancements:?}: the root's values after three iterations"
+        );
+        // Every move loses: the proof tells them no apart, so it names none.
+        assert_eq!(s.proven_move(1), None);
+    }
+}

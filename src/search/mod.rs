@@ -417,6 +417,14 @@ impl<M: StateMachine + 'static> Mcts<M> {
         best.map(|(m, _)| m.clone())
     }
 
+    /// The root's exact values (each role's goal scaled to 0..1) once the
+    /// search has proven them: terminal, or solved in some tree.
+    pub fn proven_values(&self) -> Option<Vec<f64>> {
+        self.trees
+            .iter()
+            .find_map(|t| t.root().values.get().cloned())
+    }
+
     /// A move for `role` the search has proven rather than estimated: one
     /// that wins at once, one of a solved node, or in a one-player game the
     /// first move of a line reaching 100.

@@ -143,7 +143,10 @@ impl<M: StateMachine> Expansion<M> {
         next: M::State,
     ) -> (Option<Node<M>>, Option<M::State>) {
         if self.grow {
-            let node = Node::new(machine, next, pol.eval);
+            let mut node = Node::new(machine, next, pol.eval);
+            if pol.enh.wins {
+                node = node.solved_by_sure_win(machine, pol.eval);
+            }
             let node = match pol.minimax {
                 Some((h, _)) => node.with_minimax(machine, h),
                 None => node,
@@ -623,6 +626,12 @@ impl<M: StateMachine> Store<M> {
 
     /// The move of `role` leading to the best solved child for `role`, when
     /// the root is `role`'s turn and solved (or has a child solved as a win).
+    /// `None` where the proof tells the moves no apart (every move loses,
+    /// or every move draws): any move keeps the proven value against a
+    /// perfect opponent, and the move chosen by the search's statistics
+    /// makes a fallible one work hardest for it (MCTS-Solver's rule,
+    /// Winands, Björnsson and Saito 2008), where the first move listed
+    /// would be a gift.
     pub fn solved_move(&self, role: usize) -> Option<usize> {
         let root = self.root();
         if root.mover() != Some(role) || root.terminal || !root.keyable {
@@ -630,14 +639,16 @@ impl<M: StateMachine> Store<M> {
         }
         // At a turn node every other role has one move, so the key is the index.
         let mut best: Option<(usize, f64)> = None;
+        let mut worst = f64::INFINITY;
         root.children.for_each(|k, c| {
             if let Some(v) = self.node(c).values.get() {
+                worst = worst.min(v[role]);
                 if best.is_none_or(|(_, b)| v[role] > b) {
                     best = Some((k as usize, v[role]));
                 }
             }
         });
-        best.filter(|&(_, v)| root.solved() || v >= 1.0)
+        best.filter(|&(_, v)| v >= 1.0 || (root.solved() && v > worst))
             .map(|(i, _)| i)
     }
 }
