@@ -87,9 +87,8 @@ pub struct Enhancements {
     pub wins: bool,
     /// Playouts take a sure win where one is legal
     /// ([`crate::reasoner::PlayoutLimits`]'s `sure_wins`): cheap where
-    /// `decisive` tries every move, but biased where the opponent could
-    /// have stopped the win a move before (breakthrough: 26.3 against 65.0
-    /// with it off, docs/benchmarks.md).
+    /// `decisive` tries every move. On breakthrough neither it nor `wins`
+    /// beat `uct+mast+widen` by more than chance (docs/benchmarks.md).
     pub rush: bool,
     /// Implicit minimax backups of [`super::heuristic::Heuristic`]'s values,
     /// weighing this much (`alpha`) against the playouts' mean at the

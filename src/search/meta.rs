@@ -311,8 +311,9 @@ pub fn choose(p: &Profile) -> (Choice, String) {
         }
     )];
     if p.sure_wins > 0 {
-        // Measured and not chosen: `wins+rush` lost against `uct+mast+widen`
-        // on breakthrough (docs/benchmarks.md).
+        // Measured and not chosen: `wins`, `rush` and both together came
+        // within chance of `uct+mast+widen` on breakthrough or below it
+        // (docs/benchmarks.md).
         why.push(format!("{} sure wins (not used)", p.sure_wins));
     }
     if p.goal_informative() && p.depth > 2.0 * CUTOFF as f64 {
