@@ -2,10 +2,9 @@
 //! it. The grounding report names the relations with the most ground atoms
 //! and rule instances (the ones that make a game too big to compile) and
 //! the latches the ground rules show (and the bound on a play's length
-//! they give); the
-//! engine lines (and the compiled network's sure wins: moves the rules
-//! make a win wherever they are legal) give each engine's speed on the same short walk and what
-//! `auto` chose, with its reason.
+//! they give); the engine lines give each engine's speed on the same short
+//! walk and what `auto` chose, with its reason, and the compiled network's
+//! sure wins (moves the rules make a win wherever they are legal).
 
 use std::path::PathBuf;
 use std::time::Duration;

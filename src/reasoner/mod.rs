@@ -249,7 +249,6 @@ pub trait StateMachine: Send + Sync {
         random_playout(self, state, rng, limits, goals, steer)
     }
 
-    /// Convenience: the legal moves as a new vector.
     /// Role `role`'s sure wins: moves the rules make a win wherever they
     /// are legal, which playouts with [`PlayoutLimits::sure_wins`] take.
     /// Only the compiled network reads them off its rules; other engines
@@ -263,6 +262,7 @@ pub trait StateMachine: Send + Sync {
         false
     }
 
+    /// Convenience: the legal moves as a new vector.
     fn legal(&self, state: &Self::State, role: RoleIdx) -> Vec<Self::Move> {
         let mut out = Vec::new();
         self.legal_moves(state, role, &mut out);
