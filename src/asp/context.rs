@@ -55,7 +55,22 @@ pub struct SolveContext {
     /// Opened by the breadth-first search after its first states: the
     /// clingo workers' processes start only then (see [`HeadStart`]).
     pub head_start: HeadStart,
+    /// Set by the breadth-first search when its pattern databases carry the
+    /// shared bound [`LEAD`] moves or more past where the others had it: in
+    /// auto the coordinator then sends every other worker further back
+    /// ([`crate::priority::FAR_BEHIND`]), so that the one search that proves
+    /// deep sliding puzzles has a core (fifteen57: a timeout at 60 s with a
+    /// quarter of one).
+    pub lead: AtomicBool,
+    /// The threads of this process, besides the worker processes, that step
+    /// back when the breadth-first search leads (the depth-first search).
+    pub followers: Mutex<Vec<i32>>,
 }
+
+/// How far past the shared bound the breadth-first search must carry it at
+/// once to lead ([`SolveContext::lead`]): the others would need that many
+/// more horizons to catch up.
+pub const LEAD: usize = 4;
 
 impl SolveContext {
     /// The context of a solve of `prepared` with `opts` that started at
@@ -98,6 +113,8 @@ impl SolveContext {
             goal_ceiling: AtomicU8::new(NO_CEILING),
             machine: OnceLock::new(),
             head_start: HeadStart::default(),
+            lead: AtomicBool::new(false),
+            followers: Mutex::new(Vec::new()),
         };
         Ok((context, ground))
     }

@@ -305,6 +305,7 @@ fn spawn_breadth(
     let mut limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
     if opts.mode == Mode::Auto {
         limits.step_back_after = Some(BREADTH_CHEAP);
+        limits.may_lead = true;
     }
     let (context, tx) = (Arc::clone(context), tx.clone());
     spawn_thread("breadth".into(), move || {
@@ -337,6 +338,9 @@ pub(super) struct Coordinator {
     fallback: Option<Verified>,
     /// The largest number of moves proven to hold no winning plan.
     refuted: usize,
+    /// Once the breadth-first search leads: how many worker processes and
+    /// follower threads have been sent back (see [`Coordinator::follow_lead`]).
+    sent_back: Option<(usize, usize)>,
 }
 
 impl Coordinator {
@@ -348,6 +352,7 @@ impl Coordinator {
             candidate: None,
             fallback: None,
             refuted: context.opts.refuted,
+            sent_back: None,
             context,
         }
     }
@@ -376,10 +381,35 @@ impl Coordinator {
             if let Some(r) = self.proven(w) {
                 return r;
             }
+            self.follow_lead(w);
             if let Some(r) = self.limits(w, grace, deadline) {
                 return r;
             }
         }
+    }
+
+    /// Once the breadth-first search leads ([`SolveContext::lead`]), sends
+    /// every worker process (each of its threads: clingo's solver threads
+    /// too) and the depth-first search behind it, at
+    /// [`crate::priority::FAR_BEHIND`]; a worker started later is sent back
+    /// when it appears.
+    fn follow_lead(&mut self, w: &Workers) {
+        use crate::priority::{lower_process_to, lower_thread_to, FAR_BEHIND};
+        if self.sent_back.is_none() && !self.context.lead.load(Ordering::Relaxed) {
+            return;
+        }
+        let (processes, threads) = self.sent_back.unwrap_or((0, 0));
+        let children = w.children.lock().unwrap_or_else(|e| e.into_inner());
+        for &pid in children.iter().skip(processes) {
+            let n = lower_process_to(pid, FAR_BEHIND);
+            crate::progress!("[solve] worker process {pid} ({n} threads) steps back");
+        }
+        let followers = self.context.followers.lock();
+        let followers = followers.unwrap_or_else(|e| e.into_inner());
+        for &tid in followers.iter().skip(threads) {
+            lower_thread_to(tid, FAR_BEHIND);
+        }
+        self.sent_back = Some((children.len(), followers.len()));
     }
 
     /// Waits a little for the workers' next event and takes it in; `Some`

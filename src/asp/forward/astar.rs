@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use crate::reasoner::StateMachine;
 
+use super::super::context::LEAD;
 use super::breadth::{Bfs, Build, End, Node};
 use super::pattern::{self, Heuristic};
 
@@ -260,8 +261,66 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
         ))
     }
 
-    /// Records that no plan of `moves` moves or fewer exists.
+    /// Records that no plan of `moves` moves or fewer exists; where that
+    /// carries the shared bound [`LEAD`] moves or more past where it was,
+    /// this search takes the lead ([`SolveContext::lead`](super::super::SolveContext::lead)).
     pub(super) fn claim(&self, moves: usize) {
-        self.s.refuted.fetch_max(moves, Ordering::Relaxed);
+        let before = self.s.refuted.fetch_max(moves, Ordering::Relaxed);
+        if self.s.limits.may_lead
+            && moves >= before + LEAD
+            && !self.s.lead.swap(true, Ordering::Relaxed)
+        {
+            crate::progress!(
+                "[breadth] the bound goes from {before} to {moves} moves: this search leads, \
+                 the other workers step back"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc;
+    use std::time::Instant;
+
+    use super::super::breadth::{self, Limits};
+    use crate::asp::solve::{Event, Verdict};
+    use crate::asp::{self, Mode, SolveContext, SolveOptions};
+
+    /// The breadth-first search alone on our puzzle `name`, allowed to lead,
+    /// in 256 MiB (about half a million states): the plan's length and
+    /// whether it took the lead.
+    fn breadth_on(name: &str) -> (usize, bool) {
+        let path = format!("{}/puzzles/{name}.kif", env!("CARGO_MANIFEST_DIR"));
+        let game = crate::gdl::load(std::path::Path::new(&path)).expect("loads");
+        let opts = SolveOptions {
+            mode: Mode::Breadth,
+            ..SolveOptions::default()
+        };
+        let (context, ground) =
+            SolveContext::new(asp::prepare(&game), &opts, Instant::now()).expect("prepared");
+        let mut limits = Limits::new(200, Some(256));
+        limits.may_lead = true;
+        let (tx, rx) = mpsc::channel();
+        breadth::run(&context, ground, limits, tx);
+        let plan = rx.try_iter().find_map(|e| match e {
+            Event::Done(_, Verdict::Plan(found), _) => Some(found.plan.len()),
+            _ => None,
+        });
+        (
+            plan.expect("a plan proven"),
+            context.lead.load(Ordering::Relaxed),
+        )
+    }
+
+    /// fifteen42: the blind search fills its share within 18 moves, the
+    /// databases bound the start at 30, so A* carries the bound 11 moves
+    /// past the blind search's own at once and leads. On the 8-puzzle the
+    /// blind search proves the plan before any database is built: no lead.
+    #[test]
+    fn a_star_leads_where_its_databases_jump_the_bound() {
+        assert_eq!(breadth_on("fifteen42"), (42, true));
+        assert!(!breadth_on("8puzzle").1);
     }
 }

@@ -58,6 +58,9 @@ pub struct Limits {
     /// [`crate::priority`]): in auto, after its cheap first chance, once a
     /// clingo worker has proven more than it has.
     pub step_back_after: Option<Duration>,
+    /// Whether the search may take the lead (see
+    /// [`SolveContext::lead`]): in auto, where other workers run beside it.
+    pub may_lead: bool,
 }
 
 impl Limits {
@@ -71,6 +74,7 @@ impl Limits {
             max_steps,
             max_states,
             step_back_after: None,
+            may_lead: false,
         }
     }
 }
@@ -127,6 +131,7 @@ pub fn run(
         clock_end,
         stop: &context.stop,
         refuted: &context.refuted,
+        lead: &context.lead,
         head_start: &context.head_start,
         start,
         rules: ground.clone().map(|g| (game.clone(), g)),
@@ -319,6 +324,8 @@ pub(super) struct Search<'a> {
     pub(super) clock_end: Option<usize>,
     pub(super) stop: &'a AtomicBool,
     pub(super) refuted: &'a AtomicUsize,
+    /// Set when this search leads ([`SolveContext::lead`]).
+    pub(super) lead: &'a AtomicBool,
     /// Opened after [`HEAD_START_STATES`] states.
     pub(super) head_start: &'a HeadStart,
     pub(super) start: Instant,

@@ -140,9 +140,15 @@ pub fn run(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Beside the clingo workers, behind the incremental one.
+    // Beside the clingo workers, behind the incremental one, and further
+    // back when the breadth-first search leads.
     if !alone {
         crate::priority::step_back(crate::priority::BEHIND);
+        context
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(crate::priority::thread_id());
     }
     let guides = Guides::new(game, ground.as_deref(), &context.unique);
     let machine = context.machine(ground.as_deref());
