@@ -191,11 +191,17 @@ fn sliding_puzzle_databases_add_up() {
 /// `puzzle` solved by the breadth-first worker alone in `memory_mb` MiB: a
 /// shortest plan, proven, of the puzzle's known optimum.
 fn proven_in_breadth(puzzle: &str, memory_mb: u64) {
+    proven_in_breadth_on(puzzle, memory_mb, SolveOptions::default().threads);
+}
+
+/// [`proven_in_breadth`] with `threads` threads for IDA*'s passes.
+fn proven_in_breadth_on(puzzle: &str, memory_mb: u64, threads: usize) {
     let game = gdl::load(&common::puzzle_path(puzzle)).expect("loads");
     let options = SolveOptions {
         mode: Mode::Breadth,
         timeout: Some(Duration::from_secs(900)),
         memory_mb: Some(memory_mb),
+        threads,
         ..SolveOptions::default()
     };
     let r = asp::solve(&game, &options).expect("a single-player game");
@@ -217,5 +223,14 @@ fn a_star_proves_the_fifteen_puzzle_where_breadth_first_search_runs_out_of_memor
 /// the plan it finds shortest.
 #[test]
 fn ida_star_proves_the_fifteen_puzzle_where_a_star_runs_out_of_memory() {
-    proven_in_breadth("fifteen55", 256);
+    proven_in_breadth_on("fifteen55", 256, 1);
+}
+
+/// The same with each pass shared by three threads (more than this
+/// machine's cores, so that the sharing is tested wherever it runs): the
+/// first layers breadth-first, their states taken by the threads one by one,
+/// and the first plan found as short as the one thread's.
+#[test]
+fn ida_star_shared_by_threads_proves_the_same_optimum() {
+    proven_in_breadth_on("fifteen55", 256, 3);
 }

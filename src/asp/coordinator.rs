@@ -303,6 +303,7 @@ fn spawn_breadth(
 ) -> Result<(), SolveError> {
     let opts = &context.opts;
     let mut limits = forward::breadth::Limits::new(opts.max_steps, opts.memory_mb);
+    limits.threads = opts.threads.max(1);
     if opts.mode == Mode::Auto {
         limits.step_back_after = Some(BREADTH_CHEAP);
         limits.may_lead = true;

@@ -61,6 +61,8 @@ pub struct Limits {
     /// Whether the search may take the lead (see
     /// [`SolveContext::lead`]): in auto, where other workers run beside it.
     pub may_lead: bool,
+    /// The threads an IDA* pass is shared by (see [`super::ida`]).
+    pub threads: usize,
 }
 
 impl Limits {
@@ -75,6 +77,7 @@ impl Limits {
             max_states,
             step_back_after: None,
             may_lead: false,
+            threads: 1,
         }
     }
 }
