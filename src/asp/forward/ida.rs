@@ -119,19 +119,30 @@ struct Table<S> {
 
 impl<S: Eq + std::hash::Hash + Clone> Visits<S> for Table<S> {
     fn first_visit(&mut self, state: &S, g: u32) -> bool {
-        let full = self.seen.len() >= self.cap;
-        match self.seen.get_mut(state) {
-            Some(at) if *at <= g => false,
-            Some(at) => {
-                *at = g;
-                true
+        let room = self.seen.len() < self.cap;
+        visit(&mut self.seen, state, g, room)
+    }
+}
+
+/// [`Visits::first_visit`] on one map, which records a new state only
+/// where it has `room`.
+fn visit<S: Eq + std::hash::Hash + Clone>(
+    seen: &mut HashMap<S, u32>,
+    state: &S,
+    g: u32,
+    room: bool,
+) -> bool {
+    match seen.get_mut(state) {
+        Some(at) if *at <= g => false,
+        Some(at) => {
+            *at = g;
+            true
+        }
+        None => {
+            if room {
+                seen.insert(state.clone(), g);
             }
-            None => {
-                if !full {
-                    self.seen.insert(state.clone(), g);
-                }
-                true
-            }
+            true
         }
     }
 }
@@ -169,20 +180,17 @@ impl<S: Eq + std::hash::Hash + Clone> Visits<S> for &Shared<S> {
         let mut shard = self.shards[h % SHARDS]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        match shard.get_mut(state) {
-            Some(at) if *at <= g => false,
-            Some(at) => {
-                *at = g;
-                true
-            }
-            None => {
-                if self.len.load(Ordering::Relaxed) < self.cap {
-                    self.len.fetch_add(1, Ordering::Relaxed);
-                    shard.insert(state.clone(), g);
-                }
-                true
-            }
+        let before = shard.len();
+        let first = visit(
+            &mut shard,
+            state,
+            g,
+            self.len.load(Ordering::Relaxed) < self.cap,
+        );
+        if shard.len() > before {
+            self.len.fetch_add(1, Ordering::Relaxed);
         }
+        first
     }
 }
 
