@@ -38,6 +38,7 @@ use crate::reasoner::{ground, AnyMachine, MachineVisitor, StateMachine};
 use super::super::context::{HeadStart, OpenOnDrop, HEAD_START_STATES};
 use super::super::solve::{Event, FoundPlan, Times, Verdict};
 use super::super::{Proven, SolveContext, WorkerKind};
+use super::ceiling::Prune;
 
 /// The most states kept when no memory limit is given (about 100 bytes each
 /// on the propnet: under a gigabyte).
@@ -367,10 +368,13 @@ impl MachineVisitor for Search<'_> {
     type Output = End;
 
     fn visit<M: StateMachine + 'static>(self, machine: Arc<M>) -> End {
+        let prune_rules = self.rules.clone();
         Bfs {
             m: &*machine,
             machine: machine.clone(),
             build: None,
+            prune_rules,
+            prune: None,
             s: self,
             nodes: Vec::new(),
             table: HashTable::new(),
@@ -386,6 +390,10 @@ pub(super) struct Bfs<'a, M: StateMachine> {
     /// The same engine, for the thread that builds the pattern databases.
     pub(super) machine: Arc<M>,
     pub(super) build: Option<Build>,
+    /// The rules the branch and bound is built from once a play ends below
+    /// 100 (see [`super::ceiling`]), and the bound when built.
+    prune_rules: Option<(Game, Arc<GroundProgram>)>,
+    prune: Option<Prune>,
     pub(super) s: Search<'a>,
     pub(super) nodes: Vec<Node<M::State, M::Move>>,
     /// Indices into `nodes`, hashed by state.
@@ -479,6 +487,9 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                     return self.give_up(depth);
                 }
                 let state = self.nodes[i as usize].state.clone();
+                if self.cut(&state) {
+                    continue;
+                }
                 self.m.legal_moves(&state, 0, &mut legal);
                 for mv in legal.drain(..) {
                     let child = self.m.next_state(&state, std::slice::from_ref(&mv));
@@ -512,8 +523,32 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                 self.s.clock_end.unwrap_or(0)
             ));
         }
+        if let Some(p) = &self.prune {
+            crate::progress!(
+                "[breadth] every state searched: {} of {} left unexpanded, no play from them \
+                 scoring above the best goal",
+                p.total_pruned,
+                self.nodes.len()
+            );
+        }
         let best = self.best.map(|(g, n)| (g, self.plan(n)));
         End::Exhausted { best, depth }
+    }
+
+    /// Whether `state` need not be expanded: a play has ended with a goal
+    /// below 100, and relaxed reachability finds no higher goal from
+    /// `state` (branch and bound, see [`super::ceiling`]). Such a state
+    /// cannot lead to goal 100 either, so the layers' proofs stand.
+    fn cut(&mut self, state: &M::State) -> bool {
+        let Some((best, _)) = self.best else {
+            return false;
+        };
+        if let Some((game, g)) = self.prune_rules.take() {
+            self.prune = Prune::new(&game, g);
+        }
+        self.prune
+            .as_mut()
+            .is_some_and(|p| p.cuts(self.m, state, best))
     }
 
     /// Steps back to a lower priority, at most once, when the search has had

@@ -50,6 +50,7 @@ mod astar;
 mod beam;
 pub mod blockers;
 pub mod breadth;
+pub mod ceiling;
 pub mod count;
 mod dfs;
 pub mod distance;

@@ -1,0 +1,332 @@
+//! Branch and bound for the best goal below 100: the highest goal relaxed
+//! reachability derives from one state, so that a search holding a play to
+//! goal `b` need not expand a state from which no play can score above `b`.
+//!
+//! The bound is [`super::relaxed::goal_ceiling`]'s relaxation taken from a
+//! state instead of the initial one: leave out every negative literal and
+//! let every legal move happen, and every fluent of every state a play from
+//! `S` reaches is among the fluents the relaxation derives from `S`, so a
+//! goal it does not derive is out of every such play's reach. Only the
+//! rules the first role's goal atoms depend on positively matter (their
+//! *cone*: through `true F` to F's `next` rules, through `does` to its
+//! `legal`), and so only the state's fluents in that cone: the bound is
+//! memoised on them. Where the goal is read off counters that only move one
+//! way (mineClearingSmall's shots and moves, a score that only falls), the
+//! cone is the counters and what moves them, a few hundred rules, and the
+//! memo holds a few hundred projections; where the goal is read off the
+//! whole board, the memo misses and [`Prune`] gives up checking once it
+//! sees the checks do not pay.
+
+use hashbrown::HashMap;
+
+use crate::gdl::{kw, Game};
+use crate::reasoner::ground::{AtomId, GroundProgram};
+use crate::reasoner::terms::TermId;
+use crate::reasoner::StateMachine;
+
+/// The most projections the memo keeps before it starts again (a goal read
+/// off the whole board makes every state its own projection).
+const MAX_MEMO: usize = 1 << 20;
+
+/// The relaxed goal bound over the goal atoms' cone of a ground program.
+pub struct StateCeiling {
+    /// The cone's rules, atoms renumbered densely: `(head, positive body)`.
+    rules: Vec<(u32, Vec<u32>)>,
+    /// Per cone atom, the cone rules it occurs in positively.
+    uses: Vec<Vec<u32>>,
+    /// Per cone atom, what deriving it also derives: a `legal` atom its
+    /// `does`, a `next` atom its fluent's `true` (when in the cone).
+    implies: Vec<Option<u32>>,
+    /// The goal value of a cone atom that is one of the first role's goals.
+    goal_of: Vec<Option<u8>>,
+    /// The `true` atom of each cone fluent, by the fluent's term.
+    true_of: HashMap<TermId, u32>,
+    /// Bounds computed, by the state's sorted cone fluents.
+    memo: HashMap<Vec<TermId>, u8>,
+    /// Scratch space of one evaluation.
+    derived: Vec<bool>,
+    missing: Vec<u32>,
+}
+
+impl StateCeiling {
+    /// The bound for `game`'s first role over its ground program `g`;
+    /// `None` when no goal atom of that role has a value above 0. Goal 0
+    /// stays out of the cone: it bounds nothing (mineClearingSmall's goal 0
+    /// reads every mine on the board).
+    pub fn new(game: &Game, g: &GroundProgram) -> Option<StateCeiling> {
+        let goals: HashMap<AtomId, u8> = g
+            .first_role_goals(game)
+            .into_iter()
+            .filter_map(|(a, v)| Some((a, v.parse().ok()?)))
+            .filter(|&(_, v)| v > 0)
+            .collect();
+        if goals.is_empty() {
+            return None;
+        }
+        let by_head = g.rules_by_head();
+        let legal_of_does = g.legal_of_does();
+        let mut next_of: HashMap<TermId, AtomId> = HashMap::new();
+        for (a, &t) in g.atoms.iter().enumerate() {
+            if g.pool.functor(t) == kw::NEXT && g.pool.args(t).len() == 1 {
+                next_of.insert(g.pool.args(t)[0], a as AtomId);
+            }
+        }
+        // The cone, backwards from the goal atoms; `local` numbers its atoms.
+        let mut local: HashMap<AtomId, u32> = HashMap::new();
+        let mut order: Vec<AtomId> = Vec::new();
+        let mut stack: Vec<AtomId> = goals.keys().copied().collect();
+        while let Some(a) = stack.pop() {
+            if local.contains_key(&a) {
+                continue;
+            }
+            local.insert(a, order.len() as u32);
+            order.push(a);
+            for &r in &by_head[a as usize] {
+                stack.extend_from_slice(&g.rules[r].pos);
+            }
+            let t = g.atoms[a as usize];
+            let f = g.pool.functor(t);
+            if f == kw::TRUE && g.pool.args(t).len() == 1 {
+                stack.extend(next_of.get(&g.pool.args(t)[0]));
+            } else if f == kw::DOES {
+                stack.extend(legal_of_does[a as usize]);
+            }
+        }
+        let n = order.len();
+        let mut rules = Vec::new();
+        let mut uses = vec![Vec::new(); n];
+        for &a in &order {
+            for &r in &by_head[a as usize] {
+                let pos: Vec<u32> = g.rules[r].pos.iter().map(|p| local[p]).collect();
+                for &p in &pos {
+                    uses[p as usize].push(rules.len() as u32);
+                }
+                rules.push((local[&a], pos));
+            }
+        }
+        let mut implies = vec![None; n];
+        let mut true_of = HashMap::new();
+        for (i, &a) in order.iter().enumerate() {
+            let t = g.atoms[a as usize];
+            let f = g.pool.functor(t);
+            if f == kw::TRUE && g.pool.args(t).len() == 1 {
+                let fluent = g.pool.args(t)[0];
+                true_of.insert(fluent, i as u32);
+                if let Some(next) = next_of.get(&fluent).and_then(|x| local.get(x)) {
+                    implies[*next as usize] = Some(i as u32);
+                }
+            }
+        }
+        for (d, l) in legal_of_does.iter().enumerate() {
+            if let (Some(l), Some(&d)) = (l.and_then(|l| local.get(&l)), local.get(&(d as AtomId)))
+            {
+                implies[*l as usize] = Some(d);
+            }
+        }
+        let goal_of = order.iter().map(|a| goals.get(a).copied()).collect();
+        let missing = vec![0; rules.len()];
+        Some(StateCeiling {
+            rules,
+            uses,
+            implies,
+            goal_of,
+            true_of,
+            memo: HashMap::new(),
+            derived: vec![false; n],
+            missing,
+        })
+    }
+
+    /// The fluents (of a ground program's pool) the bound reads.
+    pub fn reads(&self, fluent: TermId) -> bool {
+        self.true_of.contains_key(&fluent)
+    }
+
+    /// The cone's size: its rules.
+    pub fn rules(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The highest goal of the first role that any play from a state whose
+    /// cone fluents are `fluents` can end with (0 when none is derivable).
+    /// `fluents` is sorted in place.
+    pub fn of(&mut self, fluents: &mut Vec<TermId>) -> u8 {
+        fluents.sort_unstable();
+        fluents.dedup();
+        if let Some(&v) = self.memo.get(fluents.as_slice()) {
+            return v;
+        }
+        let v = self.derive(fluents);
+        if self.memo.len() >= MAX_MEMO {
+            self.memo.clear();
+        }
+        self.memo.insert(fluents.clone(), v);
+        v
+    }
+
+    /// Distinct projections evaluated so far.
+    pub fn evaluated(&self) -> usize {
+        self.memo.len()
+    }
+
+    fn derive(&mut self, fluents: &[TermId]) -> u8 {
+        self.derived.fill(false);
+        let mut queue: Vec<u32> = Vec::new();
+        for (i, (head, pos)) in self.rules.iter().enumerate() {
+            self.missing[i] = pos.len() as u32;
+            if pos.is_empty() {
+                queue.push(*head);
+            }
+        }
+        queue.extend(fluents.iter().filter_map(|f| self.true_of.get(f)));
+        let mut best = 0;
+        while let Some(a) = queue.pop() {
+            if std::mem::replace(&mut self.derived[a as usize], true) {
+                continue;
+            }
+            if let Some(v) = self.goal_of[a as usize] {
+                best = best.max(v);
+            }
+            queue.extend(self.implies[a as usize]);
+            for &r in &self.uses[a as usize] {
+                let m = &mut self.missing[r as usize];
+                *m -= 1;
+                if *m == 0 {
+                    queue.push(self.rules[r as usize].0);
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The checks of one window, after which [`Prune`] judges whether they pay.
+const TRIAL: u64 = 5_000;
+
+/// The share of a window's checks that must prune for [`Prune`] to go on
+/// checking: one in `PAYS`.
+const PAYS: u64 = 50;
+
+/// Branch and bound in a search over one engine: states whose ceiling is
+/// no better than the best goal already reached are not expanded. A check
+/// costs about one expansion where the memo misses (the cone is at most the
+/// ground program), so it stops checking when, over a window of [`TRIAL`]
+/// checks, fewer than one in [`PAYS`] pruned; a higher best goal starts the
+/// checks again.
+pub struct Prune {
+    ceiling: StateCeiling,
+    /// Per engine fluent number, its term when the bound reads it (`None`
+    /// while the engine's fluents are not looked at yet).
+    numbered: Option<Vec<Option<TermId>>>,
+    /// The pool the ceiling's terms come from (for engines that do not
+    /// number their fluents).
+    ground: std::sync::Arc<GroundProgram>,
+    checks: u64,
+    pruned: u64,
+    /// States pruned in the current window of [`TRIAL`] checks.
+    window: u64,
+    /// Totals over the whole search, for its log.
+    pub total_pruned: u64,
+    /// The best goal the current trial is for; checks are off while it is
+    /// the one they were judged useless for.
+    judged: Option<u8>,
+    off: bool,
+    scratch: Vec<usize>,
+    fluents: Vec<TermId>,
+}
+
+impl Prune {
+    pub fn new(game: &Game, ground: std::sync::Arc<GroundProgram>) -> Option<Prune> {
+        let ceiling = StateCeiling::new(game, &ground)?;
+        Some(Prune {
+            ceiling,
+            numbered: None,
+            ground,
+            checks: 0,
+            pruned: 0,
+            window: 0,
+            total_pruned: 0,
+            judged: None,
+            off: false,
+            scratch: Vec::new(),
+            fluents: Vec::new(),
+        })
+    }
+
+    /// Whether `state` can be left unexpanded: no play from it scores above
+    /// `best`, the best goal a play already reached.
+    pub fn cuts<M: StateMachine>(&mut self, m: &M, state: &M::State, best: u8) -> bool {
+        if self.judged != Some(best) {
+            self.judged = Some(best);
+            self.off = false;
+            self.checks = 0;
+            self.pruned = 0;
+            self.window = 0;
+        }
+        if self.off {
+            return false;
+        }
+        let cut = self.ceiling_of(m, state) <= best;
+        self.checks += 1;
+        if cut {
+            self.window += 1;
+            self.pruned += 1;
+            self.total_pruned += 1;
+        }
+        if self.checks.is_multiple_of(TRIAL) {
+            let window = std::mem::take(&mut self.window);
+            if window * PAYS < TRIAL {
+                self.off = true;
+            }
+        }
+        if self.off {
+            crate::progress!(
+                "[bound] the goal ceiling stops being checked: {} of {} states pruned, \
+                 {} projections of {} rules",
+                self.pruned,
+                self.checks,
+                self.ceiling.evaluated(),
+                self.ceiling.rules()
+            );
+        }
+        cut
+    }
+
+    /// The highest goal any play from `state` can end with, by relaxed
+    /// reachability over the goal atoms' cone.
+    pub fn ceiling_of<M: StateMachine>(&mut self, m: &M, state: &M::State) -> u8 {
+        self.project(m, state);
+        self.ceiling.of(&mut self.fluents)
+    }
+
+    /// The state's fluents that the ceiling reads, into `self.fluents`.
+    fn project<M: StateMachine>(&mut self, m: &M, state: &M::State) {
+        self.fluents.clear();
+        if m.numbered_fluents() > 0 {
+            let ceiling = &self.ceiling;
+            let pool = &self.ground.pool;
+            let numbered = self.numbered.get_or_insert_with(|| {
+                (0..m.numbered_fluents())
+                    .map(|i| {
+                        let t = pool.find_term(&m.fluent_term(i)?)?;
+                        ceiling.reads(t).then_some(t)
+                    })
+                    .collect()
+            });
+            if m.fluent_numbers(state, &mut self.scratch) {
+                self.fluents.extend(
+                    self.scratch
+                        .iter()
+                        .filter_map(|&i| numbered.get(i).copied().flatten()),
+                );
+                return;
+            }
+        }
+        let pool = &self.ground.pool;
+        for f in m.fluents(state) {
+            if let Some(t) = pool.find_term(&f).filter(|&t| self.ceiling.reads(t)) {
+                self.fluents.push(t);
+            }
+        }
+    }
+}
