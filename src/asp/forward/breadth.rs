@@ -544,7 +544,7 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
             return false;
         };
         if let Some((game, g)) = self.prune_rules.take() {
-            self.prune = Prune::new(&game, g);
+            self.prune = Prune::new(&game, &g);
         }
         self.prune
             .as_mut()

@@ -19,7 +19,7 @@
 
 use hashbrown::HashMap;
 
-use crate::gdl::{kw, Game};
+use crate::gdl::{kw, Game, Term};
 use crate::reasoner::ground::{AtomId, GroundProgram};
 use crate::reasoner::terms::TermId;
 use crate::reasoner::StateMachine;
@@ -40,9 +40,10 @@ pub struct StateCeiling {
     /// The goal value of a cone atom that is one of the first role's goals.
     goal_of: Vec<Option<u8>>,
     /// The `true` atom of each cone fluent, by the fluent's term.
-    true_of: HashMap<TermId, u32>,
-    /// Bounds computed, by the state's sorted cone fluents.
-    memo: HashMap<Vec<TermId>, u8>,
+    true_of: HashMap<Term, u32>,
+    /// Bounds computed, by the state's sorted cone fluents (their `true`
+    /// atoms).
+    memo: HashMap<Vec<u32>, u8>,
     /// Scratch space of one evaluation.
     derived: Vec<bool>,
     missing: Vec<u32>,
@@ -111,7 +112,7 @@ impl StateCeiling {
             let f = g.pool.functor(t);
             if f == kw::TRUE && g.pool.args(t).len() == 1 {
                 let fluent = g.pool.args(t)[0];
-                true_of.insert(fluent, i as u32);
+                true_of.insert(g.pool.to_term(fluent), i as u32);
                 if let Some(next) = next_of.get(&fluent).and_then(|x| local.get(x)) {
                     implies[*next as usize] = Some(i as u32);
                 }
@@ -137,9 +138,9 @@ impl StateCeiling {
         })
     }
 
-    /// The fluents (of a ground program's pool) the bound reads.
-    pub fn reads(&self, fluent: TermId) -> bool {
-        self.true_of.contains_key(&fluent)
+    /// The cone's number for `fluent`, when the bound reads it.
+    pub fn reads(&self, fluent: &Term) -> Option<u32> {
+        self.true_of.get(fluent).copied()
     }
 
     /// The cone's size: its rules.
@@ -148,9 +149,10 @@ impl StateCeiling {
     }
 
     /// The highest goal of the first role that any play from a state whose
-    /// cone fluents are `fluents` can end with (0 when none is derivable).
-    /// `fluents` is sorted in place.
-    pub fn of(&mut self, fluents: &mut Vec<TermId>) -> u8 {
+    /// cone fluents are `fluents` (by [`StateCeiling::reads`]'s numbers)
+    /// can end with (0 when none is derivable). `fluents` is sorted in
+    /// place.
+    pub fn of(&mut self, fluents: &mut Vec<u32>) -> u8 {
         fluents.sort_unstable();
         fluents.dedup();
         if let Some(&v) = self.memo.get(fluents.as_slice()) {
@@ -169,7 +171,7 @@ impl StateCeiling {
         self.memo.len()
     }
 
-    fn derive(&mut self, fluents: &[TermId]) -> u8 {
+    fn derive(&mut self, fluents: &[u32]) -> u8 {
         self.derived.fill(false);
         let mut queue: Vec<u32> = Vec::new();
         for (i, (head, pos)) in self.rules.iter().enumerate() {
@@ -178,7 +180,7 @@ impl StateCeiling {
                 queue.push(*head);
             }
         }
-        queue.extend(fluents.iter().filter_map(|f| self.true_of.get(f)));
+        queue.extend_from_slice(fluents);
         let mut best = 0;
         while let Some(a) = queue.pop() {
             if std::mem::replace(&mut self.derived[a as usize], true) {
@@ -215,12 +217,9 @@ const PAYS: u64 = 50;
 /// checks again.
 pub struct Prune {
     ceiling: StateCeiling,
-    /// Per engine fluent number, its term when the bound reads it (`None`
-    /// while the engine's fluents are not looked at yet).
-    numbered: Option<Vec<Option<TermId>>>,
-    /// The pool the ceiling's terms come from (for engines that do not
-    /// number their fluents).
-    ground: std::sync::Arc<GroundProgram>,
+    /// Per engine fluent number, the cone's number for it when the bound
+    /// reads it (`None` while the engine's fluents are not looked at yet).
+    numbered: Option<Vec<Option<u32>>>,
     checks: u64,
     pruned: u64,
     /// States pruned in the current window of [`TRIAL`] checks.
@@ -232,16 +231,31 @@ pub struct Prune {
     judged: Option<u8>,
     off: bool,
     scratch: Vec<usize>,
-    fluents: Vec<TermId>,
+    fluents: Vec<u32>,
 }
 
 impl Prune {
-    pub fn new(game: &Game, ground: std::sync::Arc<GroundProgram>) -> Option<Prune> {
-        let ceiling = StateCeiling::new(game, &ground)?;
-        Some(Prune {
+    /// The branch and bound for `game`'s first role over its ground
+    /// program `ground` (see [`StateCeiling::new`]); `None` where no goal
+    /// between 0 and 100 is in the relaxed model, so that no play ends
+    /// with a best to bound by (most puzzles: 0 or 100).
+    pub fn new(game: &Game, ground: &GroundProgram) -> Option<Prune> {
+        let between = |v: &str| v.parse::<u8>().is_ok_and(|v| v > 0 && v < 100);
+        if !ground
+            .first_role_goals(game)
+            .iter()
+            .any(|(_, v)| between(v))
+        {
+            return None;
+        }
+        Some(Prune::over(StateCeiling::new(game, ground)?))
+    }
+
+    /// The branch and bound by `ceiling`, whatever the game's goals.
+    pub fn over(ceiling: StateCeiling) -> Prune {
+        Prune {
             ceiling,
             numbered: None,
-            ground,
             checks: 0,
             pruned: 0,
             window: 0,
@@ -250,7 +264,7 @@ impl Prune {
             off: false,
             scratch: Vec::new(),
             fluents: Vec::new(),
-        })
+        }
     }
 
     /// Whether `state` can be left unexpanded: no play from it scores above
@@ -304,13 +318,9 @@ impl Prune {
         self.fluents.clear();
         if m.numbered_fluents() > 0 {
             let ceiling = &self.ceiling;
-            let pool = &self.ground.pool;
             let numbered = self.numbered.get_or_insert_with(|| {
                 (0..m.numbered_fluents())
-                    .map(|i| {
-                        let t = pool.find_term(&m.fluent_term(i)?)?;
-                        ceiling.reads(t).then_some(t)
-                    })
+                    .map(|i| ceiling.reads(&m.fluent_term(i)?))
                     .collect()
             });
             if m.fluent_numbers(state, &mut self.scratch) {
@@ -322,11 +332,8 @@ impl Prune {
                 return;
             }
         }
-        let pool = &self.ground.pool;
         for f in m.fluents(state) {
-            if let Some(t) = pool.find_term(&f).filter(|&t| self.ceiling.reads(t)) {
-                self.fluents.push(t);
-            }
+            self.fluents.extend(self.ceiling.reads(&f));
         }
     }
 }

@@ -16,6 +16,7 @@ use super::super::bounds::Bound;
 use super::super::solve::{Event, FoundPlan};
 use super::super::{Proven, WorkerKind};
 use super::blockers;
+use super::ceiling::Prune;
 use super::support::{Analysis, Support};
 use super::End;
 
@@ -116,6 +117,8 @@ struct Steer<'a> {
     duals: Vec<Dual>,
     /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
     bound: Option<Bound>,
+    /// The branch and bound for the best goal below 100 (see [`Prune`]).
+    ceiling: Option<Prune>,
 }
 
 /// What the search has done, for its budget and its progress lines.
@@ -214,6 +217,7 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
         blockers: Vec<Term>,
         support: Option<&'a Support>,
         bound: Option<Bound>,
+        ceiling: Option<Prune>,
         stop: &'a AtomicBool,
         tx: &'a mpsc::Sender<Event>,
     ) -> Self {
@@ -234,6 +238,7 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
                 support,
                 duals: Vec::new(),
                 bound,
+                ceiling,
             },
             pruned: false,
             tx,
@@ -341,6 +346,12 @@ impl<M: StateMachine> Dfs<'_, M> {
         let key = std::hash::BuildHasher::hash_one(&self.hasher, s);
         if let Some(r) = self.enter(key, depth) {
             return r;
+        }
+        if self.bounded(s) {
+            // Every line below scores no more than the best: as good as
+            // searched to its end, for the best goal's proof.
+            self.fail(key, depth, false);
+            return Search::Failed { cut: false };
         }
         let analysis = match self.analyse(s, key, depth) {
             Ok(a) => a,
@@ -587,6 +598,18 @@ impl<M: StateMachine> Dfs<'_, M> {
             .bound
             .as_ref()
             .is_some_and(|b| b.rules_out(&self.m.fluents(s)))
+    }
+
+    /// Whether no line from `s` can score above the best goal below 100
+    /// already reached (branch and bound): nor reach goal 100.
+    fn bounded(&mut self, s: &M::State) -> bool {
+        let Some(best) = self.best.as_ref().map(|b| b.0) else {
+            return false;
+        };
+        self.steer
+            .ceiling
+            .as_mut()
+            .is_some_and(|c| c.cuts(self.m, s, best))
     }
 
     /// Records a state searched to `depth` without a win.

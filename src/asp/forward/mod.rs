@@ -252,6 +252,8 @@ struct Guides {
     distances: Option<Distances>,
     /// What goal 100 still needs of the final state (see [`support`]).
     support: Option<Support>,
+    /// The branch and bound for the best goal below 100 (see [`ceiling`]).
+    ceiling: Option<ceiling::Prune>,
 }
 
 impl Guides {
@@ -282,6 +284,7 @@ impl Guides {
             bound,
             distances,
             support,
+            ceiling: ground.and_then(|g| ceiling::Prune::new(game, g)),
         }
     }
 }
@@ -304,12 +307,14 @@ impl MachineVisitor for Visit<'_> {
             bound,
             distances,
             support,
+            ceiling,
         } = self.guides;
         let mut dfs = Dfs::new(
             &*machine,
             blockers,
             support.as_ref(),
             bound,
+            ceiling,
             self.stop,
             self.tx,
         );
