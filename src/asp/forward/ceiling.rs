@@ -44,8 +44,10 @@ pub struct StateCeiling {
     /// Bounds computed, by the state's sorted cone fluents (their `true`
     /// atoms).
     memo: HashMap<Vec<u32>, u8>,
+    /// Derivations made (the memo's misses).
+    pub derived: u64,
     /// Scratch space of one evaluation.
-    derived: Vec<bool>,
+    reached: Vec<bool>,
     missing: Vec<u32>,
 }
 
@@ -133,7 +135,8 @@ impl StateCeiling {
             goal_of,
             true_of,
             memo: HashMap::new(),
-            derived: vec![false; n],
+            derived: 0,
+            reached: vec![false; n],
             missing,
         })
     }
@@ -172,7 +175,8 @@ impl StateCeiling {
     }
 
     fn derive(&mut self, fluents: &[u32]) -> u8 {
-        self.derived.fill(false);
+        self.derived += 1;
+        self.reached.fill(false);
         let mut queue: Vec<u32> = Vec::new();
         for (i, (head, pos)) in self.rules.iter().enumerate() {
             self.missing[i] = pos.len() as u32;
@@ -183,7 +187,7 @@ impl StateCeiling {
         queue.extend_from_slice(fluents);
         let mut best = 0;
         while let Some(a) = queue.pop() {
-            if std::mem::replace(&mut self.derived[a as usize], true) {
+            if std::mem::replace(&mut self.reached[a as usize], true) {
                 continue;
             }
             if let Some(v) = self.goal_of[a as usize] {
@@ -205,16 +209,35 @@ impl StateCeiling {
 /// The checks of one window, after which [`Prune`] judges whether they pay.
 const TRIAL: u64 = 5_000;
 
+/// The derivations (checks the memo missed) of one window at most: where
+/// every state is its own projection, a window of [`TRIAL`] would cost as
+/// many expansions.
+const MISS_TRIAL: u64 = 500;
+
+/// The checks of one window of [`Prune`]'s, the memo's misses among them,
+/// and the states they pruned.
+#[derive(Default)]
+struct Window {
+    checks: u64,
+    misses: u64,
+    pruned: u64,
+}
+
 /// The share of a window's checks that must prune for [`Prune`] to go on
 /// checking: one in `PAYS`.
 const PAYS: u64 = 50;
+
+/// Windows that did not pay before [`Prune`] stops for good: a game whose
+/// goal is read off the whole board (a cube's faces) raises its best goal
+/// often, and each window costs a few thousand derivations.
+const MAX_USELESS: u32 = 2;
 
 /// Branch and bound in a search over one engine: states whose ceiling is
 /// no better than the best goal already reached are not expanded. A check
 /// costs about one expansion where the memo misses (the cone is at most the
 /// ground program), so it stops checking when, over a window of [`TRIAL`]
-/// checks, fewer than one in [`PAYS`] pruned; a higher best goal starts the
-/// checks again.
+/// checks (or [`MISS_TRIAL`] misses), fewer than one in [`PAYS`] pruned; a higher best goal starts the
+/// checks again, until [`MAX_USELESS`] windows did not pay.
 pub struct Prune {
     ceiling: StateCeiling,
     /// Per engine fluent number, the cone's number for it when the bound
@@ -222,14 +245,17 @@ pub struct Prune {
     numbered: Option<Vec<Option<u32>>>,
     checks: u64,
     pruned: u64,
-    /// States pruned in the current window of [`TRIAL`] checks.
-    window: u64,
+    /// The checks since the last judgement.
+    window: Window,
     /// Totals over the whole search, for its log.
     pub total_pruned: u64,
     /// The best goal the current trial is for; checks are off while it is
     /// the one they were judged useless for.
     judged: Option<u8>,
     off: bool,
+    /// Windows that did not pay: after [`MAX_USELESS`], a higher best goal
+    /// no longer starts the checks again.
+    useless: u32,
     scratch: Vec<usize>,
     fluents: Vec<u32>,
 }
@@ -258,10 +284,11 @@ impl Prune {
             numbered: None,
             checks: 0,
             pruned: 0,
-            window: 0,
+            window: Window::default(),
             total_pruned: 0,
             judged: None,
             off: false,
+            useless: 0,
             scratch: Vec::new(),
             fluents: Vec::new(),
         }
@@ -272,36 +299,38 @@ impl Prune {
     pub fn cuts<M: StateMachine>(&mut self, m: &M, state: &M::State, best: u8) -> bool {
         if self.judged != Some(best) {
             self.judged = Some(best);
-            self.off = false;
+            self.off = self.useless >= MAX_USELESS;
             self.checks = 0;
             self.pruned = 0;
-            self.window = 0;
+            self.window = Window::default();
         }
         if self.off {
             return false;
         }
+        let before = self.ceiling.derived;
         let cut = self.ceiling_of(m, state) <= best;
         self.checks += 1;
+        self.window.checks += 1;
+        self.window.misses += self.ceiling.derived - before;
         if cut {
-            self.window += 1;
+            self.window.pruned += 1;
             self.pruned += 1;
             self.total_pruned += 1;
         }
-        if self.checks.is_multiple_of(TRIAL) {
-            let window = std::mem::take(&mut self.window);
-            if window * PAYS < TRIAL {
+        if self.window.checks == TRIAL || self.window.misses == MISS_TRIAL {
+            let w = std::mem::take(&mut self.window);
+            if w.pruned * PAYS < w.checks {
                 self.off = true;
+                self.useless += 1;
+                crate::progress!(
+                    "[bound] the goal ceiling stops being checked: {} of {} states pruned, \
+                     {} projections of {} rules",
+                    self.pruned,
+                    self.checks,
+                    self.ceiling.evaluated(),
+                    self.ceiling.rules()
+                );
             }
-        }
-        if self.off {
-            crate::progress!(
-                "[bound] the goal ceiling stops being checked: {} of {} states pruned, \
-                 {} projections of {} rules",
-                self.pruned,
-                self.checks,
-                self.ceiling.evaluated(),
-                self.ceiling.rules()
-            );
         }
         cut
     }
