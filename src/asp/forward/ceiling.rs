@@ -47,7 +47,7 @@ pub struct StateCeiling {
     /// atoms).
     memo: HashMap<Vec<u32>, u8>,
     /// Derivations made (the memo's misses).
-    pub derived: u64,
+    derived: u64,
     /// Scratch space of one evaluation.
     reached: Vec<bool>,
     missing: Vec<u32>,
