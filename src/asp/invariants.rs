@@ -306,7 +306,7 @@ pub struct Report {
 /// negative literals over timed atoms left out when `relaxed`. Those over
 /// static relations stay: gringo decides them exactly, and without them a
 /// maze's static walls would stop nothing.
-fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
+pub(super) fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
     let mut out = String::new();
     for r in &tr.rules {
         let mut r = r.clone();
@@ -322,7 +322,7 @@ fn rules_text(tr: &Translation, now: &str, relaxed: bool) -> String {
 
 /// A control holding `base` (the game's rules and what the caller adds) and the
 /// `part` of `encodings/invariants.lp`, grounded.
-fn ground(base: &str, part: &str) -> Result<Control, String> {
+pub(super) fn ground(base: &str, part: &str) -> Result<Control, String> {
     let mut ctl = super::control::new(&[])?;
     ctl.add("base", &[], &format!("{base}\n{INVARIANTS_LP}"))
         .map_err(err)?;
@@ -412,7 +412,7 @@ fn find_locked_within(
 /// Step 1: the fluents of the relaxed game (negation dropped, every legal move
 /// taken, one time point), a superset of every reachable state, and those of
 /// the initial state.
-fn relaxed_fluents(tr: &Translation) -> Result<(Vec<Symbol>, Vec<Symbol>), String> {
+pub(super) fn relaxed_fluents(tr: &Translation) -> Result<(Vec<Symbol>, Vec<Symbol>), String> {
     let relaxed = rules_text(tr, "0", true);
     let ctl = ground(&relaxed, "relaxed")?;
     let mut fluents: Vec<Symbol> = Vec::new();

@@ -18,6 +18,7 @@ mod coordinator;
 pub mod encode;
 pub mod forward;
 pub mod invariants;
+pub mod linear;
 pub mod parallel;
 pub mod process;
 pub mod program;

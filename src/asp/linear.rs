@@ -1,0 +1,847 @@
+//! Linear state invariants, over the integers and modulo 2, and the goal
+//! ceiling they prove.
+//!
+//! Where every move changes the state by a fixed pattern, sums over the
+//! state's fluents never change: on a peg board each jump takes two pegs and
+//! puts one down, so "pegs on the board minus the counter" stays 0, and the
+//! three pegs of a jump lie on three different diagonals, so the parity of
+//! the pegs on two diagonal classes stays what it was at the start (the
+//! position classes of peg solitaire, de Bruijn 1972). Such a sum is an
+//! *invariant* `sum w_f [f] = v` (or `= v mod 2`); the relaxed reachability
+//! of [`super::forward::relaxed`] cannot see it, since it forgets what a move
+//! takes away.
+//!
+//! The invariants are found the way planners find them (Rintanen's and
+//! Helmert's invariant synthesis), here as linear algebra: the changes of
+//! sampled transitions (random plays on the rule engine) span a space, and
+//! every vector orthogonal to all of them, over the rationals or over GF(2),
+//! is a candidate. A candidate set is proven by induction with clingo, on
+//! the one-step program of [`super::invariants`]: from any state satisfying
+//! every candidate, no legal move may break one. A transition that breaks
+//! some is a change no sample showed; it joins the samples and the
+//! candidates are computed again, until none breaks (or the budget ends,
+//! and nothing is proven). Then clingo is asked, from the highest goal
+//! value down, for a terminal state that satisfies the invariants and gives
+//! the first role that goal: the first value with one is the *goal
+//! ceiling*, which no play exceeds. On pegEuro (the French board from the
+//! centre) no state of one peg satisfies them: its best, two pegs, is proven
+//! as soon as a play reaches it.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clingo::{Control, ShowType, SolveMode, Symbol, SymbolType};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::control::err;
+use super::invariants::{ground, relaxed_fluents, rules_text};
+use super::translate::translate;
+use crate::gdl::{Game, Term};
+use crate::reasoner::{MachineVisitor, StateMachine};
+
+/// Games with more fluents than this are not analysed: the dense rows of the
+/// elimination cost `n^2` words, and such games have other bounds.
+pub const MAX_FLUENTS: usize = 1500;
+/// The most rounds of proof (each adds the changes of the transitions that
+/// broke candidates).
+const MAX_ROUNDS: usize = 40;
+/// The most transitions one round takes from clingo.
+const MODELS_PER_ROUND: usize = 16;
+/// Conflicts per solve call between budget checks.
+const CONFLICTS_PER_CALL: u32 = 2000;
+
+/// `sum w_f [f] = value` over every reachable state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Equation {
+    /// Fluent numbers (into [`Linear::fluents`]) and their nonzero weights.
+    pub terms: Vec<(usize, i64)>,
+    pub value: i64,
+}
+
+/// `sum [f] = odd mod 2` over every reachable state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parity {
+    pub fluents: Vec<usize>,
+    pub odd: bool,
+}
+
+/// Invariants over the fluents of the relaxed game.
+#[derive(Clone, Debug, Default)]
+pub struct Linear {
+    /// The fluents, as clingo symbols.
+    pub fluents: Vec<Symbol>,
+    pub equations: Vec<Equation>,
+    pub parities: Vec<Parity>,
+}
+
+impl Linear {
+    /// Whether a state (its fluents' numbers) satisfies every invariant.
+    pub fn holds_in(&self, state: &[usize]) -> bool {
+        let set: HashSet<usize> = state.iter().copied().collect();
+        self.equations.iter().all(|e| {
+            e.terms
+                .iter()
+                .filter(|(f, _)| set.contains(f))
+                .map(|(_, w)| w)
+                .sum::<i64>()
+                == e.value
+        }) && self
+            .parities
+            .iter()
+            .all(|p| (p.fluents.iter().filter(|f| set.contains(f)).count() % 2 == 1) == p.odd)
+    }
+
+    /// The invariants as ASP. For the goal's query (`step` false): each one a
+    /// constraint on the state `holds(F,0)`. For a round of proof (`step`
+    /// true): the equations as constraints on `holds(F,0)`, and an atom
+    /// `broken(l(I))` / `broken(p(I))` for each invariant the transition's
+    /// change breaks (its weighted sum of the fluents that became true,
+    /// less those that became false, is not 0; its parity of the fluents
+    /// that flipped is odd). The parities are not assumed of the state: a
+    /// parity is kept by a change alone, and clasp, which cannot reason
+    /// over exclusive ors, would try every assignment of a parity's
+    /// fluents to see that a move keeps it (a minute on pegEuro without an
+    /// answer).
+    fn render(&self, out: &mut String, step: bool) {
+        let sym = |f: usize| self.fluents[f].to_string();
+        if step {
+            out.push_str(
+                "flip(F) :- holds(F,0), not next(F,0), dom(F).\n\
+                 flip(F) :- next(F,0), not holds(F,0).\n",
+            );
+        }
+        for (i, e) in self.equations.iter().enumerate() {
+            for (f, w) in &e.terms {
+                let _ = writeln!(out, "lw({i},{},{w}).", sym(*f));
+            }
+            let _ = writeln!(
+                out,
+                ":- #sum {{ W,F : lw({i},F,W), holds(F,0) }} != {}.",
+                e.value
+            );
+            if step {
+                let _ = writeln!(
+                    out,
+                    "broken(l({i})) :- #sum {{ W,F : lw({i},F,W), next(F,0), not holds(F,0); \
+                     -W,F : lw({i},F,W), holds(F,0), not next(F,0) }} != 0."
+                );
+            }
+        }
+        for (i, p) in self.parities.iter().enumerate() {
+            // A chain of exclusive ors: `x(i,k)` is the parity of the first
+            // k+1 atoms (an aggregate with a parity test would be ground
+            // once per possible sum).
+            let (atom, odd) = if step {
+                ("flip", false)
+            } else {
+                ("holds", p.odd)
+            };
+            for (k, &f) in p.fluents.iter().enumerate() {
+                let f = sym(f);
+                let lit = if step {
+                    format!("{atom}({f})")
+                } else {
+                    format!("{atom}({f},0)")
+                };
+                if k == 0 {
+                    let _ = writeln!(out, "x({i},0) :- {lit}.");
+                } else {
+                    let j = k - 1;
+                    let _ = writeln!(
+                        out,
+                        "x({i},{k}) :- x({i},{j}), not {lit}.\n\
+                         x({i},{k}) :- not x({i},{j}), {lit}."
+                    );
+                }
+            }
+            let last = p.fluents.len() - 1;
+            if step {
+                let _ = writeln!(out, "broken(p({i})) :- x({i},{last}).");
+            } else {
+                let not = if odd { "not " } else { "" };
+                let _ = writeln!(out, ":- {not}x({i},{last}).");
+            }
+        }
+    }
+}
+
+/// What the analysis found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The highest goal of the first role that a terminal state satisfying
+    /// the invariants can give (0 when none gives any).
+    pub ceiling: u8,
+    pub invariants: Linear,
+    /// Rounds of proof.
+    pub rounds: usize,
+    /// Distinct changes the samples and the rounds gave.
+    pub changes: usize,
+    pub seconds: f64,
+}
+
+/// A sampled transition's change: each fluent that became true (+1) or false
+/// (-1).
+pub type Change = Vec<(Term, i8)>;
+
+/// The goal ceiling of `game`'s first role that the linear invariants prove,
+/// from `samples` (changes of transitions that occur in the game), within
+/// `budget` of the calling thread's CPU time. `None` when the game is too
+/// large, a sample names a fluent the relaxed game lacks, the arithmetic
+/// overflows, or the budget ends (or `stop` is set) first.
+pub fn goal_ceiling(
+    game: &Game,
+    samples: &[Change],
+    budget: Duration,
+    stop: &AtomicBool,
+) -> Result<Report, Unproven> {
+    let out_of_time = |work: &crate::cputime::ThreadWatch| {
+        work.elapsed() > budget || stop.load(Ordering::Relaxed)
+    };
+    let _guard = super::control::lock();
+    let start = Instant::now();
+    let work = crate::cputime::ThreadWatch::start();
+    let tr = translate(game);
+    let (dom, init) = relaxed_fluents(&tr)?;
+    if dom.len() > MAX_FLUENTS || dom.is_empty() {
+        return Err(Unproven::Not(format!(
+            "{} fluents in the relaxed game (at most {MAX_FLUENTS} are analysed)",
+            dom.len()
+        )));
+    }
+    let number: HashMap<Symbol, usize> = dom.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let mut by_term: HashMap<Term, usize> = HashMap::new();
+    for (i, s) in dom.iter().enumerate() {
+        if let Some(t) = tr.map.to_term(*s) {
+            by_term.insert(t, i);
+        }
+    }
+    let n = dom.len();
+    let mut space = Space::new(n);
+    let mut seen: HashSet<Vec<(usize, i8)>> = HashSet::new();
+    for change in samples {
+        let mut c: Vec<(usize, i8)> = Vec::with_capacity(change.len());
+        for (t, d) in change {
+            let Some(&i) = by_term.get(t) else {
+                return Err(not("a sampled fluent is not in the relaxed game"));
+            };
+            c.push((i, *d));
+        }
+        c.sort_unstable();
+        if seen.insert(c.clone()) && space.add(&c).is_none() {
+            return Err(not("the arithmetic overflows"));
+        }
+    }
+    let init: Vec<usize> = init.iter().filter_map(|s| number.get(s).copied()).collect();
+    let mut rounds = 0;
+    let proven = loop {
+        rounds += 1;
+        let Some(mut linear) = space.invariants(&init) else {
+            return Err(not("the arithmetic overflows"));
+        };
+        if linear.equations.is_empty() && linear.parities.is_empty() {
+            return Err(not("no sum of the fluents stays the same"));
+        }
+        linear.fluents = dom.clone();
+        if rounds > MAX_ROUNDS {
+            return Err(Unproven::Not(format!("not proven in {MAX_ROUNDS} rounds")));
+        }
+        let mut text = rules_text(&tr, "0", false);
+        for f in &dom {
+            let _ = writeln!(text, "dom({f}).");
+        }
+        linear.render(&mut text, true);
+        text.push_str("#show holds/2.\n#show next/2.\n");
+        let ctl = ground(&text, "step")?;
+        let found = breaking_changes(ctl, &number, &|| out_of_time(&work))?;
+        match found {
+            Breaks::None => break linear,
+            Breaks::Unknown => return Err(not("out of time")),
+            Breaks::Changes(changes) => {
+                for c in changes {
+                    if seen.insert(c.clone()) && space.add(&c).is_none() {
+                        return Err(not("the arithmetic overflows"));
+                    }
+                }
+            }
+        }
+    };
+    let role = game
+        .roles
+        .first()
+        .and_then(|r| tr.map.ground_term(r))
+        .ok_or_else(|| not("the game has no role"))?;
+    let Some(ceiling) = highest_goal(&tr, &dom, &proven, &role, &|| out_of_time(&work))? else {
+        return Err(not("out of time"));
+    };
+    Ok(Report {
+        ceiling,
+        invariants: proven,
+        rounds,
+        changes: seen.len(),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Why [`goal_ceiling`] proved nothing.
+#[derive(Debug)]
+pub enum Unproven {
+    /// What stopped the analysis (a limit, or no candidate survived).
+    Not(String),
+    /// clingo failed.
+    Error(String),
+}
+
+fn not(why: &str) -> Unproven {
+    Unproven::Not(why.to_string())
+}
+
+impl From<String> for Unproven {
+    fn from(e: String) -> Self {
+        Unproven::Error(e)
+    }
+}
+
+impl std::fmt::Display for Unproven {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unproven::Not(why) => write!(f, "none proven: {why}"),
+            Unproven::Error(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Samples the changes of the transitions of `plan` (a one-player game's
+/// moves from the initial state: a good play reaches states random plays
+/// do not, such as a peg board's last pegs) and of up to `transitions`
+/// transitions of random plays from the initial state (seeded), each play
+/// at most `max_steps` moves long, as a [`MachineVisitor`] over any engine.
+pub struct Sample {
+    pub plan: Vec<Term>,
+    pub transitions: usize,
+    pub max_steps: usize,
+    pub seed: u64,
+}
+
+/// What a transition changes: the fluents that became true and those that
+/// became false.
+fn change_between(before: &HashSet<Term>, after: &HashSet<Term>) -> Change {
+    let mut change: Change = after
+        .difference(before)
+        .map(|t| (t.clone(), 1))
+        .chain(before.difference(after).map(|t| (t.clone(), -1)))
+        .collect();
+    change.sort();
+    change
+}
+
+impl MachineVisitor for Sample {
+    type Output = Vec<Change>;
+
+    fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Vec<Change> {
+        let mut rng = SmallRng::seed_from_u64(self.seed);
+        let mut out: Vec<Change> = Vec::new();
+        let mut seen: HashSet<Change> = HashSet::new();
+        let roles = m.num_roles();
+        let mut taken = 0;
+        let mut moves = Vec::new();
+        if roles == 1 {
+            let mut state = m.initial_state();
+            let mut before: HashSet<Term> = m.fluents(&state).into_iter().collect();
+            for t in &self.plan {
+                let Some(mv) = m.parse_move(t).filter(|mv| m.is_legal(&state, 0, mv)) else {
+                    break;
+                };
+                state = m.next_state(&state, &[mv]);
+                let after: HashSet<Term> = m.fluents(&state).into_iter().collect();
+                let change = change_between(&before, &after);
+                if seen.insert(change.clone()) {
+                    out.push(change);
+                }
+                before = after;
+            }
+        }
+        // A play that never ends still gives its first moves' changes.
+        while taken < self.transitions {
+            let mut state = m.initial_state();
+            let mut before: HashSet<Term> = m.fluents(&state).into_iter().collect();
+            let mut steps = 0;
+            while steps < self.max_steps && taken < self.transitions && !m.is_terminal(&state) {
+                let mut joint = Vec::with_capacity(roles);
+                for r in 0..roles {
+                    m.legal_moves(&state, r, &mut moves);
+                    let Some(mv) = moves.choose(&mut rng) else {
+                        return out;
+                    };
+                    joint.push(mv.clone());
+                }
+                state = m.next_state(&state, &joint);
+                let after: HashSet<Term> = m.fluents(&state).into_iter().collect();
+                let change = change_between(&before, &after);
+                if seen.insert(change.clone()) {
+                    out.push(change);
+                }
+                before = after;
+                steps += 1;
+                taken += 1;
+            }
+            if steps == 0 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// What a round's solve found.
+enum Breaks {
+    /// No transition breaks a candidate: all are proven.
+    None,
+    /// The budget ended first.
+    Unknown,
+    /// Changes of transitions that break some candidate.
+    Changes(Vec<Vec<(usize, i8)>>),
+}
+
+fn limit_conflicts(ctl: &mut Control) -> Result<(), String> {
+    let conf = ctl.configuration_mut().map_err(err)?;
+    let root = conf.root().map_err(err)?;
+    let solve = conf.map_at(root, "solve").map_err(err)?;
+    let limit = conf.map_at(solve, "solve_limit").map_err(err)?;
+    conf.value_set(limit, &CONFLICTS_PER_CALL.to_string())
+        .map_err(err)
+}
+
+/// Up to [`MODELS_PER_ROUND`] transitions of the step program `ctl`, as the
+/// changes they make.
+fn breaking_changes(
+    mut ctl: Control,
+    number: &HashMap<Symbol, usize>,
+    out_of_time: &dyn Fn() -> bool,
+) -> Result<Breaks, String> {
+    limit_conflicts(&mut ctl)?;
+    loop {
+        let mut handle = ctl.solve(SolveMode::YIELD, &[]).map_err(err)?;
+        let mut changes = Vec::new();
+        while changes.len() < MODELS_PER_ROUND {
+            let Some(m) = handle.model().map_err(err)? else {
+                break;
+            };
+            let mut before = HashSet::new();
+            let mut after = HashSet::new();
+            for s in m.symbols(ShowType::SHOWN).map_err(err)? {
+                let (Ok(name), Ok(args)) = (s.name(), s.arguments()) else {
+                    continue;
+                };
+                let Some(&f) = args.first().and_then(|a| number.get(a)) else {
+                    continue;
+                };
+                match name {
+                    "holds" => before.insert(f),
+                    "next" => after.insert(f),
+                    _ => false,
+                };
+            }
+            let mut c: Vec<(usize, i8)> = after
+                .difference(&before)
+                .map(|&f| (f, 1))
+                .chain(before.difference(&after).map(|&f| (f, -1)))
+                .collect();
+            c.sort_unstable();
+            changes.push(c);
+            handle.resume().map_err(err)?;
+        }
+        if !changes.is_empty() {
+            handle.cancel().map_err(err)?;
+            handle.close().map_err(err)?;
+            return Ok(Breaks::Changes(changes));
+        }
+        let result = handle.get().map_err(err)?;
+        ctl = handle.close().map_err(err)?;
+        if result.contains(clingo::SolveResult::UNSATISFIABLE) {
+            return Ok(Breaks::None);
+        }
+        if out_of_time() {
+            return Ok(Breaks::Unknown);
+        }
+    }
+}
+
+/// The highest goal value of `role` that some terminal state satisfying
+/// `linear` gives, or 0 when none gives any; `None` when the budget ends
+/// first.
+fn highest_goal(
+    tr: &super::translate::Translation,
+    dom: &[Symbol],
+    linear: &Linear,
+    role: &str,
+    out_of_time: &dyn Fn() -> bool,
+) -> Result<Option<u8>, String> {
+    let mut text = rules_text(tr, "0", false);
+    for f in dom {
+        let _ = writeln!(text, "dom({f}).");
+    }
+    linear.render(&mut text, false);
+    let _ = writeln!(
+        text,
+        "{{ holds(F,0) : dom(F) }}.\n:- not terminal(0).\n\
+         reach(G) :- goal({role},G,0).\n#external want(G) : reach(G).\n\
+         :- want(G), not reach(G).\n#show reach/1."
+    );
+    let mut ctl = ground(&text, "base")?;
+    limit_conflicts(&mut ctl)?;
+    let mut values: Vec<(u8, clingo::SolverLiteral)> = Vec::new();
+    {
+        let atoms = ctl.symbolic_atoms().map_err(err)?;
+        let sig = clingo::Signature::new("want", 1, true).map_err(err)?;
+        for a in atoms.iter_with_signature(sig).map_err(err)? {
+            let s = a.symbol().map_err(err)?;
+            let arg = s.arguments().map_err(err)?[0];
+            if arg.symbol_type().map_err(err)? == SymbolType::Number {
+                if let Ok(g) = u8::try_from(arg.number().map_err(err)?) {
+                    values.push((g, a.literal().map_err(err)?));
+                }
+            }
+        }
+    }
+    values.sort_by(|a, b| b.0.cmp(&a.0));
+    for (g, lit) in values {
+        ctl.assign_external(lit, clingo::TruthValue::True)
+            .map_err(err)?;
+        loop {
+            let mut handle = ctl.solve(SolveMode::YIELD, &[]).map_err(err)?;
+            let found = handle.model().map_err(err)?.is_some();
+            let result = if found {
+                handle.cancel().map_err(err)?;
+                None
+            } else {
+                Some(handle.get().map_err(err)?)
+            };
+            ctl = handle.close().map_err(err)?;
+            if found {
+                return Ok(Some(g));
+            }
+            if result.is_some_and(|r| r.contains(clingo::SolveResult::UNSATISFIABLE)) {
+                break;
+            }
+            if out_of_time() {
+                return Ok(None);
+            }
+        }
+        ctl.assign_external(lit, clingo::TruthValue::False)
+            .map_err(err)?;
+    }
+    Ok(Some(0))
+}
+
+/// The span of the changes seen, kept in reduced echelon form twice: over
+/// the integers (each row scaled to integers with no common factor, its
+/// pivot column zero in every other row) and over GF(2).
+struct Space {
+    n: usize,
+    rows: Vec<(usize, Vec<i128>)>,
+    bits: Vec<(usize, Vec<u64>)>,
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Divides a row by the gcd of its entries and makes its first nonzero
+/// entry positive.
+fn normalise(v: &mut [i128]) {
+    let g = v.iter().fold(0, |g, &x| gcd(g, x));
+    let sign = v.iter().find(|&&x| x != 0).map_or(1, |x| x.signum());
+    if g > 1 || sign < 0 {
+        let d = g.max(1) * sign;
+        v.iter_mut().for_each(|x| *x /= d);
+    }
+}
+
+/// `a * x - b * y` entrywise into `x`; `None` on overflow.
+fn combine(x: &mut [i128], a: i128, y: &[i128], b: i128) -> Option<()> {
+    for (xi, yi) in x.iter_mut().zip(y) {
+        *xi = xi.checked_mul(a)?.checked_sub(yi.checked_mul(b)?)?;
+    }
+    normalise(x);
+    // Keep the entries far from overflow: a later combination multiplies.
+    x.iter().all(|v| v.abs() < 1 << 60).then_some(())
+}
+
+impl Space {
+    fn new(n: usize) -> Space {
+        Space {
+            n,
+            rows: Vec::new(),
+            bits: Vec::new(),
+        }
+    }
+
+    /// Adds a change to both spans; `None` when the arithmetic would
+    /// overflow.
+    fn add(&mut self, change: &[(usize, i8)]) -> Option<()> {
+        let mut v = vec![0i128; self.n];
+        let mut b = vec![0u64; self.n.div_ceil(64)];
+        for &(f, d) in change {
+            v[f] = d as i128;
+            b[f / 64] ^= 1 << (f % 64);
+        }
+        for (p, row) in &self.rows {
+            if v[*p] != 0 {
+                let (a, c) = (row[*p], v[*p]);
+                combine(&mut v, a, row, c)?;
+            }
+        }
+        if let Some(p) = v.iter().position(|&x| x != 0) {
+            normalise(&mut v);
+            for (_, row) in self.rows.iter_mut() {
+                if row[p] != 0 {
+                    let (a, c) = (v[p], row[p]);
+                    combine(row, a, &v, c)?;
+                }
+            }
+            self.rows.push((p, v));
+        }
+        for (p, row) in &self.bits {
+            if b[p / 64] >> (p % 64) & 1 == 1 {
+                b.iter_mut().zip(row).for_each(|(x, y)| *x ^= y);
+            }
+        }
+        if let Some(p) = (0..self.n).find(|&f| b[f / 64] >> (f % 64) & 1 == 1) {
+            for (_, row) in self.bits.iter_mut() {
+                if row[p / 64] >> (p % 64) & 1 == 1 {
+                    row.iter_mut().zip(&b).for_each(|(x, y)| *x ^= y);
+                }
+            }
+            self.bits.push((p, b));
+        }
+        Some(())
+    }
+
+    /// Every vector orthogonal to the changes: a basis over the integers,
+    /// then one over GF(2) of what those do not already give modulo 2, each
+    /// with its value in the state `init`. `None` on overflow.
+    fn invariants(&self, init: &[usize]) -> Option<Linear> {
+        let pivots: HashSet<usize> = self.rows.iter().map(|(p, _)| *p).collect();
+        let mut equations = Vec::new();
+        for j in (0..self.n).filter(|j| !pivots.contains(j)) {
+            // x_j = L, and each pivot x_p = -row[j] * L / row[p].
+            let mut l: i128 = 1;
+            for (p, row) in &self.rows {
+                if row[j] != 0 {
+                    let d = row[*p].abs();
+                    l = (l / gcd(l, d)).checked_mul(d)?;
+                }
+            }
+            let mut c = vec![(j, l)];
+            for (p, row) in &self.rows {
+                if row[j] != 0 {
+                    c.push((*p, (-row[j]).checked_mul(l / row[*p])?));
+                }
+            }
+            let g = c.iter().fold(0, |g, &(_, w)| gcd(g, w));
+            let terms: Vec<(usize, i64)> = c
+                .into_iter()
+                .map(|(f, w)| i64::try_from(w / g).ok().map(|w| (f, w)))
+                .collect::<Option<_>>()?;
+            equations.push(terms);
+        }
+        sparsen(&mut equations, self.n);
+        let value = |terms: &[(usize, i64)]| -> i64 {
+            terms
+                .iter()
+                .filter(|(f, _)| init.contains(f))
+                .map(|(_, w)| w)
+                .sum()
+        };
+        // The integer invariants modulo 2, reduced, so that a parity is kept
+        // only where it says more.
+        let words = self.n.div_ceil(64);
+        let mut implied: Vec<(usize, Vec<u64>)> = Vec::new();
+        let reduce = |mut b: Vec<u64>, basis: &[(usize, Vec<u64>)]| {
+            for (p, row) in basis {
+                if b[p / 64] >> (p % 64) & 1 == 1 {
+                    b.iter_mut().zip(row).for_each(|(x, y)| *x ^= y);
+                }
+            }
+            b
+        };
+        let insert = |b: Vec<u64>, basis: &mut Vec<(usize, Vec<u64>)>| -> bool {
+            let b = reduce(b, basis);
+            let Some(p) = (0..self.n).find(|&f| b[f / 64] >> (f % 64) & 1 == 1) else {
+                return false;
+            };
+            for (_, row) in basis.iter_mut() {
+                if row[p / 64] >> (p % 64) & 1 == 1 {
+                    row.iter_mut().zip(&b).for_each(|(x, y)| *x ^= y);
+                }
+            }
+            basis.push((p, b));
+            true
+        };
+        for terms in &equations {
+            let mut b = vec![0u64; words];
+            for &(f, w) in terms {
+                if w % 2 != 0 {
+                    b[f / 64] ^= 1 << (f % 64);
+                }
+            }
+            insert(b, &mut implied);
+        }
+        let bit_pivots: HashSet<usize> = self.bits.iter().map(|(p, _)| *p).collect();
+        let mut parities = Vec::new();
+        for j in (0..self.n).filter(|j| !bit_pivots.contains(j)) {
+            let mut b = vec![0u64; words];
+            b[j / 64] |= 1 << (j % 64);
+            for (p, row) in &self.bits {
+                if row[j / 64] >> (j % 64) & 1 == 1 {
+                    b[p / 64] |= 1 << (p % 64);
+                }
+            }
+            if insert(b.clone(), &mut implied) {
+                let fluents: Vec<usize> = (0..self.n)
+                    .filter(|&f| b[f / 64] >> (f % 64) & 1 == 1)
+                    .collect();
+                let odd = fluents.iter().filter(|f| init.contains(f)).count() % 2 == 1;
+                parities.push(Parity { fluents, odd });
+            }
+        }
+        Some(Linear {
+            fluents: Vec::new(),
+            equations: equations
+                .into_iter()
+                .map(|terms| Equation {
+                    value: value(&terms),
+                    terms,
+                })
+                .collect(),
+            parities,
+        })
+    }
+}
+
+/// The most work (pairs of equations times fluents) [`sparsen`] does.
+const MAX_SPARSEN: usize = 50_000_000;
+
+/// Makes a basis of equations sparser, greedily: an equation is replaced by
+/// its sum with, or difference from, another where that has a smaller sum
+/// of absolute weights. The span is the same; clasp propagates a short
+/// equation ("one counter value at a time") far better than a mix of
+/// several with large weights, and the proof of a round is a search for a
+/// state that satisfies them all.
+fn sparsen(equations: &mut [Vec<(usize, i64)>], n: usize) {
+    let k = equations.len();
+    if k * k * n > MAX_SPARSEN {
+        return;
+    }
+    let mut dense: Vec<Vec<i64>> = equations
+        .iter()
+        .map(|terms| {
+            let mut v = vec![0; n];
+            terms.iter().for_each(|&(f, w)| v[f] = w);
+            v
+        })
+        .collect();
+    let l1 = |v: &[i64]| v.iter().map(|x| x.unsigned_abs()).sum::<u64>();
+    for _ in 0..8 {
+        let mut improved = false;
+        for i in 0..k {
+            for j in 0..k {
+                if i == j {
+                    continue;
+                }
+                for sign in [1i64, -1] {
+                    let sum: Option<Vec<i64>> = dense[i]
+                        .iter()
+                        .zip(&dense[j])
+                        .map(|(a, b)| a.checked_add(b.checked_mul(sign)?))
+                        .collect();
+                    if let Some(sum) = sum {
+                        if l1(&sum) < l1(&dense[i]) {
+                            dense[i] = sum;
+                            improved = true;
+                        }
+                    }
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    for (terms, v) in equations.iter_mut().zip(dense) {
+        *terms = v.into_iter().enumerate().filter(|(_, w)| *w != 0).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peg_line_leaves_the_classes_and_no_count() {
+        // Five holes in a row; a jump takes two pegs and puts one down, both
+        // ways.
+        let mut changes: Vec<Vec<(usize, i8)>> = Vec::new();
+        for a in 0..3 {
+            changes.push(vec![(a, -1), (a + 1, -1), (a + 2, 1)]);
+            changes.push(vec![(a, 1), (a + 1, -1), (a + 2, -1)]);
+        }
+        let mut s = Space::new(5);
+        for c in &changes {
+            s.add(c).unwrap();
+        }
+        let l = s.invariants(&[0, 1, 3, 4]).unwrap();
+        // Every invariant is orthogonal to every change.
+        for e in &l.equations {
+            for c in &changes {
+                let dot: i64 = c
+                    .iter()
+                    .map(|&(f, d)| d as i64 * e.terms.iter().find(|t| t.0 == f).map_or(0, |t| t.1))
+                    .sum();
+                assert_eq!(dot, 0, "{e:?}");
+            }
+        }
+        assert!(l.equations.is_empty(), "the count falls: {:?}", l.equations);
+        for p in &l.parities {
+            for c in &changes {
+                let n = c.iter().filter(|(f, _)| p.fluents.contains(f)).count();
+                assert_eq!(n % 2, 0, "{p:?}");
+            }
+        }
+        assert_eq!(l.parities.len(), 2, "five holes, three independent jumps");
+        assert!(l.holds_in(&[0, 1, 3, 4]));
+        assert!(l.holds_in(&[2, 3, 4]), "after the jump from 0 over 1");
+        for single in 0..5 {
+            assert!(
+                !l.holds_in(&[single]),
+                "one peg on {single} is another class"
+            );
+        }
+    }
+
+    #[test]
+    fn a_counter_beside_the_pegs_gives_an_equation() {
+        // Three holes and a counter of pegs (fluents 3, 4, 5: counts 0, 1, 2):
+        // a jump 0,1 -> 2 takes the count from 2 to 1.
+        let mut s = Space::new(6);
+        s.add(&[(0, -1), (1, -1), (2, 1), (5, -1), (4, 1)]).unwrap();
+        s.add(&[(2, -1), (1, -1), (0, 1), (5, -1), (4, 1)]).unwrap();
+        s.add(&[(0, -1), (1, -1), (2, 1), (4, -1), (3, 1)]).unwrap();
+        let l = s.invariants(&[0, 1, 5]).unwrap();
+        // Pegs minus the count, and one count at a time, among others.
+        assert!(l.holds_in(&[0, 1, 5]));
+        assert!(l.holds_in(&[2, 4]));
+        assert!(!l.holds_in(&[2, 5]), "one peg and a count of 2");
+        assert!(!l.holds_in(&[2, 4, 5]), "two counts");
+    }
+}
