@@ -326,10 +326,23 @@ impl MachineVisitor for Visit<'_> {
         dfs.find_duals(&root);
         if let Some(d) = &distances {
             if d.estimate(&machine.fluents(&root)) > 0 {
-                match beam(&*machine, d, &root, self.max_steps, self.stop) {
-                    Beam::Won(moves) => return End::Won(dfs.terms(&moves)),
-                    Beam::Stopped => return End::Stopped,
-                    Beam::Failed => {}
+                // The second pass only where the first ended in time.
+                for mobility in [false, true] {
+                    match beam(&*machine, d, &root, self.max_steps, self.stop, mobility) {
+                        Beam::Won(moves) => return End::Won(dfs.terms(&moves)),
+                        Beam::Stopped => return End::Stopped,
+                        Beam::Failed(best) => {
+                            if let Some((g, plan)) = best {
+                                dfs.fallback(g, &plan);
+                            }
+                        }
+                        Beam::OutOfTime(best) => {
+                            if let Some((g, plan)) = best {
+                                dfs.fallback(g, &plan);
+                            }
+                            break;
+                        }
+                    }
                 }
             }
         }
