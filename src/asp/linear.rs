@@ -191,9 +191,10 @@ pub type Change = Vec<(Term, i8)>;
 
 /// The goal ceiling of `game`'s first role that the linear invariants prove,
 /// from `samples` (changes of transitions that occur in the game), within
-/// `budget` of the calling thread's CPU time. `None` when the game is too
-/// large, a sample names a fluent the relaxed game lacks, the arithmetic
-/// overflows, or the budget ends (or `stop` is set) first.
+/// `budget` of the calling thread's CPU time. [`Unproven::Not`] says why
+/// nothing was proven: the game is too large, a sample names a fluent the
+/// relaxed game lacks, the arithmetic overflows, no candidate survives, or
+/// the budget ends (or `stop` is set) first.
 pub fn goal_ceiling(
     game: &Game,
     samples: &[Change],
@@ -509,7 +510,7 @@ fn highest_goal(
             }
         }
     }
-    values.sort_by(|a, b| b.0.cmp(&a.0));
+    values.sort_by_key(|v| std::cmp::Reverse(v.0));
     for (g, lit) in values {
         ctl.assign_external(lit, clingo::TruthValue::True)
             .map_err(err)?;
