@@ -718,17 +718,19 @@ fn timeout_stops_cleanly_with_the_horizon_reached() {
 }
 
 /// Out of time without a plan to 100, the answer carries the best verified
-/// plan below 100 seen so far, as a timeout (not a solution). A Rubik's cube
-/// scrambled some 20 turns deep: no search here finds its plan to 100, and
-/// its goal rises with the faces put right. (pegEuro was this test's game
-/// until its best, 90, was proven within the 8 s.)
+/// plan below 100 seen so far, as a timeout (not a solution). The French peg
+/// solitaire board has no plan to 100 at all; with the invariants off, the
+/// linear ceiling that proves its best (90) is not computed, so the answer
+/// stays a timeout (a Rubik's cube's first line does not end within 8 s on
+/// a busy core).
 #[test]
 fn timeout_carries_the_best_plan_below_100() {
-    let path = corpus("rubiksCube");
+    let path = corpus("pegEuro");
     // Long enough for the preparation and the first line's replay on a slow
     // or busy machine (idle: the first line ends within a second).
     let options = SolveOptions {
         timeout: Some(Duration::from_secs(8)),
+        invariants: false,
         ..opts(Mode::Search)
     };
     let r = solve_checked_with(&load(&path), &options);

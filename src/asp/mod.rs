@@ -188,7 +188,8 @@ pub struct SolveOptions {
     pub threads: usize,
     /// Resident memory limit of the process, in MiB.
     pub memory_mb: Option<u64>,
-    /// Prove state invariants and add them as constraints (see [`invariants`]).
+    /// Prove state invariants and add them as constraints (see [`invariants`]),
+    /// and the linear invariants' goal ceiling (see [`linear`]).
     pub invariants: bool,
     /// Extra clingo options for every worker, after ours (so they win), e.g.
     /// `--configuration=trendy`.

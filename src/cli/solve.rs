@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long)]
     memory_mb: Option<u64>,
     /// Solve without the state invariants (proven with clingo, added as
-    /// constraints).
+    /// constraints) and without the linear invariants' goal ceiling.
     #[arg(long)]
     no_invariants: bool,
     /// Answer with the first verified plan after a short grace instead of
