@@ -458,6 +458,7 @@ fn linear_invariants(game: &Game) -> Result<ggp_asp::asp::linear::Report, String
         transitions: 5000,
         max_steps: 200,
         seed: 1,
+        budget: Duration::from_secs(300),
     }
     .visit(std::sync::Arc::new(Prover::new(game.clone())));
     let stop = std::sync::atomic::AtomicBool::new(false);

@@ -346,16 +346,17 @@ fn prove_ceiling(context: &SolveContext, plan: Vec<Term>) {
     let Ok((machine, _)) = context.machine(None) else {
         return;
     };
+    let budget = context
+        .opts
+        .timeout
+        .map_or(CEILING_BUDGET, |t| (t / 6).min(CEILING_BUDGET));
     let samples = machine.visit(super::linear::Sample {
         plan,
         transitions: CEILING_SAMPLES,
         max_steps: context.opts.max_steps,
         seed: 1,
+        budget: budget / 2,
     });
-    let budget = context
-        .opts
-        .timeout
-        .map_or(CEILING_BUDGET, |t| (t / 6).min(CEILING_BUDGET));
     match super::linear::goal_ceiling(&context.game, &samples, budget, &context.stop) {
         Ok(r) if r.ceiling < 100 => {
             crate::progress!(

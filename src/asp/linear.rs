@@ -321,12 +321,15 @@ impl std::fmt::Display for Unproven {
 /// moves from the initial state: a good play reaches states random plays
 /// do not, such as a peg board's last pegs) and of up to `transitions`
 /// transitions of random plays from the initial state (seeded), each play
-/// at most `max_steps` moves long, as a [`MachineVisitor`] over any engine.
+/// at most `max_steps` moves long, within `budget` of the thread's CPU time
+/// (a game whose engine is the prover may take seconds a state), as a
+/// [`MachineVisitor`] over any engine.
 pub struct Sample {
     pub plan: Vec<Term>,
     pub transitions: usize,
     pub max_steps: usize,
     pub seed: u64,
+    pub budget: Duration,
 }
 
 /// What a transition changes: the fluents that became true and those that
@@ -345,6 +348,7 @@ impl MachineVisitor for Sample {
     type Output = Vec<Change>;
 
     fn visit<M: StateMachine + 'static>(self, m: Arc<M>) -> Vec<Change> {
+        let work = crate::cputime::ThreadWatch::start();
         let mut rng = SmallRng::seed_from_u64(self.seed);
         let mut out: Vec<Change> = Vec::new();
         let mut seen: HashSet<Change> = HashSet::new();
@@ -372,7 +376,11 @@ impl MachineVisitor for Sample {
             let mut state = m.initial_state();
             let mut before: HashSet<Term> = m.fluents(&state).into_iter().collect();
             let mut steps = 0;
-            while steps < self.max_steps && taken < self.transitions && !m.is_terminal(&state) {
+            while steps < self.max_steps
+                && taken < self.transitions
+                && work.elapsed() < self.budget
+                && !m.is_terminal(&state)
+            {
                 let mut joint = Vec::with_capacity(roles);
                 for r in 0..roles {
                     m.legal_moves(&state, r, &mut moves);
@@ -391,7 +399,7 @@ impl MachineVisitor for Sample {
                 steps += 1;
                 taken += 1;
             }
-            if steps == 0 {
+            if steps == 0 || work.elapsed() >= self.budget {
                 break;
             }
         }
