@@ -15,7 +15,6 @@ use super::{
     SolveError, SolveResult, Source, Status, WorkerKind, PROOF_WAIT, SEARCH_AFTER,
 };
 use crate::gdl::print::term_to_string;
-use crate::gdl::Term;
 use crate::reasoner::ground::GroundProgram;
 
 /// How long auto waits, once it holds a plan not proven shortest, for a worker
@@ -331,55 +330,6 @@ fn spawn_search(
     })
 }
 
-/// Sampled transitions the linear invariants start from.
-const CEILING_SAMPLES: usize = 5000;
-/// CPU time for proving them, at most.
-const CEILING_BUDGET: Duration = Duration::from_secs(10);
-
-/// Proves the goal ceiling of the linear invariants ([`super::linear`]) and
-/// lowers the context's to it: started once a play has ended below goal
-/// 100, since only then can a ceiling below 100 end a solve; `plan` is
-/// that play, whose transitions join the samples.
-fn prove_ceiling(context: &SolveContext, plan: Vec<Term>) {
-    // The searches that may reach the ceiling come first.
-    crate::priority::step_back(crate::priority::BEHIND);
-    let Ok((machine, _)) = context.machine(None) else {
-        return;
-    };
-    let budget = context
-        .opts
-        .timeout
-        .map_or(CEILING_BUDGET, |t| (t / 6).min(CEILING_BUDGET));
-    let samples = machine.visit(super::linear::Sample {
-        plan,
-        transitions: CEILING_SAMPLES,
-        max_steps: context.opts.max_steps,
-        seed: 1,
-        budget: budget / 2,
-    });
-    match super::linear::goal_ceiling(&context.game, &samples, budget, &context.stop) {
-        Ok(r) if r.ceiling < 100 => {
-            crate::progress!(
-                "[bound] no play reaches a goal above {}: {} linear invariants and {} parities \
-                 of the fluents hold (from {} changes, {} rounds, {:.2} s)",
-                r.ceiling,
-                r.invariants.equations.len(),
-                r.invariants.parities.len(),
-                r.changes,
-                r.rounds,
-                r.seconds
-            );
-            context.goal_ceiling.fetch_min(r.ceiling, Ordering::Relaxed);
-        }
-        Ok(r) => crate::progress!(
-            "[bound] linear invariants: goal {} is not ruled out ({:.2} s)",
-            r.ceiling,
-            r.seconds
-        ),
-        Err(e) => crate::progress!("[bound] linear invariants: {e}"),
-    }
-}
-
 pub(super) struct Coordinator {
     context: Arc<SolveContext>,
     horizon: usize,
@@ -393,7 +343,7 @@ pub(super) struct Coordinator {
     /// follower threads have been sent back (see [`Coordinator::follow_lead`]).
     sent_back: Option<(usize, usize)>,
     /// Whether the linear invariants' goal ceiling is being proven (see
-    /// [`prove_ceiling`]).
+    /// [`super::linear::prove_ceiling`]).
     ceiling_started: bool,
 }
 
@@ -632,7 +582,7 @@ impl Coordinator {
                         let context = Arc::clone(&self.context);
                         let plan = v.found.plan.clone();
                         let _ = spawn_thread("asp-linear".into(), move || {
-                            prove_ceiling(&context, plan)
+                            super::linear::prove_ceiling(&context, plan)
                         });
                     }
                     self.fallback = Some(v);
