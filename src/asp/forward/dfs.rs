@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::Duration;
 
 use hashbrown::HashMap;
 use rand::rngs::SmallRng;
@@ -94,6 +94,10 @@ pub(super) struct Dfs<'a, M: StateMachine> {
     shuffle: bool,
     /// The value of `count.nodes` at which the run is abandoned.
     budget: u64,
+    /// The next run's number (from 1), kept when [`Dfs::runs`] pauses.
+    run: u64,
+    /// The CPU time of the thread the runs have used, over every call.
+    cpu: Duration,
     rng: SmallRng,
     /// What the rules' analyses steer and prune by.
     steer: Steer<'a>,
@@ -231,6 +235,8 @@ impl<'a, M: StateMachine> Dfs<'a, M> {
             best: None,
             shuffle: false,
             budget: 0,
+            run: 1,
+            cpu: Duration::ZERO,
             rng: SmallRng::seed_from_u64(SEED),
             steer: Steer {
                 focus: !blockers.is_empty() || support.is_some_and(Support::has_groups),
@@ -274,11 +280,22 @@ impl<M: StateMachine> Dfs<'_, M> {
     }
 
     /// The runs of the search from `root` (not terminal) to `max_steps`, until
-    /// one wins, is stopped or exhausts the game. `alone`: see
-    /// [`super::Visit::alone`].
-    pub(super) fn runs(&mut self, root: &M::State, max_steps: usize, alone: bool) -> End {
-        let started = Instant::now();
-        for run in 1.. {
+    /// one wins, is stopped or exhausts the game; or, with `pause`, until the
+    /// runs (of every call) have used that much CPU time of the thread, at the
+    /// end of a run: then `None`, and the next call goes on with the next run
+    /// and the table. `alone`: see [`super::Visit::alone`].
+    pub(super) fn runs(
+        &mut self,
+        root: &M::State,
+        max_steps: usize,
+        alone: bool,
+        pause: Option<Duration>,
+    ) -> Option<End> {
+        let work = crate::cputime::ThreadWatch::start();
+        let used = self.cpu;
+        loop {
+            let run = self.run;
+            self.run += 1;
             // The first run takes the game's order for ties; the later ones
             // break ties at random (seeded), each with a node budget on the
             // Luby sequence: the usual cure for the heavy tails of a
@@ -288,20 +305,26 @@ impl<M: StateMachine> Dfs<'_, M> {
             self.shuffle = run > 1;
             self.budget = self.count.nodes + luby(run) * RUN_NODES;
             let r = self.search(root, max_steps);
+            self.cpu = used + work.elapsed();
             crate::progress!(
-                "[search] run {run}: {} states, {} failed states kept, {:.2} s; \
+                "[search] run {run}: {} states, {} failed states kept, {:.2} s of CPU; \
                  look-ahead {}: {} of {} moves judged lose at once",
                 self.count.nodes,
                 self.failed.len(),
-                started.elapsed().as_secs_f64(),
+                self.cpu.as_secs_f64(),
                 if self.lookahead_pays() { "on" } else { "off" },
                 self.count.lost,
                 self.count.looked,
             );
             match r {
-                Search::Won => return End::Won(self.terms(&self.path)),
-                Search::Stopped => return End::Stopped,
-                Search::Abandoned => self.path.clear(),
+                Search::Won => return Some(End::Won(self.terms(&self.path))),
+                Search::Stopped => return Some(End::Stopped),
+                Search::Abandoned => {
+                    self.path.clear();
+                    if pause.is_some_and(|p| self.cpu >= p) {
+                        return None;
+                    }
+                }
                 // The focused runs prove nothing: search the game whole.
                 Search::Failed { .. } if self.steer.focus => {
                     crate::progress!("[search] the focused search failed: every move from now on");
@@ -323,14 +346,13 @@ impl<M: StateMachine> Dfs<'_, M> {
                     self.path.clear();
                 }
                 Search::Failed { cut } => {
-                    return End::Exhausted {
+                    return Some(End::Exhausted {
                         best: self.best.as_ref().map(|(g, moves)| (*g, self.terms(moves))),
                         complete: !cut,
-                    }
+                    })
                 }
             }
         }
-        unreachable!("the runs go on until one ends the search")
     }
 
     /// The state's goal (see [`super::best_goal`]).
