@@ -197,24 +197,44 @@ struct LocalRule {
     head: u32,
     pos: Range<u32>,
     neg: Range<u32>,
-    /// A `does` atom of its positive body, if any: the rule is skipped when
-    /// another move is made (most `next` rules name their move).
-    does: u32,
 }
-
-/// No `does` atom ([`LocalRule::does`]).
-const NO_MOVE: u32 = u32::MAX;
 
 /// A strongly connected component of the rules' dependencies, evaluated
 /// together; `layer` says when (see [`Layer`]).
 struct Scc {
     atoms: Range<u32>,
-    /// Sorted by the move they name ([`LocalRule::does`]), those naming
-    /// none from `unnamed` on.
+    /// The rules evaluated every time; those with a trigger are evaluated
+    /// only when it is possibly true (see [`Abstraction::triggered`]).
     rules: Vec<u32>,
-    unnamed: usize,
     recursive: bool,
     layer: Layer,
+}
+
+/// Rules waiting for their component's evaluation, by component: those
+/// whose trigger was found possibly true. Two levels: a state's (its kept
+/// fluents and derived atoms) and a move's.
+#[derive(Default)]
+struct Pending {
+    by_scc: Vec<Vec<u32>>,
+    /// The components with a nonempty list.
+    dirty: Vec<u32>,
+}
+
+impl Pending {
+    fn clear(&mut self) {
+        for &c in &self.dirty {
+            self.by_scc[c as usize].clear();
+        }
+        self.dirty.clear();
+    }
+
+    fn push(&mut self, scc: u32, rule: u32) {
+        let list = &mut self.by_scc[scc as usize];
+        if list.is_empty() {
+            self.dirty.push(scc);
+        }
+        list.push(rule);
+    }
 }
 
 /// What an atom's value depends on: nothing (evaluated once), the state, or
@@ -237,6 +257,12 @@ pub struct Abstraction {
     sccs: Vec<Scc>,
     /// The components of each layer, in evaluation order.
     by_layer: [Vec<u32>; 3],
+    /// By local atom: the rules it triggers (see [`Abstraction::new`]).
+    triggered: Vec<Vec<u32>>,
+    /// Each rule's component.
+    scc_of_rule: Vec<u32>,
+    /// The rules triggered by the state, and by the move.
+    pending: [Pending; 2],
     /// Certainly true, possibly true (by local atom).
     lo: Vec<bool>,
     hi: Vec<bool>,
@@ -302,16 +328,10 @@ impl Abstraction {
                 let n0 = lits.len() as u32;
                 lits.extend(r.neg.iter().map(|b| local[b]));
                 rules_of[l].push(local_rules.len() as u32);
-                let does = r
-                    .pos
-                    .iter()
-                    .find(|b| rules.kind[**b as usize] == Kind::Does)
-                    .map_or(NO_MOVE, |b| local[b]);
                 local_rules.push(LocalRule {
                     head: l as u32,
                     pos: p0..n0,
                     neg: n0..lits.len() as u32,
-                    does,
                 });
             }
         }
@@ -330,6 +350,8 @@ impl Abstraction {
                 comp_of[a as usize] = c;
             }
         }
+        let bit_of: HashMap<AtomId, usize> =
+            kept.iter().enumerate().map(|(i, &f)| (f, i)).collect();
         let mut sccs = Vec::with_capacity(comps.len());
         for (c, atoms_range) in comps.into_iter().enumerate() {
             let members = &order[atoms_range.start as usize..atoms_range.end as usize];
@@ -339,7 +361,7 @@ impl Abstraction {
             {
                 continue; // an input: set per state and move, never derived
             }
-            let mut rs: Vec<u32> = members
+            let rs: Vec<u32> = members
                 .iter()
                 .flat_map(|&a| rules_of[a as usize].iter().copied())
                 .collect();
@@ -364,20 +386,56 @@ impl Abstraction {
             for &a in members {
                 layer_of[a as usize] = layer;
             }
-            // By the move they name, those naming none last: a move's
-            // evaluation takes its own and those.
-            rs.sort_by_key(|&r| local_rules[r as usize].does);
-            let unnamed = rs.partition_point(|&r| local_rules[r as usize].does != NO_MOVE);
             sccs.push(Scc {
                 atoms: atoms_range,
                 rules: rs,
-                unnamed,
                 recursive,
                 layer,
             });
         }
-        let bit_of: HashMap<AtomId, usize> =
-            kept.iter().enumerate().map(|(i, &f)| (f, i)).collect();
+        // Each rule's trigger: a positive body atom of another component
+        // that is often false, so that the rule is evaluated only when it is
+        // possibly true. Why: most ground rules cannot fire in a given state
+        // and move (the fifteen-puzzle's `next` rules name every cell the
+        // blank might move to, and one is the target), and visiting each
+        // was the pattern databases' whole cost. Best a move's atom (one
+        // move at a time), then a kept fluent, then an atom derived from the
+        // state; never an unknown fluent (always possibly true) or a static
+        // atom (final before any state).
+        let rank = |b: u32| -> u8 {
+            let x = atoms[b as usize];
+            match rules.kind[x as usize] {
+                Kind::Does => 3,
+                Kind::True if bit_of.contains_key(&x) => 2,
+                Kind::True => 0,
+                Kind::Other => match layer_of[b as usize] {
+                    Layer::Move => 3,
+                    Layer::State => 1,
+                    Layer::Static => 0,
+                },
+            }
+        };
+        let mut triggered: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut scc_of_rule = vec![u32::MAX; local_rules.len()];
+        for (i, scc) in sccs.iter_mut().enumerate() {
+            let c = comp_of[order[scc.atoms.start as usize] as usize];
+            scc.rules.retain(|&r| {
+                scc_of_rule[r as usize] = i as u32;
+                let rule = &local_rules[r as usize];
+                let trigger = lits[rule.pos.start as usize..rule.pos.end as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&b| comp_of[b as usize] != c && rank(b) > 0)
+                    .max_by_key(|&b| rank(b));
+                match trigger {
+                    Some(b) => {
+                        triggered[b as usize].push(r);
+                        false
+                    }
+                    None => true,
+                }
+            });
+        }
         let fluents = atoms
             .iter()
             .enumerate()
@@ -397,8 +455,15 @@ impl Abstraction {
         for (i, scc) in sccs.iter().enumerate() {
             by_layer[scc.layer as usize].push(i as u32);
         }
+        let pending = || Pending {
+            by_scc: vec![Vec::new(); sccs.len()],
+            dirty: Vec::new(),
+        };
         let mut a = Abstraction {
             by_layer,
+            triggered,
+            scc_of_rule,
+            pending: [pending(), pending()],
             kept,
             rules: local_rules,
             lits,
@@ -413,7 +478,7 @@ impl Abstraction {
             terminal: rules.terminal.map(|t| local[&t]),
             clocked: rules.clocked,
         };
-        a.evaluate(Layer::Static, NO_MOVE);
+        a.evaluate(Layer::Static);
         Ok(a)
     }
 
@@ -429,28 +494,29 @@ impl Abstraction {
         key
     }
 
-    /// Evaluates the components of `layer`, `does` the local atom of the
-    /// move made (or [`NO_MOVE`]).
-    fn evaluate(&mut self, layer: Layer, does: u32) -> u64 {
+    /// Evaluates the components of `layer`: each one's own rules and those
+    /// its triggers brought (by the state, and by the move for the move's
+    /// layer); what it finds possibly true triggers the rules of later
+    /// components, at the layer's level. Returns the rules evaluated.
+    fn evaluate(&mut self, layer: Layer) -> u64 {
+        let level = usize::from(layer == Layer::Move);
         let mut work = 0;
-        for &s in &self.by_layer[layer as usize] {
-            let scc = &self.sccs[s as usize];
+        for i in 0..self.by_layer[layer as usize].len() {
+            let s = self.by_layer[layer as usize][i] as usize;
+            let scc = &self.sccs[s];
             for &a in &self.order[scc.atoms.start as usize..scc.atoms.end as usize] {
                 self.lo[a as usize] = false;
                 self.hi[a as usize] = false;
             }
-            let (named, unnamed) = scc.rules.split_at(scc.unnamed);
-            let own = if named.is_empty() || does == NO_MOVE {
-                &[][..]
-            } else {
-                let rules = &self.rules;
-                let from = named.partition_point(|&r| rules[r as usize].does < does);
-                let to = named.partition_point(|&r| rules[r as usize].does <= does);
-                &named[from..to]
-            };
             loop {
                 let mut changed = false;
-                for &r in own.iter().chain(unnamed) {
+                let [by_state, by_move] = &self.pending;
+                let rules = scc
+                    .rules
+                    .iter()
+                    .chain(&by_state.by_scc[s])
+                    .chain(&by_move.by_scc[s]);
+                for &r in rules {
                     let rule = &self.rules[r as usize];
                     let h = rule.head as usize;
                     if self.lo[h] {
@@ -477,8 +543,22 @@ impl Abstraction {
                     break;
                 }
             }
+            for k in scc.atoms.start..scc.atoms.end {
+                let a = self.order[k as usize];
+                if self.hi[a as usize] {
+                    self.trigger(a, level);
+                }
+            }
         }
         work
+    }
+
+    /// Queues the rules atom `a` (possibly true) triggers, at `level` (0:
+    /// the state's, 1: the move's).
+    fn trigger(&mut self, a: u32, level: usize) {
+        for &r in &self.triggered[a as usize] {
+            self.pending[level].push(self.scc_of_rule[r as usize], r);
+        }
     }
 
     /// The successors of abstract state `key` into `out`.
@@ -488,12 +568,18 @@ impl Abstraction {
         out: &mut Vec<Key>,
         work: &mut Work,
     ) -> Result<Expanded, String> {
-        for &(l, bit) in &self.fluents {
+        self.pending[0].clear();
+        self.pending[1].clear();
+        for i in 0..self.fluents.len() {
+            let (l, bit) = self.fluents[i];
             let v = bit.map(|b| get(key, b));
             self.lo[l as usize] = v == Some(true);
             self.hi[l as usize] = v != Some(false);
+            if v == Some(true) {
+                self.trigger(l, 0);
+            }
         }
-        let spent = self.evaluate(Layer::State, NO_MOVE);
+        let spent = self.evaluate(Layer::State);
         work.spend(spent + 1)?;
         let may_end = self.clocked || self.terminal.is_some_and(|t| self.hi[t as usize]);
         let expanded = Expanded {
@@ -513,11 +599,13 @@ impl Abstraction {
                     self.hi[d as usize] = false;
                 }
             }
+            self.pending[1].clear();
             if let Some(d) = does {
                 self.lo[d as usize] = true;
                 self.hi[d as usize] = true;
+                self.trigger(d, 1);
             }
-            let spent = self.evaluate(Layer::Move, does.unwrap_or(NO_MOVE));
+            let spent = self.evaluate(Layer::Move);
             work.spend(spent)?;
             let mut base: Key = [0; 4];
             let mut unknown = Vec::new();
