@@ -19,18 +19,26 @@ use ggp_asp::reasoner::{ground, prepare, Propnet, StateMachine};
 
 /// The game as the breadth-first worker searches it (without a clock that
 /// nothing else reads), the moves after which that clock ends it, its
-/// propnet and its pattern databases.
+/// propnet and its pattern databases, every tier (see `pattern::TIERS`).
 fn databases(
     path: &std::path::Path,
-) -> (Propnet, Option<usize>, Result<pattern::Heuristic, String>) {
-    databases_within(path, pattern::PER_DATABASE)
+) -> (
+    Propnet,
+    Option<usize>,
+    Result<Vec<pattern::Heuristic>, String>,
+) {
+    databases_within(path, usize::MAX)
 }
 
 /// [`databases`], each within `per_database` abstract states.
 fn databases_within(
     path: &std::path::Path,
     per_database: usize,
-) -> (Propnet, Option<usize>, Result<pattern::Heuristic, String>) {
+) -> (
+    Propnet,
+    Option<usize>,
+    Result<Vec<pattern::Heuristic>, String>,
+) {
     let game: Game = gdl::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (game, clock) = match breadth::without_clock(&game) {
         Some((g, end)) => (g, Some(end)),
@@ -39,8 +47,11 @@ fn databases_within(
     let g = ground::ground(&game, &prepare::default_limits()).expect("grounds");
     let net = Propnet::new(game.clone()).expect("compiles");
     let stop = AtomicBool::new(false);
-    let h = pattern::build(&game, &g, &net, clock.is_some(), per_database, &stop);
-    (net, clock, h)
+    let mut tiers = Vec::new();
+    let built = pattern::build(&game, &g, &net, clock.is_some(), per_database, &stop, |h| {
+        tiers.push(h)
+    });
+    (net, clock, built.map(|()| tiers))
 }
 
 /// Every state reachable in `net` (at most `limit`), with each one's fewest
@@ -113,21 +124,43 @@ fn databases_never_exceed_the_true_distance() {
         common::corpus_game("comp2006_PANCAKES_S.3357334777"),
     ];
     let mut built = 0;
+    let mut tiered = 0;
     for path in &games {
-        let (net, clock, h) = databases(path);
-        let h = match h {
-            Ok(h) => h,
+        let (net, clock, tiers) = databases(path);
+        let tiers = match tiers {
+            Ok(tiers) => tiers,
             Err(e) => {
                 eprintln!("{}: no databases: {e}", path.display());
                 continue;
             }
         };
+        assert!(!tiers.is_empty(), "{}: Ok without a tier", path.display());
         built += 1;
+        tiered += usize::from(tiers.len() > 1);
+        let all = true_distances(&net, clock.is_some(), 400_000);
+        for h in &tiers {
+            check_against(path, &net, &all, h);
+        }
+    }
+    assert!(built >= 5, "databases built for {built} games only");
+    // The 8-puzzle's tiles join into larger patterns in the second tier.
+    assert!(tiered >= 1, "no game with a second tier");
+}
+
+/// Every estimate of `h` within the true distance of its state in `all`
+/// (see [`true_distances`]), and goal 100 never ruled out where it is in
+/// reach.
+fn check_against(
+    path: &std::path::Path,
+    net: &Propnet,
+    all: &[(<Propnet as StateMachine>::State, Option<u32>)],
+    h: &pattern::Heuristic,
+) {
+    {
         let mut scratch = Vec::new();
         let mut exact = 0;
-        let all = true_distances(&net, clock.is_some(), 400_000);
-        for (s, d) in &all {
-            let e = h.estimate(&net, s, &mut scratch);
+        for (s, d) in all {
+            let e = h.estimate(net, s, &mut scratch);
             match (e, d) {
                 (Some(e), Some(d)) => {
                     assert!(
@@ -152,10 +185,9 @@ fn databases_never_exceed_the_true_distance() {
         );
         let (root, d) = &all[0];
         if d.is_some_and(|d| d > 0) && path.ends_with("8puzzle.kif") {
-            assert!(h.estimate(&net, root, &mut scratch).is_some_and(|e| e > 0));
+            assert!(h.estimate(net, root, &mut scratch).is_some_and(|e| e > 0));
         }
     }
-    assert!(built >= 5, "databases built for {built} games only");
 }
 
 #[test]
@@ -164,8 +196,13 @@ fn sliding_puzzle_databases_add_up() {
         common::puzzle_path("8puzzle"),
         common::corpus_file("8puzzle.kif"),
     ] {
-        let (net, _, h) = databases(&path);
-        let h = h.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let (net, _, tiers) = databases(&path);
+        let tiers = tiers.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // The second tier's larger patterns still add up.
+        for h in &tiers {
+            assert!(h.additive(), "{}: {}", path.display(), h.description);
+        }
+        let h = &tiers[0];
         assert!(h.additive(), "{}: {}", path.display(), h.description);
         assert!(h.databases() >= 2, "{}: {}", path.display(), h.description);
         // The tiles' databases add up to at least the Manhattan distance:
@@ -178,6 +215,8 @@ fn sliding_puzzle_databases_add_up() {
         // A smaller memory share: smaller databases, more of them, still added.
         let (_, _, small) = databases_within(&path, 2_000);
         let small = small.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(small.len(), 1, "one tier within a small share");
+        let small = &small[0];
         assert!(small.databases() > h.databases(), "{}", small.description);
         assert!(
             small.states() <= small.databases() * 8_000,

@@ -48,13 +48,27 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
         let per_database = (self.s.limits.max_states / 8).max(1_000);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let (tx, tiers) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("patterns".into())
-            .spawn(move || pattern::build(&game, &ground, &*machine, clocked, per_database, &flag));
+            .spawn(move || {
+                pattern::build(
+                    &game,
+                    &ground,
+                    &*machine,
+                    clocked,
+                    per_database,
+                    &flag,
+                    |h| {
+                        let _ = tx.send(h);
+                    },
+                )
+            });
         match spawned {
             Ok(handle) => {
                 self.build = Some(Build {
                     handle,
+                    tiers,
                     stop,
                     started: Instant::now(),
                 })
@@ -67,32 +81,8 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// of `depth` moves: A* from the start (its end) where they bound the
     /// root's distance above half of that; `None` to go on blind.
     pub(super) fn poll_heuristic(&mut self, depth: usize) -> Option<End> {
-        if !self.build.as_ref()?.handle.is_finished() {
-            return None;
-        }
-        let build = self.build.take()?;
-        let h = match build.handle.join() {
-            Ok(Ok(h)) => h,
-            Ok(Err(e)) => {
-                crate::progress!("[breadth] no pattern databases: {e}");
-                return None;
-            }
-            Err(_) => {
-                crate::progress!("[breadth] no pattern databases: their thread panicked");
-                return None;
-            }
-        };
-        let root = self.m.initial_state();
-        let h0 = h.estimate(self.m, &root, &mut Vec::new());
-        crate::progress!(
-            "[breadth] {} in {:.2} s; the initial state's estimate: {}",
-            h.description,
-            build.started.elapsed().as_secs_f64(),
-            h0.map_or("goal 100 out of reach".to_string(), |d| format!(
-                "{d} moves"
-            ))
-        );
-        match h0 {
+        let h = self.next_tier(false)?;
+        match self.root_estimate(&h) {
             // Goal 100 is out of reach: the blind search goes on for the
             // best goal below it.
             None => {
@@ -100,19 +90,78 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                 None
             }
             Some(d) if d as usize * 2 <= depth => None,
-            Some(d) => Some(self.astar(&h, d)),
+            Some(d) => Some(self.astar(h, d)),
         }
     }
 
     /// Waits for the databases being built, then as [`Bfs::poll_heuristic`].
     pub(super) fn await_heuristic(&mut self, depth: usize) -> Option<End> {
-        while !self.build.as_ref()?.handle.is_finished() {
-            if self.s.stop.load(Ordering::Relaxed) {
-                return Some(End::Stopped);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        let h = self.next_tier(true)?;
+        if self.s.stop.load(Ordering::Relaxed) {
+            return Some(End::Stopped);
         }
-        self.poll_heuristic(depth)
+        match self.root_estimate(&h) {
+            None => {
+                self.claim(self.last_claimable());
+                None
+            }
+            Some(d) if d as usize * 2 <= depth => None,
+            Some(d) => Some(self.astar(h, d)),
+        }
+    }
+
+    /// The next tier of databases the build has handed over, if any (with
+    /// `wait`, once there is one, or the build or the solve has ended);
+    /// where the build ended with no tier, says why.
+    pub(super) fn next_tier(&mut self, wait: bool) -> Option<Heuristic> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let build = self.build.as_ref()?;
+        loop {
+            let tier = if wait {
+                build
+                    .tiers
+                    .recv_timeout(std::time::Duration::from_millis(10))
+            } else {
+                build.tiers.try_recv().map_err(|e| match e {
+                    std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
+                    std::sync::mpsc::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+                })
+            };
+            match tier {
+                Ok(h) => {
+                    crate::progress!(
+                        "[breadth] {} in {:.2} s",
+                        h.description,
+                        build.started.elapsed().as_secs_f64()
+                    );
+                    return Some(h);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !wait || self.s.stop.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        match self.build.take()?.handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => crate::progress!("[breadth] no pattern databases: {e}"),
+            Err(_) => crate::progress!("[breadth] no pattern databases: their thread panicked"),
+        }
+        None
+    }
+
+    /// The databases' estimate of the initial state, said in a progress line.
+    pub(super) fn root_estimate(&self, h: &Heuristic) -> Option<u32> {
+        let h0 = h.estimate(self.m, &self.m.initial_state(), &mut Vec::new());
+        crate::progress!(
+            "[breadth] the initial state's estimate: {}",
+            h0.map_or("goal 100 out of reach".to_string(), |d| format!(
+                "{d} moves"
+            ))
+        );
+        h0
     }
 
     /// Stops a build still running and waits for its thread.
@@ -138,8 +187,9 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
             .map_or(self.last(), |e| self.last().min(e - 1))
     }
 
-    /// A* from the initial state, whose estimate is `h0`.
-    fn astar(&mut self, heuristic: &Heuristic, h0: u32) -> End {
+    /// A* from the initial state, whose estimate is `h0`; again from the
+    /// start when a larger tier of databases comes (at the end of a bucket).
+    fn astar(&mut self, heuristic: Heuristic, h0: u32) -> End {
         let last = self.last();
         if h0 as usize > last {
             self.claim(self.last_claimable());
@@ -252,6 +302,16 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
             );
             if buckets[f + 1..].iter().all(Vec::is_empty) {
                 break;
+            }
+            if let Some(better) = self.next_tier(false) {
+                // Every plan of `f` moves or fewer is refuted already.
+                return match self.root_estimate(&better) {
+                    None => {
+                        self.claim(self.last_claimable());
+                        End::GaveUp("the pattern databases find goal 100 out of reach".into())
+                    }
+                    Some(d) => self.astar(better, d),
+                };
             }
         }
         self.claim(self.last_claimable());

@@ -348,7 +348,10 @@ pub(super) const HEURISTIC_AFTER: usize = 200_000;
 /// The pattern databases being built beside the blind search (see
 /// [`HEURISTIC_AFTER`]).
 pub(super) struct Build {
-    pub(super) handle: std::thread::JoinHandle<Result<super::pattern::Heuristic, String>>,
+    /// The thread: its error where it built no tier.
+    pub(super) handle: std::thread::JoinHandle<Result<(), String>>,
+    /// Each tier of databases as it is built (see [`super::pattern::TIERS`]).
+    pub(super) tiers: std::sync::mpsc::Receiver<super::pattern::Heuristic>,
     /// Set when the search no longer wants them.
     pub(super) stop: Arc<AtomicBool>,
     pub(super) started: Instant,

@@ -261,7 +261,7 @@ fn dfs<M: StateMachine>(
 impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// IDA* from the initial state, every plan of fewer than `from` moves
     /// already refuted (by A*'s buckets).
-    pub(super) fn ida(&mut self, heuristic: &Heuristic, from: usize) -> End {
+    pub(super) fn ida(&mut self, mut heuristic: Heuristic, from: usize) -> End {
         let kept = self.nodes.len();
         // A*'s states go back: the passes keep their path and a table.
         self.nodes = Vec::new();
@@ -286,10 +286,25 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
                     "no plan reaches goal 100 within {last} moves (IDA* on the pattern databases)"
                 ));
             }
+            // A larger tier of databases, between passes: a pass from the
+            // same threshold on them is the same proof, on fewer states.
+            if let Some(better) = self.next_tier(false) {
+                match self.root_estimate(&better) {
+                    None => {
+                        self.claim(self.last_claimable());
+                        return End::GaveUp(
+                            "the pattern databases find goal 100 out of reach".into(),
+                        );
+                    }
+                    Some(d) => threshold = threshold.max(d),
+                }
+                heuristic = better;
+                continue;
+            }
             let pass = if threads > 1 {
-                self.shared_pass(heuristic, &root, threshold, threads, &mut generated)
+                self.shared_pass(&heuristic, &root, threshold, threads, &mut generated)
             } else {
-                self.pass(heuristic, &root, threshold, &mut generated)
+                self.pass(&heuristic, &root, threshold, &mut generated)
             };
             match pass {
                 Pass::Won(plan) => {

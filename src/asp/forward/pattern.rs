@@ -15,8 +15,10 @@
 //!   group holding every fluent with its value there (`(cell ?r ?c 7)`: where
 //!   tile 7 is);
 //! - *patterns*: consecutive groups (in the order the goal reads them)
-//!   joined while the abstract space stays within a bound: [`PER_DATABASE`]
-//!   states, less where the search's memory share is small.
+//!   joined while the abstract space stays within a bound, in [`TIERS`]:
+//!   first small databases, which are soon built and serve the easy
+//!   instances, then large ones, which serve the deep ones, each within
+//!   the search's memory share.
 //!
 //! Several databases are *added* where that is proven admissible: each
 //! pattern counts only the moves that change its own groups, and no move of
@@ -37,9 +39,14 @@ use crate::reasoner::StateMachine;
 
 use super::abstraction::{self, Abstraction, Key, Rules, Space, Work};
 
-/// The most abstract states one database holds (less when the caller says
-/// so, from its memory share).
-pub const PER_DATABASE: usize = 100_000;
+/// The most abstract states one database holds, tier by tier (less when the
+/// caller says so, from its memory share). Why two: the fifteen-puzzle's
+/// three-tile databases (43,680 states each) are built in 4 s and bound
+/// Korf's instance 1 (57 moves) at 43, and A* fills 8 million states short
+/// of it; its four-tile ones (524,160 each) take 20 s and bound it at 45,
+/// and A* proves it with 245,238 expansions. A puzzle 28 moves deep is
+/// solved on the first tier long before the second is built.
+pub const TIERS: [usize; 2] = [100_000, 1_000_000];
 /// The most rule evaluations the databases and their checks may take.
 const MAX_WORK: u64 = 2_000_000_000;
 /// The most abstract states the additivity check explores for one pair.
@@ -63,9 +70,11 @@ struct Database {
 }
 
 /// Builds the pattern databases of `game` from its ground rules `g`, for
-/// the engine `m`, `clocked` when a clock was taken out of the rules, each
-/// database within `per_database` abstract states (at most
-/// [`PER_DATABASE`]); an error says why there are none.
+/// the engine `m`, `clocked` when a clock was taken out of the rules, tier
+/// by tier ([`TIERS`], each database within `per_database` abstract states
+/// too), and hands each tier to `found` as soon as it is built; a tier
+/// whose patterns are those of the last is skipped. An error says why there
+/// are none; a later tier that fails leaves the earlier ones.
 pub fn build<M: StateMachine>(
     game: &Game,
     g: &GroundProgram,
@@ -73,8 +82,10 @@ pub fn build<M: StateMachine>(
     clocked: bool,
     per_database: usize,
     stop: &AtomicBool,
-) -> Result<Heuristic, String> {
-    let per_database = per_database.min(PER_DATABASE);
+    mut found: impl FnMut(Heuristic),
+) -> Result<(), String> {
+    let caps: Vec<usize> = TIERS.iter().map(|&t| t.min(per_database)).collect();
+    let per_database = caps[0];
     let rules = Rules::new(game, g, clocked).ok_or("no goal 100 for a single role")?;
     let context: HashSet<AtomId> = rules.read_by_legal();
     // A clock that goal 100 reads (`(step 30)`) changes with every move: kept,
@@ -136,8 +147,48 @@ pub fn build<M: StateMachine>(
         sized.len(),
         work.spent
     );
-    let blocks = blocks(&sized, base, per_database);
-    let additive = blocks.len() < 2 || additive(&rules, &context, &blocks, &holding, &mut work)?;
+    let mut pairs: HashMap<(usize, usize), bool> = HashMap::new();
+    let mut last: Option<Vec<Vec<usize>>> = None;
+    for (tier, &cap) in caps.iter().enumerate() {
+        let blocks = blocks(&sized, base, cap);
+        if last.as_ref() == Some(&blocks) {
+            continue;
+        }
+        let built = databases(
+            &rules, g, m, &context, &sized, &blocks, &holding, cap, &mut pairs, &mut work,
+        );
+        match built {
+            Ok(h) => found(h),
+            Err(e) if tier == 0 || e == abstraction::STOPPED => return Err(e),
+            Err(e) => {
+                tracing::debug!("patterns: tier {tier} not built: {e}");
+                break;
+            }
+        }
+        last = Some(blocks);
+    }
+    Ok(())
+}
+
+/// The databases of the patterns `blocks` (each a list of indices into
+/// `sized`), each within `cap` abstract states (four times that where the
+/// joined space came out larger than estimated), added where the
+/// additivity check allows (`pairs` keeps its answers by pair of groups).
+#[allow(clippy::too_many_arguments)]
+fn databases<M: StateMachine>(
+    rules: &Rules,
+    g: &GroundProgram,
+    m: &M,
+    context: &[AtomId],
+    sized: &[(Vec<AtomId>, usize)],
+    blocks: &[Vec<usize>],
+    holding: &HashSet<AtomId>,
+    cap: usize,
+    pairs: &mut HashMap<(usize, usize), bool>,
+    work: &mut Work,
+) -> Result<Heuristic, String> {
+    let additive =
+        blocks.len() < 2 || additive(rules, context, sized, blocks, holding, pairs, work)?;
     tracing::debug!(
         "patterns: {} blocks, additive {additive}, work {}",
         blocks.len(),
@@ -146,11 +197,12 @@ pub fn build<M: StateMachine>(
     let mut databases = Vec::new();
     let mut kept_lists = Vec::new();
     let mut sizes = Vec::new();
-    for block in &blocks {
-        let groups: Vec<&[AtomId]> = block.iter().map(Vec::as_slice).collect();
-        let kept = union(&context, &groups);
+    for block in blocks {
+        let groups: Vec<&[AtomId]> = block.iter().map(|&i| sized[i].0.as_slice()).collect();
+        let mut a = Abstraction::new(rules, union(context, &groups))?;
+        let init = a.project(holding);
         // The joined space was estimated; it may come out larger.
-        let (a, space) = space_of(kept, per_database * 4, &mut work)?;
+        let space = a.explore(init, cap * 4, work)?;
         let owned = mask(&a.kept, &groups);
         let dist = if additive && blocks.len() > 1 {
             space.distances(|x, y| abstraction::differ(x, y, &owned))
@@ -335,61 +387,58 @@ fn mask(kept: &[AtomId], groups: &[&[AtomId]]) -> Key {
     m
 }
 
-/// Consecutive groups joined into patterns while the estimated abstract
-/// space (the context's `base` states times each group's factor) stays
-/// within `per_database`; one empty pattern (the context alone) when
-/// there are no groups.
-fn blocks(
-    sized: &[(Vec<AtomId>, usize)],
-    base: usize,
-    per_database: usize,
-) -> Vec<Vec<Vec<AtomId>>> {
+/// Consecutive groups joined into patterns (lists of indices into `sized`)
+/// while the estimated abstract space (the context's `base` states times
+/// each group's factor) stays within `per_database`; one empty pattern (the
+/// context alone) when there are no groups.
+fn blocks(sized: &[(Vec<AtomId>, usize)], base: usize, per_database: usize) -> Vec<Vec<usize>> {
     if sized.is_empty() {
         return vec![Vec::new()];
     }
-    let mut out: Vec<Vec<Vec<AtomId>>> = Vec::new();
+    let mut out: Vec<Vec<usize>> = Vec::new();
     let mut estimate = f64::INFINITY;
-    for (group, size) in sized {
+    for (i, (_, size)) in sized.iter().enumerate() {
         let factor = *size as f64 / base.max(1) as f64;
-        if estimate * factor <= per_database as f64 {
-            estimate *= factor;
-            out.last_mut()
-                .expect("a pattern started")
-                .push(group.clone());
-        } else {
-            estimate = *size as f64;
-            out.push(vec![group.clone()]);
+        match out.last_mut() {
+            Some(block) if estimate * factor <= per_database as f64 => {
+                estimate *= factor;
+                block.push(i);
+            }
+            _ => {
+                estimate = *size as f64;
+                out.push(vec![i]);
+            }
         }
     }
     out
 }
 
 /// Whether no abstract move changes groups of two patterns at once, checked
-/// in the abstract space of each such pair of groups with the context.
+/// in the abstract space of each such pair of groups with the context (each
+/// pair's answer kept in `pairs`, for the next tier).
 fn additive(
     rules: &Rules,
     context: &[AtomId],
-    blocks: &[Vec<Vec<AtomId>>],
+    sized: &[(Vec<AtomId>, usize)],
+    blocks: &[Vec<usize>],
     holding: &HashSet<AtomId>,
+    pairs: &mut HashMap<(usize, usize), bool>,
     work: &mut Work,
 ) -> Result<bool, String> {
     for (i, a) in blocks.iter().enumerate() {
         for b in &blocks[i + 1..] {
-            for ga in a {
-                for gb in b {
-                    let mut abs = Abstraction::new(rules, union(context, &[ga, gb]))?;
-                    let (ma, mb) = (mask(&abs.kept, &[ga]), mask(&abs.kept, &[gb]));
-                    let init = abs.project(holding);
-                    let space: Space = match abs.explore(init, PAIR_STATES, work) {
-                        Ok(s) => s,
-                        Err(e) if e == abstraction::STOPPED => return Err(e),
-                        Err(_) => return Ok(false),
+            for &ia in a {
+                for &ib in b {
+                    let disjoint = match pairs.get(&(ia, ib)) {
+                        Some(&d) => d,
+                        None => {
+                            let (ga, gb) = (&sized[ia].0, &sized[ib].0);
+                            let d = disjoint_moves(rules, context, ga, gb, holding, work)?;
+                            pairs.insert((ia, ib), d);
+                            d
+                        }
                     };
-                    let both = space.edges.iter().any(|&(x, y)| {
-                        let (x, y) = (&space.keys[x as usize], &space.keys[y as usize]);
-                        abstraction::differ(x, y, &ma) && abstraction::differ(x, y, &mb)
-                    });
-                    if both {
+                    if !disjoint {
                         return Ok(false);
                     }
                 }
@@ -397,6 +446,30 @@ fn additive(
         }
     }
     Ok(true)
+}
+
+/// Whether no move of the abstract space of groups `ga` and `gb` with the
+/// context changes both (false too where that space is too large to tell).
+fn disjoint_moves(
+    rules: &Rules,
+    context: &[AtomId],
+    ga: &[AtomId],
+    gb: &[AtomId],
+    holding: &HashSet<AtomId>,
+    work: &mut Work,
+) -> Result<bool, String> {
+    let mut abs = Abstraction::new(rules, union(context, &[ga, gb]))?;
+    let (ma, mb) = (mask(&abs.kept, &[ga]), mask(&abs.kept, &[gb]));
+    let init = abs.project(holding);
+    let space: Space = match abs.explore(init, PAIR_STATES, work) {
+        Ok(s) => s,
+        Err(e) if e == abstraction::STOPPED => return Err(e),
+        Err(_) => return Ok(false),
+    };
+    Ok(!space.edges.iter().any(|&(x, y)| {
+        let (x, y) = (&space.keys[x as usize], &space.keys[y as usize]);
+        abstraction::differ(x, y, &ma) && abstraction::differ(x, y, &mb)
+    }))
 }
 
 /// Per engine fluent number (and per fluent term) the (database, bit)
