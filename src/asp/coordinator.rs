@@ -620,10 +620,18 @@ impl Coordinator {
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             let secs = self.context.start.elapsed().as_secs_f64();
+            // The searches' bound may be past clingo's horizon (A* on a
+            // sliding puzzle): say both.
+            let refuted = self.context.refuted.load(Ordering::Relaxed);
             let msg = if w.clingo {
                 format!(
-                    "timeout after {secs:.1} s; horizon {} searched without a winning plan",
-                    self.horizon
+                    "timeout after {secs:.1} s; horizon {} searched without a winning plan{}",
+                    self.horizon,
+                    if refuted > self.horizon {
+                        format!("; no plan of {refuted} or fewer moves")
+                    } else {
+                        String::new()
+                    }
                 )
             } else {
                 format!("timeout after {secs:.1} s; the search found no winning plan")
