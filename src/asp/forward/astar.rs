@@ -81,26 +81,23 @@ impl<M: StateMachine + 'static> Bfs<'_, M> {
     /// of `depth` moves: A* from the start (its end) where they bound the
     /// root's distance above half of that; `None` to go on blind.
     pub(super) fn poll_heuristic(&mut self, depth: usize) -> Option<End> {
-        let h = self.next_tier(false)?;
-        match self.root_estimate(&h) {
-            // Goal 100 is out of reach: the blind search goes on for the
-            // best goal below it.
-            None => {
-                self.claim(self.last_claimable());
-                None
-            }
-            Some(d) if d as usize * 2 <= depth => None,
-            Some(d) => Some(self.astar(h, d)),
-        }
+        self.take_heuristic(depth, false)
     }
 
     /// Waits for the databases being built, then as [`Bfs::poll_heuristic`].
     pub(super) fn await_heuristic(&mut self, depth: usize) -> Option<End> {
-        let h = self.next_tier(true)?;
+        self.take_heuristic(depth, true)
+    }
+
+    /// [`Bfs::poll_heuristic`], waiting for the first tier with `wait`.
+    fn take_heuristic(&mut self, depth: usize, wait: bool) -> Option<End> {
+        let h = self.next_tier(wait)?;
         if self.s.stop.load(Ordering::Relaxed) {
             return Some(End::Stopped);
         }
         match self.root_estimate(&h) {
+            // Goal 100 is out of reach: the blind search goes on for the
+            // best goal below it.
             None => {
                 self.claim(self.last_claimable());
                 None
