@@ -25,8 +25,7 @@ use hashbrown::{HashMap, HashSet};
 use crate::gdl::{kw, Game};
 use crate::reasoner::ground::{AtomId, GroundProgram};
 
-/// An abstract state: bit `i` is the `i`-th kept fluent.
-pub type Key = [u64; 4];
+pub use super::space::{Key, Space};
 
 /// The most fluents an abstraction keeps (the bits of a [`Key`]).
 pub const MAX_KEPT: usize = 256;
@@ -680,128 +679,38 @@ impl Abstraction {
     }
 }
 
-/// The reachable part of an abstract space.
-pub struct Space {
-    pub keys: Vec<Key>,
-    pub index: HashMap<Key, u32>,
-    /// Transitions, by state number.
-    pub edges: Vec<(u32, u32)>,
-    /// Whether each state may be a goal.
-    pub goal: Vec<bool>,
-}
-
-impl Space {
-    /// Each state's distance to a goal state, a transition costing 1 where
-    /// `costs` says so (else 0); `u16::MAX` where no goal is reachable.
-    pub fn distances(&self, costs: impl Fn(&Key, &Key) -> bool) -> Vec<u16> {
-        let n = self.keys.len();
-        let mut into: Vec<Vec<(u32, bool)>> = vec![Vec::new(); n];
-        for &(a, b) in &self.edges {
-            let c = costs(&self.keys[a as usize], &self.keys[b as usize]);
-            into[b as usize].push((a, c));
-        }
-        let mut dist = vec![u16::MAX; n];
-        let mut deque = std::collections::VecDeque::new();
-        for (i, &g) in self.goal.iter().enumerate() {
-            if g {
-                dist[i] = 0;
-                deque.push_back(i as u32);
-            }
-        }
-        // 0-1 breadth-first search backwards from the goals.
-        while let Some(b) = deque.pop_front() {
-            let d = dist[b as usize];
-            for &(a, c) in &into[b as usize] {
-                let nd = d.saturating_add(u16::from(c));
-                if nd < dist[a as usize] {
-                    dist[a as usize] = nd;
-                    if c {
-                        deque.push_back(a);
-                    } else {
-                        deque.push_front(a);
-                    }
-                }
-            }
-        }
-        dist
-    }
-}
-
 /// The strongly connected components of the local dependency graph (head
-/// to body atoms), each after the components it depends on (Tarjan's
-/// algorithm, iterative): the atoms in that order, and each component's
-/// range of them.
+/// to body atoms), each after the components it depends on: the atoms in
+/// that order, and each component's range of them.
 fn components(
     n: usize,
     rules_of: &[Vec<u32>],
     rules: &[LocalRule],
     lits: &[u32],
 ) -> (Vec<u32>, Vec<Range<u32>>) {
-    let succ = |a: usize| -> Vec<u32> {
-        rules_of[a]
-            .iter()
-            .flat_map(|&r| {
-                let rule = &rules[r as usize];
-                lits[rule.pos.start as usize..rule.neg.end as usize]
-                    .iter()
-                    .copied()
-            })
-            .collect()
-    };
-    let mut index = vec![u32::MAX; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<u32> = Vec::new();
+    let succ: Vec<Vec<u32>> = (0..n)
+        .map(|a| {
+            rules_of[a]
+                .iter()
+                .flat_map(|&r| {
+                    let rule = &rules[r as usize];
+                    lits[rule.pos.start as usize..rule.neg.end as usize]
+                        .iter()
+                        .copied()
+                })
+                .collect()
+        })
+        .collect();
+    let comps =
+        crate::gdl::graph::strongly_connected(n, |v, i| succ[v].get(i).map(|&w| w as usize));
     let mut order = Vec::with_capacity(n);
-    let mut comps = Vec::new();
-    let mut next = 0u32;
-    for root in 0..n {
-        if index[root] != u32::MAX {
-            continue;
-        }
-        // Each frame: the atom and its successors still to visit.
-        let mut frames: Vec<(u32, Vec<u32>)> = vec![(root as u32, succ(root))];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root as u32);
-        on_stack[root] = true;
-        while let Some((v, todo)) = frames.last_mut() {
-            let v = *v as usize;
-            if let Some(w) = todo.pop() {
-                let w = w as usize;
-                if index[w] == u32::MAX {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w as u32);
-                    on_stack[w] = true;
-                    frames.push((w as u32, succ(w)));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            frames.pop();
-            if let Some((u, _)) = frames.last() {
-                let u = *u as usize;
-                low[u] = low[u].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let start = order.len() as u32;
-                loop {
-                    let w = stack.pop().expect("v is on the stack");
-                    on_stack[w as usize] = false;
-                    order.push(w);
-                    if w as usize == v {
-                        break;
-                    }
-                }
-                comps.push(start..order.len() as u32);
-            }
-        }
+    let mut ranges = Vec::with_capacity(comps.len());
+    for c in comps {
+        let start = order.len() as u32;
+        order.extend(c.into_iter().map(|a| a as u32));
+        ranges.push(start..order.len() as u32);
     }
-    (order, comps)
+    (order, ranges)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use hashbrown::HashMap;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::gdl::{Relation, Term};
+use crate::gdl::Term;
 use crate::reasoner::StateMachine;
 
 use super::super::bounds::Bound;
@@ -17,6 +17,7 @@ use super::super::solve::{Event, FoundPlan};
 use super::super::{Proven, WorkerKind};
 use super::blockers;
 use super::ceiling::Prune;
+use super::duals::{duals, Dual};
 use super::support::{Analysis, Support};
 use super::End;
 
@@ -117,7 +118,7 @@ struct Steer<'a> {
     support: Option<&'a Support>,
     /// Search like a constraint solver on the blockers (see [`Dfs::focus`]).
     focus: bool,
-    /// The move arguments whose values are each played once (see [`duals`]).
+    /// The move arguments whose values are each played once (see [`super::duals`]).
     duals: Vec<Dual>,
     /// A score that must catch up with a clock for goal 100 (see [`bounds`]).
     bound: Option<Bound>,
@@ -136,81 +137,6 @@ struct Counts {
     /// Grandchild moves the look-ahead has judged, and those that lose at once.
     looked: u64,
     lost: u64,
-}
-
-/// A move argument whose every value is played at most once, and must be
-/// played: hidato's numbers, each placed in exactly one cell. The focused
-/// search treats each value as a constraint solver's variable whose domain is
-/// the moves that play it, beside the blockers (whose domains are the moves
-/// that remove them).
-struct Dual {
-    relation: Relation,
-    /// The argument's index in the move term.
-    pos: usize,
-    /// The values the initial state's legal moves give it.
-    values: Vec<Term>,
-}
-
-/// The initial state's root moves that [`duals`] plays to see which arguments
-/// they use up: enough to tell, few enough to cost little on a big game.
-const DUAL_PROBES: usize = 64;
-
-/// The move arguments (of the initial state's legal moves) whose value no
-/// legal move repeats once a move has played it, in each of up to
-/// [`DUAL_PROBES`] moves played from the initial state. Arguments with a
-/// single value tell the focus nothing and are left out.
-fn duals<M: StateMachine>(m: &M, root: &M::State) -> Vec<Dual> {
-    let mut moves = Vec::new();
-    m.legal_moves(root, 0, &mut moves);
-    let terms: Vec<Term> = moves.iter().map(|mv| m.move_term(mv)).collect();
-    // (relation, position) -> (still used up in every probe, its values)
-    let mut found: Vec<(Relation, usize, bool, Vec<Term>)> = Vec::new();
-    for t in &terms {
-        let Some(rel) = t.relation() else { continue };
-        for (pos, a) in t.args().iter().enumerate() {
-            let i = match found.iter().position(|(r, p, ..)| *r == rel && *p == pos) {
-                Some(i) => i,
-                None => {
-                    found.push((rel, pos, true, Vec::new()));
-                    found.len() - 1
-                }
-            };
-            if !found[i].3.contains(a) {
-                found[i].3.push(a.clone());
-            }
-        }
-    }
-    let stride = moves.len().div_ceil(DUAL_PROBES).max(1);
-    let mut after = Vec::new();
-    for (mv, t) in moves.iter().zip(&terms).step_by(stride) {
-        let next = m.next_state(root, std::slice::from_ref(mv));
-        if m.is_terminal(&next) {
-            continue;
-        }
-        m.legal_moves(&next, 0, &mut after);
-        let next_terms: Vec<Term> = after.iter().map(|mv| m.move_term(mv)).collect();
-        for (rel, pos, used_up, _) in &mut found {
-            if t.relation() != Some(*rel) {
-                continue;
-            }
-            let played = &t.args()[*pos];
-            if next_terms
-                .iter()
-                .any(|u| u.relation() == Some(*rel) && u.args()[*pos] == *played)
-            {
-                *used_up = false;
-            }
-        }
-    }
-    found
-        .into_iter()
-        .filter(|(_, _, used_up, values)| *used_up && values.len() > 1)
-        .map(|(relation, pos, _, values)| Dual {
-            relation,
-            pos,
-            values,
-        })
-        .collect()
 }
 
 impl<'a, M: StateMachine> Dfs<'a, M> {
@@ -259,7 +185,7 @@ impl<M: StateMachine> Dfs<'_, M> {
         moves.iter().map(|m| self.m.move_term(m)).collect()
     }
 
-    /// For a focused search, the [`duals`] of the initial state `root`.
+    /// For a focused search, the [`super::duals`] of the initial state `root`.
     pub(super) fn find_duals(&mut self, root: &M::State) {
         if !self.steer.focus {
             return;
@@ -655,7 +581,7 @@ impl<M: StateMachine> Dfs<'_, M> {
 
     /// The focused step, a constraint solver's forward checking and most
     /// constrained variable on the blockers of `s` (the fluents that must be
-    /// gone for goal 100, blank cells) and the values of the [`duals`] not yet
+    /// gone for goal 100, blank cells) and the values of the [`super::duals`] not yet
     /// played (hidato's numbers): false when some blocker is removed by no
     /// move, or some such value is played by none (a dead end, if moves only
     /// ever get fewer, as in fill-in puzzles), else `children` keeps only the
@@ -731,7 +657,7 @@ impl<M: StateMachine> Dfs<'_, M> {
         true
     }
 
-    /// The [`duals`]' part of [`Dfs::focus`]: the value not yet played with
+    /// The [`super::duals`]' part of [`Dfs::focus`]: the value not yet played with
     /// the fewest moves, if fewer than `fewest` (the blockers' best).
     fn dual_focus(&self, children: &[Child<M>], fewest: usize) -> DualPick {
         if self.steer.duals.is_empty() {
@@ -779,42 +705,7 @@ enum DualPick {
 
 #[cfg(test)]
 mod tests {
-    use super::{duals, luby};
-    use crate::gdl::{parse, Game};
-    use crate::reasoner::{Prover, StateMachine};
-
-    fn dual_positions(text: &str) -> Vec<(usize, usize)> {
-        let game = Game::new(parse(text, "test.kif").unwrap()).unwrap();
-        let m = Prover::new(game);
-        duals(&m, &m.initial_state())
-            .iter()
-            .map(|d| (d.pos, d.values.len()))
-            .collect()
-    }
-
-    /// A cell takes one number and a number goes in one cell: both arguments
-    /// are used up; a sudoku's row, column and digit recur.
-    #[test]
-    fn duals_are_the_arguments_each_move_uses_up() {
-        let numbers = "(role p) (init (blank a)) (init (blank b)) (init (blank c))
-            (num 1) (num 2) (num 3)
-            (<= (legal p (put ?c ?n)) (true (blank ?c)) (num ?n) (not (used ?n)))
-            (<= (used ?n) (true (has ?c ?n)))
-            (<= (next (has ?c ?n)) (does p (put ?c ?n)))
-            (<= (next (has ?c ?n)) (true (has ?c ?n)))
-            (<= (next (blank ?c)) (true (blank ?c)) (not (filled ?c)))
-            (<= (filled ?c) (does p (put ?c ?n)))
-            (<= open (true (blank ?c)))
-            (<= terminal (not open))
-            (<= (goal p 100) (not open))
-            (<= (goal p 0) open)";
-        assert_eq!(dual_positions(numbers), [(0, 3), (1, 3)]);
-        // Numbers that may recur are no dual.
-        let recurring = numbers.replace("(not (used ?n))", "");
-        assert_eq!(dual_positions(&recurring), [(0, 3)]);
-        let sudoku = include_str!("../../../puzzles/sudoku4.kif");
-        assert_eq!(dual_positions(sudoku), []);
-    }
+    use super::luby;
 
     #[test]
     fn luby_sequence() {

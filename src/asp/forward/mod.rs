@@ -54,9 +54,11 @@ pub mod ceiling;
 pub mod count;
 mod dfs;
 pub mod distance;
+mod duals;
 mod ida;
 pub mod pattern;
 pub mod relaxed;
+pub mod space;
 pub mod support;
 use crate::gdl::split::Unique;
 
